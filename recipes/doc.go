@@ -1,0 +1,18 @@
+// Package recipes implements ZooKeeper coordination recipes: a fair lock, the
+// naive "herd" locks kept for comparison, a read/write lock, a semaphore, a
+// queue, leader election and barriers.
+//
+// Every recipe follows the same rules:
+//   - blocking calls take a context first and, when it ends, delete the node
+//     they created before returning;
+//   - nodes are created with a protected name (a per-attempt GUID prefix) so a
+//     create whose reply was lost to a connection drop is found again, never
+//     duplicated;
+//   - loss of ownership is a channel closed by exactly one goroutine (Lost);
+//   - waiters watch exactly one node, so a release wakes exactly one waiter
+//     (except the herd locks, which exist to show the cost of not doing so).
+//
+// Node names follow Apache Curator's layouts (layout.go), so a Go process using
+// this package and a Java process using Curator exclude each other on the same
+// path, and the inspector can draw chains written by either.
+package recipes

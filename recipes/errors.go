@@ -1,0 +1,18 @@
+package recipes
+
+import "errors"
+
+var (
+	// ErrSessionExpired means the ZooKeeper session ended; every ephemeral node
+	// it owned is gone and any lock it held is no longer held.
+	ErrSessionExpired = errors.New("recipes: session expired")
+	// ErrSessionClosed means the Session was closed by its owner.
+	ErrSessionClosed = errors.New("recipes: session closed")
+	// ErrNotHeld is returned by Unlock/Release on something not held.
+	ErrNotHeld = errors.New("recipes: not held")
+	// ErrHeldByOther is returned by TryLock when another owner holds the lock.
+	ErrHeldByOther = errors.New("recipes: held by another owner")
+	// ErrLost means ownership could not be kept (node deleted by someone else,
+	// session expired, or disconnected longer than the policy allows).
+	ErrLost = errors.New("recipes: ownership lost")
+)

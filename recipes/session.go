@@ -1,0 +1,394 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// ConnState is what a Session knows about its link to the ensemble.
+type ConnState int32
+
+const (
+	// StateConnecting: no session established yet.
+	StateConnecting ConnState = iota
+	// StateConnected: the session is live and a server answers.
+	StateConnected
+	// StateSuspended: the connection dropped; the session may still be alive
+	// on the servers, so held locks are in doubt, not lost (Curator's SUSPENDED).
+	StateSuspended
+	// StateExpired: the servers ended the session; terminal.
+	StateExpired
+	// StateClosed: the owner closed the session; terminal.
+	StateClosed
+)
+
+func (s ConnState) String() string {
+	switch s {
+	case StateConnecting:
+		return "connecting"
+	case StateConnected:
+		return "connected"
+	case StateSuspended:
+		return "suspended"
+	case StateExpired:
+		return "expired"
+	case StateClosed:
+		return "closed"
+	}
+	return fmt.Sprintf("ConnState(%d)", int32(s))
+}
+
+// Defaults for NewSession.
+const (
+	DefaultSessionTimeout = 10 * time.Second
+	// DefaultBufferSize matches the server's default jute.maxbuffer (1 MiB):
+	// no reply a default server sends is larger. go-zookeeper's own default is
+	// 1.5 MiB for each of the send and receive buffers, per session.
+	DefaultBufferSize = 1 << 20
+	// DefaultConnectTimeout bounds the dial to one server.
+	DefaultConnectTimeout = 2 * time.Second
+)
+
+// SessionOption configures NewSession.
+type SessionOption func(*sessionConfig)
+
+type sessionConfig struct {
+	timeout        time.Duration
+	sendBuffer     int
+	recvBuffer     int
+	logger         zk.Logger
+	dialer         zk.Dialer
+	auth           []authCred
+	observers      []func(zk.Event)
+	connectTimeout time.Duration
+}
+
+type authCred struct {
+	scheme string
+	cred   []byte
+}
+
+// WithSessionTimeout sets the session timeout asked of the server (which may
+// clamp it to its min/max). Defaults to DefaultSessionTimeout.
+func WithSessionTimeout(d time.Duration) SessionOption {
+	return func(c *sessionConfig) { c.timeout = d }
+}
+
+// WithBufferSizes sets go-zookeeper's send buffer (allocated once) and receive
+// buffer (allocated on every reconnection, and the largest reply accepted).
+// Load clients with thousands of sessions want these small: a reply must fit,
+// so size recv to the largest child list the session will read. Both default
+// to DefaultBufferSize.
+func WithBufferSizes(send, recv int) SessionOption {
+	return func(c *sessionConfig) { c.sendBuffer, c.recvBuffer = send, recv }
+}
+
+// WithLogger receives go-zookeeper's log lines. By default they are kept
+// only to explain connection failures; info lines are always off.
+func WithLogger(l zk.Logger) SessionOption {
+	return func(c *sessionConfig) { c.logger = l }
+}
+
+// WithDialer replaces net.DialTimeout, e.g. to pick a loopback source address
+// or to route through a fault-injecting proxy.
+func WithDialer(d zk.Dialer) SessionOption {
+	return func(c *sessionConfig) { c.dialer = d }
+}
+
+// WithDigestAuth adds "digest" credentials (user:password) to the session;
+// they are resent on every reconnection.
+func WithDigestAuth(userPassword string) SessionOption {
+	return func(c *sessionConfig) {
+		c.auth = append(c.auth, authCred{scheme: "digest", cred: []byte(userPassword)})
+	}
+}
+
+// WithEventObserver is called synchronously for every event the connection
+// sees (session changes and watch notifications). It must not block.
+func WithEventObserver(fn func(zk.Event)) SessionOption {
+	return func(c *sessionConfig) { c.observers = append(c.observers, fn) }
+}
+
+// WithConnectTimeout bounds each dial attempt. Defaults to DefaultConnectTimeout.
+func WithConnectTimeout(d time.Duration) SessionOption {
+	return func(c *sessionConfig) { c.connectTimeout = d }
+}
+
+// Session is one ZooKeeper session. Unlike a bare *zk.Conn, which silently
+// starts a fresh session after expiry, a Session ends for good when the
+// servers expire it: Done is closed and every recipe built on it reports
+// its ownership lost. Safe for concurrent use.
+type Session struct {
+	conn    *zk.Conn
+	timeout time.Duration
+
+	mu          sync.Mutex
+	state       ConnState
+	changed     chan struct{} // closed and replaced on every state change
+	suspendedAt time.Time
+	id          int64
+	err         error
+	lastLog     string
+
+	done      chan struct{}
+	closeOnce sync.Once
+
+	watchEvents atomic.Int64
+	observers   []func(zk.Event)
+	logger      zk.Logger
+}
+
+// NewSession connects to servers ("host:port" each; a chroot is not part of
+// these) and waits until a session is established or ctx ends.
+func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*Session, error) {
+	cfg := sessionConfig{
+		timeout:        DefaultSessionTimeout,
+		sendBuffer:     DefaultBufferSize,
+		recvBuffer:     DefaultBufferSize,
+		connectTimeout: DefaultConnectTimeout,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if len(servers) == 0 {
+		return nil, errors.New("recipes: no ZooKeeper server given")
+	}
+	s := &Session{
+		timeout:   cfg.timeout,
+		changed:   make(chan struct{}),
+		done:      make(chan struct{}),
+		observers: cfg.observers,
+		logger:    cfg.logger,
+	}
+	dialer := cfg.dialer
+	if dialer == nil {
+		dialer = timeoutDialer(cfg.connectTimeout)
+	}
+	conn, events, err := zk.Connect(servers, cfg.timeout,
+		zk.WithLogInfo(false),
+		zk.WithLogger(sessionLogger{s}),
+		zk.WithEventCallback(s.onEvent),
+		zk.WithMaxBufferSize(cfg.recvBuffer),
+		zk.WithMaxConnBufferSize(cfg.sendBuffer),
+		zk.WithDialer(dialer),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("recipes: connect %s: %w", strings.Join(servers, ","), err)
+	}
+	drain(events)
+	s.mu.Lock()
+	s.conn = conn
+	s.mu.Unlock()
+	for _, a := range cfg.auth {
+		if err := conn.AddAuth(a.scheme, a.cred); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("recipes: add %s auth: %w", a.scheme, err)
+		}
+	}
+	if err := s.WaitConnected(ctx); err != nil {
+		s.Close()
+		return nil, s.explainConnectErr(servers, err)
+	}
+	return s, nil
+}
+
+// drain empties go-zookeeper's event channel: state is tracked through the
+// callback, and the channel (6 slots) would otherwise fill and drop silently.
+// The goroutine ends when the connection closes the channel.
+func drain(events <-chan zk.Event) {
+	go func() {
+		for range events {
+		}
+	}()
+}
+
+func (s *Session) explainConnectErr(servers []string, err error) error {
+	s.mu.Lock()
+	last := s.lastLog
+	s.mu.Unlock()
+	hint := "is ZooKeeper running there? check --server"
+	if last != "" {
+		return fmt.Errorf("recipes: no session with %s: %w (last attempt: %s; %s)", strings.Join(servers, ","), err, last, hint)
+	}
+	return fmt.Errorf("recipes: no session with %s: %w (%s)", strings.Join(servers, ","), err, hint)
+}
+
+func (s *Session) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		if ev.Type != zk.EventNotWatching {
+			s.watchEvents.Add(1)
+		}
+	} else {
+		s.onSessionEvent(ev)
+	}
+	for _, fn := range s.observers {
+		fn(ev)
+	}
+}
+
+func (s *Session) onSessionEvent(ev zk.Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == StateExpired || s.state == StateClosed {
+		return
+	}
+	next := s.state
+	switch ev.State {
+	case zk.StateHasSession:
+		next = StateConnected
+		if s.conn != nil {
+			s.id = s.conn.SessionID()
+		}
+	case zk.StateDisconnected, zk.StateConnecting:
+		if s.state == StateConnected {
+			next = StateSuspended
+			s.suspendedAt = time.Now()
+		}
+	case zk.StateExpired:
+		next = StateExpired
+		s.err = ErrSessionExpired
+	case zk.StateAuthFailed:
+		next = StateExpired
+		s.err = errors.New("recipes: authentication failed: check --auth user:password")
+	}
+	if next == s.state {
+		return
+	}
+	s.state = next
+	close(s.changed)
+	s.changed = make(chan struct{})
+	if next == StateExpired {
+		close(s.done)
+		// Stop go-zookeeper from opening a fresh session under us. Close
+		// waits for the server, which the callback's goroutine must not do.
+		go s.conn.Close()
+	}
+}
+
+func timeoutDialer(d time.Duration) zk.Dialer {
+	return func(network, address string, _ time.Duration) (net.Conn, error) {
+		return net.DialTimeout(network, address, d)
+	}
+}
+
+// sessionLogger keeps the last line for error messages and forwards to the
+// user's logger, if any.
+type sessionLogger struct{ s *Session }
+
+func (l sessionLogger) Printf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	l.s.mu.Lock()
+	l.s.lastLog = line
+	l.s.mu.Unlock()
+	if l.s.logger != nil {
+		l.s.logger.Printf("%s", line)
+	}
+}
+
+// Conn is the underlying go-zookeeper connection, for operations no recipe
+// covers. Do not Close it; close the Session.
+func (s *Session) Conn() *zk.Conn { return s.conn }
+
+// ID is the server-assigned session id (0 before the first connection).
+func (s *Session) ID() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// Timeout is the session timeout asked for.
+func (s *Session) Timeout() time.Duration { return s.timeout }
+
+// State is the current connection state.
+func (s *Session) State() ConnState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Changed returns a channel closed at the next state change, and the state
+// it was issued in, so that callers can wait for transitions without polling.
+func (s *Session) Changed() (<-chan struct{}, ConnState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed, s.state
+}
+
+// SuspendedFor is how long the connection has been down (0 when connected).
+func (s *Session) SuspendedFor() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state != StateSuspended {
+		return 0
+	}
+	return time.Since(s.suspendedAt)
+}
+
+// Done is closed when the session ends: expired by the servers or closed.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Err says why Done is closed: ErrSessionExpired or ErrSessionClosed; nil
+// while the session lives.
+func (s *Session) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// WatchEvents counts watch notifications delivered to this session: the
+// client side of the herd effect.
+func (s *Session) WatchEvents() int64 { return s.watchEvents.Load() }
+
+// WaitConnected blocks until the session is connected, it ends, or ctx ends.
+func (s *Session) WaitConnected(ctx context.Context) error {
+	for {
+		ch, st := s.Changed()
+		switch st {
+		case StateConnected:
+			return nil
+		case StateExpired, StateClosed:
+			return s.Err()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Close ends the session at once; its ephemeral nodes are removed by the
+// server. Idempotent.
+func (s *Session) Close() {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		terminal := s.state == StateExpired
+		if !terminal {
+			s.state = StateClosed
+			s.err = ErrSessionClosed
+			close(s.changed)
+			s.changed = make(chan struct{})
+			close(s.done)
+		}
+		s.mu.Unlock()
+		s.conn.Close()
+	})
+}
+
+// alive reports ErrSessionExpired/ErrSessionClosed once the session ended.
+func (s *Session) alive() error {
+	select {
+	case <-s.done:
+		return s.Err()
+	default:
+		return nil
+	}
+}
