@@ -1,0 +1,29 @@
+# zkherd: two commands on a fresh Debian/Ubuntu machine.
+#   make demo   start a local ZooKeeper ensemble and run the herd-vs-fair scenario
+#   make test   run every test, integration tests against real ZooKeeper included
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin
+export GOTOOLCHAIN ?= auto
+GO ?= go
+GOTESTFLAGS ?= -race -count=1 -timeout 25m
+
+.PHONY: demo test setup build bench install
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	$(GO) build -o bin/zkherd .
+
+install: setup
+	$(GO) install .
+
+demo: build
+	./bin/zkherd demo
+
+test: setup
+	$(GO) vet ./...
+	$(GO) test $(GOTESTFLAGS) ./...
+
+bench: setup
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./...

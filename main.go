@@ -1,0 +1,108 @@
+// Command zkherd shows and stresses how ZooKeeper coordination behaves: a
+// recipe library, a live inspector (zkherd inspect) and a load generator that
+// makes the herd effect visible (zkherd load, zkherd demo).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes: 0 success, 1 a run whose correctness checks failed, 2 a user
+// error (bad flag, unreachable server, missing install), 130 interrupted.
+const (
+	exitOK          = 0
+	exitCheckFailed = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code with a message meant for the user: one
+// line naming the problem and the fix, never a stack trace.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	// The first Ctrl-C cancels ctx: commands stop gracefully, clean up and
+	// write what they have. A second Ctrl-C exits at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restore default handling: the next signal kills the process
+	}()
+
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(os.Stderr, "zkherd: %v\n", err)
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return exitInterrupted
+	default:
+		return exitUsage
+	}
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalOptions{}
+	root := &cobra.Command{
+		Use:   "zkherd",
+		Short: "See and stress how ZooKeeper coordination behaves",
+		Long: `zkherd shows and stresses how ZooKeeper coordination behaves.
+
+  zkherd demo        start a local ensemble and run the herd-vs-fair scenario
+  zkherd inspect     live terminal view of an ensemble: tree, locks, queues, sessions, servers
+  zkherd load        run a load scenario with thousands of contending sessions
+  zkherd cluster     start a local ensemble, or show the status of any ensemble
+
+Without --server, commands that need ZooKeeper start a local ensemble
+(Apache ZooKeeper from the zookeeper package) and remove it afterwards.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see %s --help)", err, c.CommandPath())
+	})
+	g.register(root)
+	root.AddCommand(
+		newDemoCmd(g),
+		newInspectCmd(g),
+		newLoadCmd(g),
+		newReportCmd(g),
+		newScenariosCmd(g),
+		newClusterCmd(g),
+		newVersionCmd(),
+	)
+	return root
+}
+
+// notBuilt is what a command that does not exist yet answers.
+func notBuilt(name string) error {
+	return usageErr("%s is not built yet in this version of zkherd", name)
+}

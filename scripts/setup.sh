@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what zkherd needs and is missing: Go (Debian's go, which then fetches
+# the toolchain go.mod asks for), Java and Apache ZooKeeper from apt-get, and the
+# Go modules. Safe to run again: it only installs what is missing.
+set -euo pipefail
+
+need=()
+command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ] || need+=(golang-go)
+command -v java >/dev/null 2>&1 || need+=(default-jre-headless)
+[ -f /usr/share/java/zookeeper.jar ] || [ -n "${ZOOKEEPER_HOME:-}" ] || command -v zkServer.sh >/dev/null 2>&1 || need+=(zookeeper)
+# The Curator interop test compiles a small Java program against Debian's Curator jars.
+[ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
+command -v javac >/dev/null 2>&1 || need+=(default-jdk-headless)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]} (apt-get)" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "setup: need root or sudo to apt-get install ${need[*]}" >&2; exit 2; }
+    SUDO=sudo
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+export PATH="$PATH:/usr/local/go/bin"
+# An older Go fetches the toolchain go.mod names through the module proxy.
+export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
+go mod download
