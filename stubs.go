@@ -14,15 +14,6 @@ func newDemoCmd(g *globalOptions) *cobra.Command {
 	}
 }
 
-func newInspectCmd(g *globalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "inspect",
-		Short: "Live terminal view of an ensemble: tree, locks, queues, sessions, servers",
-		Args:  cobra.NoArgs,
-		RunE:  func(*cobra.Command, []string) error { return notBuilt("zkherd inspect") },
-	}
-}
-
 func newLoadCmd(g *globalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "load",
