@@ -1,0 +1,13 @@
+//go:build unix && !linux
+
+package ensemble
+
+import "syscall"
+
+// sysProcAttr puts the JVM in its own process group, so a Ctrl-C meant for
+// the Go program does not reach it before Stop does. Outside Linux there is
+// no parent-death signal: a Go program killed without running Stop leaves
+// its servers running.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}

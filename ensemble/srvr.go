@@ -1,0 +1,59 @@
+package ensemble
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+)
+
+// srvrTimeout bounds one srvr exchange: a paused member accepts the TCP
+// connection (the kernel does) but never answers.
+const srvrTimeout = time.Second
+
+// srvr sends the srvr four-letter word to addr and returns the reply.
+// srvr is whitelisted even on servers that allow no other four-letter word.
+func srvr(ctx context.Context, addr string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, srvrTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	if err := conn.SetDeadline(deadline); err != nil {
+		return "", err
+	}
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := io.WriteString(conn, "srvr"); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(io.LimitReader(conn, 64<<10))
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// mode asks addr for its Mode: leader, follower, observer, standalone or
+// read-only. A server that is up but not serving (still electing a leader,
+// or cut off from the quorum) has no Mode; mode returns an error then.
+func mode(ctx context.Context, addr string) (string, error) {
+	reply, err := srvr(ctx, addr)
+	if err != nil {
+		return "", fmt.Errorf("ensemble: srvr %s: %w", addr, err)
+	}
+	sc := bufio.NewScanner(strings.NewReader(reply))
+	for sc.Scan() {
+		if m, ok := strings.CutPrefix(sc.Text(), "Mode: "); ok {
+			return strings.TrimSpace(m), nil
+		}
+	}
+	return "", fmt.Errorf("ensemble: srvr %s: not serving: %q", addr, strings.TrimSpace(reply))
+}
