@@ -1,0 +1,148 @@
+package scenarios
+
+import "time"
+
+// Defaults for Fault fields left at their zero value.
+const (
+	DefaultFaultDuration = 2 * time.Second // how long a member stays down or paused, or connections stay delayed or dropped
+	DefaultExpireRate    = 1.0             // sessions expired per second by expire-random
+	DefaultExpireWindow  = time.Second     // how long one expire-random occurrence lasts
+	DefaultConnFraction  = 1.0             // fraction of connections cut or dropped
+)
+
+// FaultKind names a fault.
+type FaultKind string
+
+// Fault kinds. Faults are carried out by the load generator's fault
+// package; this package only parses and validates them.
+const (
+	// ExpireHolder expires the session of the current holder (lock or
+	// semaphore holder, leader, consumer working on an item).
+	ExpireHolder FaultKind = "expire-holder"
+	// ExpireRandom expires Rate random client sessions per second for Duration.
+	ExpireRandom FaultKind = "expire-random"
+	// KillLeader SIGKILLs the ensemble's leader and restarts it after Duration.
+	KillLeader FaultKind = "kill-leader"
+	// KillMember SIGKILLs Member (a random one when 0) and restarts it after Duration.
+	KillMember FaultKind = "kill-member"
+	// PauseMember SIGSTOPs Member (a random one when 0) and SIGCONTs it after Duration.
+	PauseMember FaultKind = "pause-member"
+	// CutConnections closes a Rate fraction of client connections (to
+	// Member only, when set) at once; clients reconnect.
+	CutConnections FaultKind = "cut-connections"
+	// DelayConnections delays every byte between clients and servers (of
+	// Member only, when set) by Delay, for Duration.
+	DelayConnections FaultKind = "delay-connections"
+	// DropConnections silently drops the traffic of a Rate fraction of
+	// client connections (to Member only, when set) for Duration.
+	DropConnections FaultKind = "drop-connections"
+)
+
+// FaultKinds lists every fault kind.
+func FaultKinds() []FaultKind {
+	return []FaultKind{ExpireHolder, ExpireRandom, KillLeader, KillMember, PauseMember,
+		CutConnections, DelayConnections, DropConnections}
+}
+
+// Valid reports whether k is one of FaultKinds.
+func (k FaultKind) Valid() bool {
+	for _, x := range FaultKinds() {
+		if k == x {
+			return true
+		}
+	}
+	return false
+}
+
+// NeedsLocalEnsemble reports whether k acts on server processes, which only
+// a local ensemble started for the run allows.
+func (k FaultKind) NeedsLocalEnsemble() bool {
+	return k == KillLeader || k == KillMember || k == PauseMember
+}
+
+// Which optional fields a kind uses.
+func (k FaultKind) usesMember() bool {
+	switch k {
+	case KillMember, PauseMember, CutConnections, DelayConnections, DropConnections:
+		return true
+	}
+	return false
+}
+
+func (k FaultKind) usesDuration() bool {
+	switch k {
+	case ExpireRandom, KillLeader, KillMember, PauseMember, DelayConnections, DropConnections:
+		return true
+	}
+	return false
+}
+
+func (k FaultKind) usesRate() bool {
+	switch k {
+	case ExpireRandom, CutConnections, DropConnections:
+		return true
+	}
+	return false
+}
+
+func (k FaultKind) usesDelay() bool { return k == DelayConnections }
+
+// Fault is one fault of a scenario. It happens once At, or, when Every is
+// set, every Every (At must then be 0). The other fields apply to some
+// kinds only (see FaultKind).
+type Fault struct {
+	// At is when the fault happens, from the start of the run; 0 is the start.
+	At time.Duration
+	// Every repeats the fault with this period, first at Every.
+	Every time.Duration
+	Kind  FaultKind
+	// Member is the 1-based member id for kill-member, pause-member and the
+	// connection faults; 0 means a random member (connection faults: all).
+	Member int
+	// Duration is how long the fault lasts; defaults to DefaultFaultDuration
+	// (DefaultExpireWindow for expire-random). Unused by expire-holder and
+	// cut-connections.
+	Duration time.Duration
+	// Rate is sessions per second for expire-random (defaults to
+	// DefaultExpireRate) and the fraction of connections, 0 to 1, for
+	// cut-connections and drop-connections (defaults to DefaultConnFraction).
+	Rate float64
+	// Delay is the added latency of delay-connections; required there.
+	Delay time.Duration
+}
+
+// Repeats reports whether the fault happens more than once.
+func (f Fault) Repeats() bool { return f.Every > 0 }
+
+// Effective returns f with every default applied.
+func (f Fault) Effective() Fault {
+	if f.Duration == 0 && f.Kind.usesDuration() {
+		f.Duration = DefaultFaultDuration
+		if f.Kind == ExpireRandom {
+			f.Duration = DefaultExpireWindow
+		}
+	}
+	if f.Rate == 0 && f.Kind.usesRate() {
+		f.Rate = DefaultConnFraction
+		if f.Kind == ExpireRandom {
+			f.Rate = DefaultExpireRate
+		}
+	}
+	return f
+}
+
+// Occurrence returns when the n-th (0-based) occurrence of the fault
+// starts, from the start of the run; ok is false when there is no such
+// occurrence (a fault with no Every happens once).
+func (f Fault) Occurrence(n int) (at time.Duration, ok bool) {
+	switch {
+	case n < 0:
+		return 0, false
+	case f.Every <= 0:
+		if n > 0 {
+			return 0, false
+		}
+		return f.At, true
+	}
+	return time.Duration(n+1) * f.Every, true
+}
