@@ -38,7 +38,10 @@ var (
 	// ErrStopped means the ensemble was stopped.
 	ErrStopped = errors.New("ensemble: stopped")
 
-	errPortInUse = errors.New("ensemble: port already in use")
+	// ErrPortInUse means a member could not bind one of its ports, because
+	// another process holds it. Start retries with other ports; Restart,
+	// which must reuse the member's ports, returns it.
+	ErrPortInUse = errors.New("ensemble: port already in use")
 )
 
 // Options configure Start. The zero value starts one server with fsync on.
@@ -183,7 +186,7 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 			return e, nil
 		}
 		e.killAll()
-		if !errors.Is(err, errPortInUse) || attempt == startAttempts {
+		if !errors.Is(err, ErrPortInUse) || attempt == startAttempts {
 			e.removeRoot()
 			return nil, err
 		}
@@ -268,6 +271,14 @@ func (e *Ensemble) startAll(ctx context.Context, nodes int, noFsync bool) error 
 
 func (p ports) clientAddr() string { return "127.0.0.1:" + strconv.Itoa(p.client) }
 
+func (p ports) String() string {
+	s := fmt.Sprintf("(client %d, admin %d", p.client, p.admin)
+	if p.peer != 0 {
+		s += fmt.Sprintf(", peer %d, election %d", p.peer, p.election)
+	}
+	return s + ")"
+}
+
 // spawn starts m's JVM. The caller holds e.mu.
 func (e *Ensemble) spawn(m *member) error {
 	classPath := strings.Join(append([]string{m.confDir}, e.inst.ClassPath...), string(os.PathListSeparator))
@@ -305,12 +316,12 @@ func (e *Ensemble) waitServing(ctx context.Context, m *member, p *process) (stri
 			return md, nil
 		}
 		if n%10 == 0 && p.logContains("Address already in use") {
-			return "", e.startError(m, p, errPortInUse)
+			return "", e.startError(m, p, ErrPortInUse)
 		}
 		select {
 		case <-p.done:
 			if p.logContains("Address already in use") {
-				return "", e.startError(m, p, errPortInUse)
+				return "", e.startError(m, p, ErrPortInUse)
 			}
 			return "", e.startError(m, p, fmt.Errorf("exited: %v", p.err))
 		case <-ctx.Done():
@@ -320,8 +331,14 @@ func (e *Ensemble) waitServing(ctx context.Context, m *member, p *process) (stri
 	}
 }
 
+// startError describes why member m did not come up: the cause on the first
+// line, then the end of the member's log.
 func (e *Ensemble) startError(m *member, p *process, err error) error {
-	return fmt.Errorf("ensemble: member %d: %w\n--- last lines of %s:\n%s", m.id, err, m.log, p.logTail(30))
+	tail := fmt.Sprintf("--- last lines of %s:\n%s", m.log, p.logTail(30))
+	if errors.Is(err, ErrPortInUse) {
+		return fmt.Errorf("%w: member %d cannot bind one of its ports %s\n%s", err, m.id, m.ports, tail)
+	}
+	return fmt.Errorf("ensemble: member %d: %w\n%s", m.id, err, tail)
 }
 
 // checkAdmin confirms the AdminServer answers. It starts before the client
@@ -344,7 +361,7 @@ func (e *Ensemble) checkAdmin(ctx context.Context, m *member, p *process) error 
 		err = errors.New(resp.Status)
 	}
 	if p.logContains("Address already in use") {
-		return e.startError(m, p, errPortInUse)
+		return e.startError(m, p, ErrPortInUse)
 	}
 	e.logf("ensemble: member %d: AdminServer does not answer (%v); see %s", m.id, err, m.log)
 	e.mu.Lock()

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,10 +23,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// connect opens a session to servers and waits until it is established.
+// connect opens a session to servers, tried in the given order, and waits
+// until it is established.
 func connect(t *testing.T, servers []string, timeout time.Duration) *zk.Conn {
 	t.Helper()
-	conn, events, err := zk.Connect(servers, timeout, zk.WithLogInfo(false))
+	conn, events, err := zk.Connect(servers, timeout, zk.WithLogInfo(false), zk.WithHostProvider(&orderedHosts{servers: servers}))
 	if err != nil {
 		t.Fatalf("zk.Connect(%v): %v", servers, err)
 	}
@@ -135,5 +138,391 @@ func TestEnstest(t *testing.T) {
 	conn := connect(t, ens.Servers(), 5*time.Second)
 	if _, err := conn.Create("/x", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatalf("Create: %v", err)
+	}
+}
+
+// orderedHosts is a zk.HostProvider that tries its servers in order, so a
+// test knows which member a session uses. zk.Connect shuffles the servers it
+// passes to Init, so Init ignores them.
+type orderedHosts struct {
+	mu      sync.Mutex
+	servers []string
+	next    int
+	tried   int // servers tried since the last connection
+}
+
+func (h *orderedHosts) Init([]string) error { return nil }
+
+func (h *orderedHosts) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.servers)
+}
+
+func (h *orderedHosts) Next() (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.servers[h.next%len(h.servers)]
+	h.next++
+	h.tried++
+	return s, h.tried > len(h.servers)
+}
+
+func (h *orderedHosts) Connected() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.tried = 0
+}
+
+// eventually calls f every 100ms until it succeeds or d has passed, and
+// returns how long that took and f's last error.
+func eventually(d time.Duration, f func() error) (time.Duration, error) {
+	start := time.Now()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := f()
+		if err == nil || time.Since(start) > d {
+			return time.Since(start), err
+		}
+		<-tick.C
+	}
+}
+
+// memberByAddr returns the ID of the member serving clients on addr.
+func memberByAddr(t *testing.T, ens *ensemble.Ensemble, addr string) int {
+	t.Helper()
+	for _, m := range ens.Members() {
+		if m.ClientAddr == addr {
+			return m.ID
+		}
+	}
+	t.Fatalf("no member serves %q", addr)
+	return 0
+}
+
+// servingFirst returns every server with member id's first.
+func servingFirst(ens *ensemble.Ensemble, id int) []string {
+	servers := ens.Servers()
+	first := servers[id-1]
+	rest := append(servers[:id-1:id-1], servers[id:]...)
+	return append([]string{first}, rest...)
+}
+
+func TestThreeNodes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
+	defer cancel()
+	start := time.Now()
+	ens, err := ensemble.Start(ctx, ensemble.Options{Nodes: 3, NoFsync: true, HeapMB: 96, Logf: t.Logf})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Logf("3 members serving after %v", time.Since(start).Round(time.Millisecond))
+	dir := ens.Dir()
+	defer func() {
+		if t.Failed() {
+			for _, m := range ens.Members() {
+				t.Logf("member %d (%v):\n%s", m.ID, m.State, ensemble.LogTail(m.LogFile, 15))
+			}
+		}
+		if err := ens.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		if pids := javaProcessesUnder(t, dir); len(pids) > 0 {
+			t.Errorf("processes %v still run from %s after Stop", pids, dir)
+		}
+		if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Stat(%s) after Stop: %v, want not exist", dir, err)
+		}
+	}()
+
+	if got := len(strings.Split(ens.ConnectString(), ",")); got != 3 {
+		t.Fatalf("ConnectString() = %q has %d servers, want 3", ens.ConnectString(), got)
+	}
+	leader, err := ens.Leader(ctx)
+	if err != nil {
+		t.Fatalf("Leader: %v", err)
+	}
+	for _, m := range ens.Members() {
+		want := "follower"
+		if m.ID == leader {
+			want = "leader"
+		}
+		if got, err := ens.Mode(ctx, m.ID); err != nil || got != want {
+			t.Errorf("Mode(%d) = %q, %v; want %q", m.ID, got, err, want)
+		}
+		if m.AdminURL == "" || m.PeerAddr == "" || m.ElectionAddr == "" {
+			t.Errorf("member %+v lacks an AdminURL, PeerAddr or ElectionAddr", m)
+		}
+	}
+	servers := ens.Servers()
+
+	ok := t.Run("write through one member, read through another", func(t *testing.T) {
+		w := connect(t, servers[0:1], 10*time.Second)
+		r := connect(t, servers[2:3], 10*time.Second)
+		if _, err := w.Create("/across", []byte("v1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("Create via %s: %v", servers[0], err)
+		}
+		if _, err := r.Sync("/across"); err != nil {
+			t.Fatalf("Sync via %s: %v", servers[2], err)
+		}
+		got, _, err := r.Get("/across")
+		if err != nil || string(got) != "v1" {
+			t.Errorf("Get via %s = %q, %v; want v1", servers[2], got, err)
+		}
+	})
+	if !ok {
+		return
+	}
+
+	const sessionTimeout = 10 * time.Second
+	ok = t.Run("kill the leader, a new one is elected and writes succeed", func(t *testing.T) {
+		conn := connect(t, servingFirst(ens, leader), sessionTimeout)
+		if got := memberByAddr(t, ens, conn.Server()); got != leader {
+			t.Fatalf("session on member %d, want the leader %d", got, leader)
+		}
+		session := conn.SessionID()
+		if err := ens.Kill(leader); err != nil {
+			t.Fatalf("Kill(%d): %v", leader, err)
+		}
+		killed := time.Now()
+		if st := ens.Members()[leader-1]; st.State != ensemble.Stopped || st.PID != 0 {
+			t.Errorf("after Kill member %d is %v with PID %d, want stopped with PID 0", leader, st.State, st.PID)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, sessionTimeout)
+		defer wcancel()
+		newLeader, err := ens.WaitLeader(wctx)
+		if err != nil || newLeader == leader {
+			t.Fatalf("WaitLeader after killing %d = %d, %v; want another member", leader, newLeader, err)
+		}
+		took, err := eventually(sessionTimeout, func() error {
+			_, err := conn.Create("/after-kill", nil, 0, zk.WorldACL(zk.PermAll))
+			return err
+		})
+		if err != nil {
+			t.Fatalf("Create after killing the leader still fails after %v: %v", took, err)
+		}
+		if since := time.Since(killed); since > sessionTimeout {
+			t.Errorf("writes resumed %v after the kill, want within the session timeout %v", since, sessionTimeout)
+		}
+		if got := conn.SessionID(); got != session {
+			t.Errorf("session is %#x after failover, want the same %#x", got, session)
+		}
+		t.Logf("new leader %d; writes resumed %v after the kill", newLeader, time.Since(killed).Round(time.Millisecond))
+
+		if err := ens.Restart(ctx, leader); err != nil {
+			t.Fatalf("Restart(%d): %v", leader, err)
+		}
+		if got, err := ens.Mode(ctx, leader); err != nil || got != "follower" {
+			t.Errorf("Mode(%d) after Restart = %q, %v; want follower", leader, got, err)
+		}
+		if got, err := ens.Leader(ctx); err != nil || got != newLeader {
+			t.Errorf("Leader after Restart = %d, %v; want %d", got, err, newLeader)
+		}
+		leader = newLeader
+	})
+	if !ok {
+		return
+	}
+
+	t.Run("pause the member a client uses, the client fails over", func(t *testing.T) {
+		paused := leader%3 + 1 // a follower
+		const sessionTimeout = 6 * time.Second
+		conn := connect(t, servingFirst(ens, paused), sessionTimeout)
+		if got := memberByAddr(t, ens, conn.Server()); got != paused {
+			t.Fatalf("session on member %d, want %d", got, paused)
+		}
+		session := conn.SessionID()
+		if err := ens.Pause(paused); err != nil {
+			t.Fatalf("Pause(%d): %v", paused, err)
+		}
+		if got := ens.Members()[paused-1].State; got != ensemble.Paused {
+			t.Errorf("member %d is %v after Pause, want paused", paused, got)
+		}
+		if err := ens.Pause(paused); !errors.Is(err, ensemble.ErrMemberState) {
+			t.Errorf("second Pause(%d) = %v, want ErrMemberState", paused, err)
+		}
+		took, err := eventually(2*sessionTimeout, func() error {
+			_, err := conn.Create("/after-pause", nil, 0, zk.WorldACL(zk.PermAll))
+			return err
+		})
+		if err != nil {
+			t.Fatalf("Create after pausing member %d still fails after %v: %v", paused, took, err)
+		}
+		if got := memberByAddr(t, ens, conn.Server()); got == paused {
+			t.Errorf("session still on paused member %d", paused)
+		}
+		if got := conn.SessionID(); got != session {
+			t.Errorf("session is %#x after failover, want the same %#x", got, session)
+		}
+		t.Logf("client failed over to %s after %v", conn.Server(), took.Round(time.Millisecond))
+
+		if err := ens.Resume(paused); err != nil {
+			t.Fatalf("Resume(%d): %v", paused, err)
+		}
+		took, err = eventually(30*time.Second, func() error {
+			md, err := ens.Mode(ctx, paused)
+			if err == nil && md != "follower" {
+				err = errors.New("mode " + md)
+			}
+			return err
+		})
+		if err != nil {
+			t.Errorf("member %d not a serving follower %v after Resume: %v", paused, took, err)
+		}
+		// Leave it paused for Stop, which must end stopped processes too.
+		if err := ens.Pause(paused); err != nil {
+			t.Errorf("Pause(%d) again: %v", paused, err)
+		}
+	})
+}
+
+func TestFind(t *testing.T) {
+	fakeHome := t.TempDir()
+	for _, jar := range []string{"zookeeper-3.8.4.jar", "zookeeper-jute-3.8.4.jar", "jetty-server-9.4.53.jar", "javax.servlet-api-3.1.0.jar"} {
+		mkfile(t, filepath.Join(fakeHome, "lib", jar), 0o644)
+	}
+	noServerJar := t.TempDir()
+	mkfile(t, filepath.Join(noServerJar, "lib", "zookeeper-jute-3.8.4.jar"), 0o644)
+	fakeJava := t.TempDir()
+	mkfile(t, filepath.Join(fakeJava, "bin", "java"), 0o755)
+
+	tests := []struct {
+		name       string
+		zkHome     string
+		javaHome   string
+		wantErr    error
+		wantSource string
+		wantJava   string
+		wantAdmin  bool
+	}{
+		{name: "bogus ZOOKEEPER_HOME", zkHome: "/nonexistent/zookeeper", wantErr: ensemble.ErrZooKeeperNotFound},
+		{name: "ZOOKEEPER_HOME without the server jar", zkHome: noServerJar, wantErr: ensemble.ErrZooKeeperNotFound},
+		{name: "bogus JAVA_HOME", zkHome: fakeHome, javaHome: "/nonexistent/jdk", wantErr: ensemble.ErrJavaNotFound},
+		{name: "JAVA_HOME without bin/java", zkHome: fakeHome, javaHome: noServerJar, wantErr: ensemble.ErrJavaNotFound},
+		{name: "release layout", zkHome: fakeHome, javaHome: fakeJava,
+			wantSource: "ZOOKEEPER_HOME", wantJava: filepath.Join(fakeJava, "bin", "java"), wantAdmin: true},
+		{name: "debian package", javaHome: fakeJava,
+			wantSource: "debian", wantJava: filepath.Join(fakeJava, "bin", "java"), wantAdmin: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("ZOOKEEPER_HOME", tt.zkHome)
+			t.Setenv("JAVA_HOME", tt.javaHome)
+			t.Setenv("PATH", "")
+			inst, err := ensemble.Find()
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("Find() error = %v, want %v", err, tt.wantErr)
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), "apt-get install") {
+					t.Errorf("Find() error %q lacks the install command", err)
+				}
+				return
+			}
+			if inst.Source != tt.wantSource || inst.Java != tt.wantJava || inst.AdminServer != tt.wantAdmin {
+				t.Errorf("Find() = %+v, want Source %q, Java %q, AdminServer %v", inst, tt.wantSource, tt.wantJava, tt.wantAdmin)
+			}
+		})
+	}
+}
+
+func mkfile(t *testing.T, path string, perm os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	inst, err := ensemble.Find()
+	if err != nil {
+		t.Fatalf("Find: %v", err)
+	}
+	noJars := inst
+	noJars.ClassPath = nil
+	tests := []struct {
+		name    string
+		opts    ensemble.Options
+		wantErr string
+	}{
+		{name: "two nodes", opts: ensemble.Options{Nodes: 2}, wantErr: "want 1 or 3"},
+		{name: "server jar missing", opts: ensemble.Options{Installation: &noJars},
+			wantErr: "QuorumPeerMain"}, // from the JVM's own message, quoted from the log
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			tt.opts.Dir = t.TempDir()
+			ens, err := ensemble.Start(ctx, tt.opts)
+			if err == nil {
+				ens.Stop()
+				t.Fatalf("Start(%+v) succeeded, want an error containing %q", tt.opts, tt.wantErr)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Start error = %q, want it to contain %q", err, tt.wantErr)
+			}
+			if pids := javaProcessesUnder(t, tt.opts.Dir); len(pids) > 0 {
+				t.Errorf("processes %v left running from %s", pids, tt.opts.Dir)
+			}
+		})
+	}
+}
+
+func TestRestartPortInUse(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	addr := ens.Servers()[0]
+	if err := ens.Kill(1); err != nil {
+		t.Fatalf("Kill(1): %v", err)
+	}
+	if err := ens.Kill(1); !errors.Is(err, ensemble.ErrMemberState) {
+		t.Errorf("second Kill(1) = %v, want ErrMemberState", err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("Listen(%s): %v", addr, err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = ens.Restart(ctx, 1)
+	if !errors.Is(err, ensemble.ErrPortInUse) {
+		t.Fatalf("Restart(1) with its port taken = %v, want ErrPortInUse", err)
+	}
+	t.Logf("Restart with the port taken: %v", err)
+	if got := ens.Members()[0].State; got != ensemble.Stopped {
+		t.Errorf("member 1 is %v after the failed Restart, want stopped", got)
+	}
+	l.Close()
+	if err := ens.Restart(ctx, 1); err != nil {
+		t.Fatalf("Restart(1) with its port free: %v", err)
+	}
+	if _, err := ens.Leader(ctx); err != nil {
+		t.Errorf("Leader after Restart: %v", err)
+	}
+}
+
+func TestMemberErrors(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	tests := []struct {
+		name    string
+		op      func() error
+		wantErr error
+	}{
+		{name: "kill member 0", op: func() error { return ens.Kill(0) }, wantErr: ensemble.ErrUnknownMember},
+		{name: "pause member 2", op: func() error { return ens.Pause(2) }, wantErr: ensemble.ErrUnknownMember},
+		{name: "resume a running member", op: func() error { return ens.Resume(1) }, wantErr: ensemble.ErrMemberState},
+		{name: "restart a running member", op: func() error { return ens.Restart(context.Background(), 1) }, wantErr: ensemble.ErrMemberState},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.op(); !errors.Is(err, tt.wantErr) {
+				t.Errorf("got %v, want %v", err, tt.wantErr)
+			}
+		})
 	}
 }
