@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
@@ -77,20 +78,24 @@ func newProtectedPrefix(kind string) string {
 // it waits for the connection, lists dir and looks for its own node by the
 // uuid; an ephemeral node found there must be owned by this session. Only
 // when the node is certainly absent does it create again, with the same
-// name, so one call never leaves two nodes.
+// name, so one call never leaves two nodes. When it gives up while the
+// outcome is unknown (ctx ended during that recovery), it removes the node
+// if it turns out to exist, in the background if need be (see discard).
 func createProtected(ctx context.Context, s *Session, dir, kind string, data []byte, mode int32) (string, error) {
-	prefix := newProtectedPrefix(kind)
-	return createWithPrefix(ctx, s, dir, prefix, data, mode)
+	return createWithPrefix(ctx, s, dir, newProtectedPrefix(kind), data, mode, nil)
 }
 
-func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data []byte, mode int32) (string, error) {
+func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data []byte, mode int32, tr *tracer) (string, error) {
 	conn := s.Conn()
+	ephemeral := mode&zk.FlagEphemeral != 0
 	madeDir := false
 	for {
 		if err := s.alive(); err != nil {
 			return "", err
 		}
+		start := time.Now()
 		path, err := conn.Create(joinPath(dir, prefix), data, mode, openACL)
+		tr.request(OpCreate, start, err)
 		switch {
 		case err == nil:
 			return path, nil
@@ -100,11 +105,17 @@ func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data 
 				return "", err
 			}
 		case isConnErr(err):
-			if err := awaitConn(ctx, s); err != nil {
-				return "", err
-			}
-			found, err := findProtected(ctx, s, dir, prefix, mode&zk.FlagEphemeral != 0)
+			found, err := recoverProtected(ctx, s, dir, prefix, ephemeral, tr)
 			if err != nil {
+				if s.alive() == nil && !errors.Is(err, ErrLost) {
+					discard(ctx, s, func(ctx context.Context) error {
+						found, err := findProtected(ctx, s, dir, prefix, ephemeral, nil)
+						if err != nil || found == "" {
+							return err
+						}
+						return deleteConfirmed(ctx, s, found)
+					})
+				}
 				return "", err
 			}
 			if found != "" {
@@ -116,13 +127,24 @@ func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data 
 	}
 }
 
+// recoverProtected waits for the connection after a create's outcome was
+// lost, then looks for the node by its protected prefix.
+func recoverProtected(ctx context.Context, s *Session, dir, prefix string, ephemeral bool, tr *tracer) (string, error) {
+	if err := awaitConn(ctx, s); err != nil {
+		return "", err
+	}
+	return findProtected(ctx, s, dir, prefix, ephemeral, tr)
+}
+
 // findProtected lists dir for a child starting with prefix (the protected
 // name of one attempt). For an ephemeral node it checks that this session
 // owns it. "" means certainly not there.
-func findProtected(ctx context.Context, s *Session, dir, prefix string, ephemeral bool) (string, error) {
+func findProtected(ctx context.Context, s *Session, dir, prefix string, ephemeral bool, tr *tracer) (string, error) {
 	var children []string
 	err := retryConn(ctx, s, func() (err error) {
+		start := time.Now()
 		children, _, err = s.Conn().Children(dir)
+		tr.request(OpGetChildren, start, err)
 		return err
 	})
 	if errors.Is(err, zk.ErrNoNode) {
@@ -142,7 +164,9 @@ func findProtected(ctx context.Context, s *Session, dir, prefix string, ephemera
 		var stat *zk.Stat
 		var exists bool
 		err := retryConn(ctx, s, func() (err error) {
+			start := time.Now()
 			exists, stat, err = s.Conn().Exists(path)
+			tr.request(OpExists, start, err)
 			return err
 		})
 		if err != nil {
@@ -154,7 +178,7 @@ func findProtected(ctx context.Context, s *Session, dir, prefix string, ephemera
 			if err := s.alive(); err != nil {
 				return "", err
 			}
-			return "", fmt.Errorf("recipes: own node %s deleted by another client: %w", path, ErrLost)
+			return "", fmt.Errorf("%w: own node %s deleted by another client", ErrLost, path)
 		}
 		if owner := s.ID(); stat.EphemeralOwner != owner {
 			return "", fmt.Errorf("recipes: node %s owned by session 0x%x, not ours (0x%x): %w",
@@ -163,6 +187,26 @@ func findProtected(ctx context.Context, s *Session, dir, prefix string, ephemera
 		return path, nil
 	}
 	return "", nil
+}
+
+// discard removes a node an abandoned operation may have left (del deletes
+// it, returning nil once it is certainly gone). The caller's ctx has usually
+// ended, so del runs without its cancellation: at once when connected; when
+// the connection is down, for up to the session timeout; past that, in a
+// goroutine that ends when the node is confirmed gone or the session ends
+// (which removes an ephemeral node anyway). Callers thus return promptly
+// with no orphan left behind while the session lives on.
+func discard(ctx context.Context, s *Session, del func(context.Context) error) {
+	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Timeout())
+	err := del(bounded)
+	cancel()
+	if err != nil && s.alive() == nil {
+		go func() {
+			if err := del(context.Background()); err != nil {
+				sessionLogger{s}.Printf("recipes: abandoned node not removed: %v", err)
+			}
+		}()
+	}
 }
 
 // ensurePath creates path and its missing parents as persistent nodes.

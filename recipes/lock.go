@@ -1,0 +1,706 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Locker is what the fair Lock, HerdLock and HerdChildrenLock share; the
+// load generator drives all three through it.
+type Locker interface {
+	// Lock blocks until the lock is held or ctx ends. A Lock on a value that
+	// already holds the lock only increments its hold count.
+	Lock(ctx context.Context) error
+	// TryLock takes the lock if nobody holds it, and otherwise returns
+	// ErrHeldByOther at once, without waiting.
+	TryLock(ctx context.Context) error
+	// Unlock decrements the hold count and releases the lock at zero.
+	Unlock(ctx context.Context) error
+	// Lost is closed when the current grant ends: lost or released.
+	Lost() <-chan struct{}
+	// FencingToken identifies the current grant; it increases strictly
+	// from one holder of the lock to the next.
+	FencingToken() uint64
+	// Node is the path of the node held, "" when not held.
+	Node() string
+}
+
+var (
+	_ Locker = (*Lock)(nil)
+	_ Locker = (*HerdLock)(nil)
+	_ Locker = (*HerdChildrenLock)(nil)
+)
+
+// Lock is the fair ZooKeeper lock (ZooKeeper's lock recipe, in Curator's
+// InterProcessMutex layout): each contender creates a protected
+// EPHEMERAL_SEQUENTIAL child "_c_<uuid>-lock-<seq>" under the lock's path
+// and watches only the child just before its own, so a release wakes
+// exactly one waiter and grants follow creation order.
+//
+// A Lock value is one owner. Lock on a value that holds the lock counts
+// (re-entrancy is per value, since Go has no thread identity); Unlock
+// releases when the count returns to zero. Safe for concurrent use, and a
+// Java process using Curator's InterProcessMutex on the same path excludes
+// it and is excluded by it.
+type Lock struct{ core lockCore }
+
+// NewLock returns a fair lock on path (an absolute znode path, used as the
+// lock's directory; created on first use). It does not talk to ZooKeeper.
+func NewLock(s *Session, path string, opts ...LockOption) *Lock {
+	l := &Lock{}
+	l.core.init(s, path, opts)
+	l.core.acquire = l.acquire
+	return l
+}
+
+// Lock blocks until the lock is held or ctx ends. When ctx ends first, the
+// node it created is deleted before Lock returns (or, if the connection is
+// down, as soon as it is back or the session ends).
+func (l *Lock) Lock(ctx context.Context) error { return l.core.lock(ctx, false) }
+
+// TryLock takes the lock if no other owner holds or waits for it, and
+// otherwise deletes its node and returns ErrHeldByOther without waiting.
+func (l *Lock) TryLock(ctx context.Context) error { return l.core.lock(ctx, true) }
+
+// Unlock decrements the hold count; at zero it deletes the node, retrying
+// across connection losses, and reports the lock released only once the
+// server confirms the node is gone. If ctx ends first, the lock is still held
+// (the error says so) and Unlock may be called again. If the grant had been
+// lost, the lock is released all the same and the error wraps ErrLost.
+// ErrNotHeld when not held.
+func (l *Lock) Unlock(ctx context.Context) error { return l.core.unlock(ctx) }
+
+// Lost returns a channel closed when the current grant ends: when ownership
+// can no longer be trusted (the session expired or was closed, the node was
+// deleted by someone else, or the connection was down longer than the
+// WithLostAfterSuspended policy allows), or when Unlock released it. When
+// not held it returns a closed channel. See Err for the reason.
+func (l *Lock) Lost() <-chan struct{} { return l.core.lostCh() }
+
+// Err says why the last grant ended: nil while held or after a clean
+// Unlock, and an error wrapping ErrLost once ownership was lost.
+func (l *Lock) Err() error { return l.core.err() }
+
+// FencingToken is the creation zxid of the node held (0 when not held).
+// Zxids grow with every write to the ensemble, so successive holders of the
+// lock get strictly increasing tokens; a resource that remembers the
+// highest token seen can reject a holder that lost the lock without
+// knowing.
+func (l *Lock) FencingToken() uint64 { return l.core.token() }
+
+// Node is the full path of the node held, "" when not held.
+func (l *Lock) Node() string { return l.core.node() }
+
+// Path is the lock's directory.
+func (l *Lock) Path() string { return l.core.path }
+
+// acquire is the fair lock's algorithm (recipes.md): protected create,
+// list, and wait on the predecessor only.
+func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
+	c := &l.core
+	prefix := newProtectedPrefix(PrefixLock)
+	node, err := createWithPrefix(ctx, c.s, c.path, prefix, c.cfg.data, zk.FlagEphemeralSequential, tr)
+	if err != nil {
+		return acquired{}, err // createWithPrefix cleans up after itself
+	}
+	own, err := c.watchOwn(ctx, node, tr)
+	if err != nil {
+		return acquired{}, c.abandon(ctx, node, tr, err)
+	}
+	ours := baseName(node)
+	for {
+		var children []string
+		err := retryConn(ctx, c.s, func() (err error) {
+			start := time.Now()
+			children, _, err = c.s.Conn().Children(c.path)
+			tr.request(OpGetChildren, start, err)
+			return err
+		})
+		if err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
+		}
+		found, pred := predecessorOf(children, ours)
+		if !found {
+			return acquired{}, c.ownGone(node)
+		}
+		if pred == "" {
+			return own, nil
+		}
+		if try {
+			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
+		}
+		start := time.Now()
+		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, pred))
+		tr.request(OpWatch, start, err)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			continue // gone between the list and the watch: look again
+		case isConnErr(err):
+			if werr := awaitConn(ctx, c.s); werr != nil {
+				return acquired{}, c.abandon(ctx, node, tr, werr)
+			}
+			continue
+		case err != nil:
+			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch %s: %w", pred, sessionErr(c.s, err)))
+		}
+		if err := c.waitWake(ctx, ch, &own, tr); err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
+	}
+}
+
+// predecessorOf finds our node among a listing and the recognised node with
+// the highest sequence below ours. Allocation-free: it scans once instead of
+// sorting, and a listing of thousands is done per wake-up.
+func predecessorOf(children []string, ours string) (found bool, pred string) {
+	ourSeq, ok := parseSeq(ours)
+	if !ok {
+		return false, ""
+	}
+	best := int64(-1)
+	for _, name := range children {
+		if name == ours {
+			found = true
+			continue
+		}
+		n, ok := ParseNode(name)
+		if !ok || n.Seq < 0 || n.Seq >= ourSeq {
+			continue
+		}
+		if n.Seq > best {
+			best, pred = n.Seq, name
+		}
+	}
+	return found, pred
+}
+
+// LockOption configures NewLock, NewHerdLock and NewHerdChildrenLock.
+type LockOption func(*lockConfig)
+
+type lockConfig struct {
+	data            []byte
+	lostAfter       time.Duration
+	lostAfterSet    bool
+	trace           *LockTrace
+	cleanupDeadline time.Duration
+}
+
+// WithLockData sets the data stored in each lock node (for example an
+// owner's name, which the inspector shows). Defaults to none.
+func WithLockData(data []byte) LockOption {
+	return func(c *lockConfig) { c.data = data }
+}
+
+// WithLostAfterSuspended sets how long a held lock survives a dropped
+// connection before Lost is closed. The default is the session timeout:
+// after that long without a server the session has expired there (Curator's
+// LOST), while a shorter drop is only SUSPENDED and the lock is still held
+// (Curator's standard error policy). d <= 0 closes Lost at the first sign
+// of a dropped connection (Curator's session error policy). Expiry, a
+// closed session and the node's deletion by someone else always close it.
+func WithLostAfterSuspended(d time.Duration) LockOption {
+	return func(c *lockConfig) { c.lostAfter, c.lostAfterSet = d, true }
+}
+
+// WithTrace reports measurements of every acquisition and release (for the
+// load generator). Its functions are called synchronously from Lock,
+// TryLock and Unlock and must be quick; share one LockTrace between locks
+// only if its functions are safe for concurrent use.
+func WithTrace(t *LockTrace) LockOption {
+	return func(c *lockConfig) { c.trace = t }
+}
+
+// Op names a ZooKeeper request a lock makes, for LockTrace.
+type Op uint8
+
+const (
+	OpCreate      Op = iota // create of the lock node
+	OpGetChildren           // list of the lock's directory (with or without a watch)
+	OpWatch                 // exists/getData setting a watch (predecessor, own node, herd node)
+	OpExists                // exists without a watch (protected-create recovery)
+	OpDelete                // delete of the lock node
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpCreate:
+		return "create"
+	case OpGetChildren:
+		return "getChildren"
+	case OpWatch:
+		return "watch"
+	case OpExists:
+		return "exists"
+	case OpDelete:
+		return "delete"
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// LockTrace receives measurements from a lock. Nil fields are skipped.
+type LockTrace struct {
+	// Request is called after every ZooKeeper request, with its round trip.
+	Request func(op Op, took time.Duration, err error)
+	// Woken is called when a watch the lock waits on fires, with the time
+	// the client received it (the server's send time is not observable).
+	Woken func(at time.Time)
+	// Acquired is called when a Lock or TryLock that had to create a node
+	// returns (re-entrant calls are not reported).
+	Acquired func(AcquireStats)
+	// Released is called when an Unlock that deleted the node returns.
+	Released func(ReleaseStats)
+}
+
+// AcquireStats summarises one acquisition.
+type AcquireStats struct {
+	Start   time.Time // Lock or TryLock called
+	Granted time.Time // the lock was held; zero when it was not
+	Node    string    // node created ("" if none)
+	Token   uint64    // fencing token when granted
+	// Requests counts ZooKeeper requests made; Wakeups the watch
+	// notifications this acquisition waited for and received.
+	Requests, Wakeups int
+	Err               error
+}
+
+// ReleaseStats summarises one release.
+type ReleaseStats struct {
+	Start    time.Time // Unlock started deleting
+	Done     time.Time // the deletion was confirmed (or given up)
+	Node     string
+	Requests int
+	Err      error
+}
+
+// tracer counts one operation's requests and wake-ups. A nil *tracer is
+// valid and counts nothing.
+type tracer struct {
+	t                 *LockTrace
+	requests, wakeups int
+}
+
+func (tr *tracer) request(op Op, start time.Time, err error) {
+	if tr == nil {
+		return
+	}
+	tr.requests++
+	if tr.t != nil && tr.t.Request != nil {
+		tr.t.Request(op, time.Since(start), err)
+	}
+}
+
+func (tr *tracer) woken(at time.Time) {
+	if tr == nil {
+		return
+	}
+	tr.wakeups++
+	if tr.t != nil && tr.t.Woken != nil {
+		tr.t.Woken(at)
+	}
+}
+
+// acquired is what a lock algorithm hands to the shared core.
+type acquired struct {
+	node  string
+	czxid int64
+	own   <-chan zk.Event // watch on our own node; nil once it fired
+}
+
+// lockCore is what the three locks share: re-entrancy, serialisation, the
+// grant's lost monitor, fencing, release, cleanup and tracing. The lock
+// algorithm itself is the acquire function.
+type lockCore struct {
+	s       *Session
+	path    string
+	cfg     lockConfig
+	pathErr error
+	acquire func(ctx context.Context, try bool, tr *tracer) (acquired, error)
+
+	// sem serialises Lock, TryLock and Unlock on one value (a 1-slot
+	// semaphore, so that waiting for it honours ctx).
+	sem chan struct{}
+
+	mu    sync.Mutex
+	count int
+	g     *grant // current grant, nil when not held
+	last  *grant // the grant before, for Lost and Err when not held
+}
+
+// grant is one period of holding the lock.
+type grant struct {
+	node  string
+	token uint64
+	own   <-chan zk.Event
+	// lost is closed by the monitor goroutine, once, when the grant ends.
+	lost chan struct{}
+	// stop tells the monitor the grant was released; releasing tells it
+	// that a deletion of our node is (probably) ours.
+	stop      chan struct{}
+	releasing atomic.Bool
+	reason    error // why lost; written by the monitor before closing lost
+}
+
+// errDeletedByOther is part of a grant's reason when its node was deleted
+// by another client.
+var errDeletedByOther = errors.New("deleted by another client")
+
+// deletedByOther reports a grant lost because its node was deleted by
+// another client.
+func (g *grant) deletedByOther() bool {
+	select {
+	case <-g.lost:
+		return errors.Is(g.reason, errDeletedByOther)
+	default:
+		return false
+	}
+}
+
+var closedCh = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+func (c *lockCore) init(s *Session, path string, opts []LockOption) {
+	c.s, c.path = s, path
+	c.pathErr = validLockPath(path)
+	c.sem = make(chan struct{}, 1)
+	for _, o := range opts {
+		o(&c.cfg)
+	}
+	if !c.cfg.lostAfterSet {
+		c.cfg.lostAfter = s.Timeout()
+	}
+	c.cfg.cleanupDeadline = s.Timeout()
+}
+
+func (c *lockCore) enter(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *lockCore) leave() { <-c.sem }
+
+func (c *lockCore) lock(ctx context.Context, try bool) error {
+	if c.pathErr != nil {
+		return c.pathErr
+	}
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	c.mu.Lock()
+	if c.count > 0 {
+		g := c.g
+		select {
+		case <-g.lost:
+			c.mu.Unlock()
+			return fmt.Errorf("recipes: lock %s: %w", c.path, g.reason)
+		default:
+		}
+		c.count++
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	if err := c.s.alive(); err != nil {
+		return err
+	}
+
+	tr := tracer{t: c.cfg.trace}
+	start := time.Now()
+	a, err := c.acquire(ctx, try, &tr)
+	stats := AcquireStats{Start: start, Node: a.node, Err: err}
+	if err == nil {
+		g := &grant{
+			node:  a.node,
+			token: uint64(a.czxid),
+			own:   a.own,
+			lost:  make(chan struct{}),
+			stop:  make(chan struct{}),
+		}
+		c.mu.Lock()
+		c.g, c.count = g, 1
+		c.mu.Unlock()
+		go c.monitor(g)
+		stats.Granted, stats.Token = time.Now(), g.token
+	}
+	if t := c.cfg.trace; t != nil && t.Acquired != nil {
+		stats.Requests, stats.Wakeups = tr.requests, tr.wakeups
+		t.Acquired(stats)
+	}
+	if err != nil && !errors.Is(err, ErrHeldByOther) && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("recipes: lock %s: %w", c.path, err)
+	}
+	return err
+}
+
+func (c *lockCore) unlock(ctx context.Context) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	c.mu.Lock()
+	g := c.g
+	switch {
+	case c.count == 0:
+		c.mu.Unlock()
+		return fmt.Errorf("recipes: unlock %s: %w", c.path, ErrNotHeld)
+	case c.count > 1:
+		c.count--
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+
+	tr := tracer{t: c.cfg.trace}
+	start := time.Now()
+	g.releasing.Store(true)
+	var err error
+	if !g.deletedByOther() {
+		// (Deleting it anyway could remove a node someone else created
+		// since under the herd lock's fixed name.)
+		err = c.deleteOwn(ctx, g.node, &tr)
+	}
+	if t := c.cfg.trace; t != nil && t.Released != nil {
+		t.Released(ReleaseStats{Start: start, Done: time.Now(), Node: g.node, Requests: tr.requests, Err: err})
+	}
+	if err != nil {
+		// The node may still exist: still held. A later Unlock retries.
+		g.releasing.Store(false)
+		return fmt.Errorf("recipes: unlock %s: still held: %w", c.path, err)
+	}
+	close(g.stop)
+	<-g.lost // the monitor ends promptly once stop is closed
+	c.mu.Lock()
+	c.g, c.last, c.count = nil, g, 0
+	c.mu.Unlock()
+	if g.reason != nil {
+		return fmt.Errorf("recipes: unlock %s: released, but %w", c.path, g.reason)
+	}
+	return nil
+}
+
+// deleteOwn deletes our node and reports nil once it is certainly gone:
+// deleted, already absent, or removed with the ended session.
+func (c *lockCore) deleteOwn(ctx context.Context, node string, tr *tracer) error {
+	err := retryConn(ctx, c.s, func() error {
+		start := time.Now()
+		err := c.s.Conn().Delete(node, -1)
+		tr.request(OpDelete, start, err)
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode),
+		errors.Is(err, ErrSessionExpired), errors.Is(err, ErrSessionClosed):
+		return nil
+	}
+	return err
+}
+
+// monitor watches one grant and closes its lost channel, exactly once,
+// when the grant ends.
+func (c *lockCore) monitor(g *grant) {
+	defer close(g.lost)
+	var (
+		timer   *time.Timer
+		timeout <-chan time.Time
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		changed, st := c.s.Changed()
+		switch st {
+		case StateExpired, StateClosed:
+			select {
+			case <-g.stop:
+			default:
+				g.reason = fmt.Errorf("%w: %w", ErrLost, c.s.Err())
+			}
+			return
+		case StateSuspended:
+			if timer == nil {
+				timer = time.NewTimer(max(0, c.cfg.lostAfter-c.s.SuspendedFor()))
+				timeout = timer.C
+			}
+		case StateConnected:
+			if timer != nil {
+				timer.Stop()
+				timer, timeout = nil, nil
+			}
+		}
+		select {
+		case <-g.stop:
+			return
+		case <-changed:
+		case <-timeout:
+			g.reason = fmt.Errorf("%w: connection down for %v (policy %v)", ErrLost, c.s.SuspendedFor().Round(time.Millisecond), c.cfg.lostAfter)
+			return
+		case ev, ok := <-g.own:
+			g.own = nil
+			switch {
+			case ok && ev.Type == zk.EventNodeDeleted:
+				if !g.releasing.Load() {
+					g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
+				}
+				// Otherwise our own Unlock deleted it: released.
+				return
+			case ok && ev.Type != zk.EventNotWatching:
+				// Data changed under us: keep watching.
+				if exists, _, ch, err := c.s.Conn().ExistsW(g.node); err == nil && exists {
+					g.own = ch
+				}
+			}
+			// Not watching: the session ended or was closed; the state
+			// change says which.
+		}
+	}
+}
+
+// watchOwn sets the watch on our own node that tells the grant's monitor
+// when someone else deletes it, and reads its creation zxid (the fencing
+// token). It runs before the first listing, off the hand-off path.
+func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acquired, error) {
+	var (
+		exists bool
+		stat   *zk.Stat
+		ch     <-chan zk.Event
+	)
+	err := retryConn(ctx, c.s, func() (err error) {
+		start := time.Now()
+		exists, stat, ch, err = c.s.Conn().ExistsW(node)
+		tr.request(OpWatch, start, err)
+		return err
+	})
+	if err != nil {
+		return acquired{}, fmt.Errorf("recipes: watch %s: %w", node, err)
+	}
+	if !exists {
+		return acquired{}, c.ownGone(node)
+	}
+	return acquired{node: node, czxid: stat.Czxid, own: ch}, nil
+}
+
+// waitWake waits for the watch ch to fire, also noticing our own node's
+// deletion, the session's end and ctx's end.
+func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired, tr *tracer) error {
+	for {
+		select {
+		case ev, ok := <-ch:
+			tr.woken(time.Now())
+			if !ok || ev.Type == zk.EventNotWatching {
+				if err := c.s.alive(); err != nil {
+					return err
+				}
+				return fmt.Errorf("%w on %s", errWatchDropped, ev.Path)
+			}
+			if ev.Err != nil {
+				return fmt.Errorf("recipes: watch on %s: %w", ev.Path, ev.Err)
+			}
+			return nil
+		case ev, ok := <-a.own:
+			a.own = nil
+			if !ok || ev.Type == zk.EventNotWatching {
+				continue // the session's end follows
+			}
+			if ev.Type == zk.EventNodeDeleted {
+				return c.ownGone(a.node)
+			}
+			rearmed, err := c.watchOwn(ctx, a.node, tr)
+			if err != nil {
+				return err
+			}
+			a.own = rearmed.own
+		case <-c.s.Done():
+			return c.s.Err()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// ownGone explains why our node is missing.
+func (c *lockCore) ownGone(node string) error {
+	if err := c.s.alive(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: node %s %w", ErrLost, node, errDeletedByOther)
+}
+
+// abandon deletes the node of an acquisition that ends without the lock
+// (ctx ended, TryLock found it held, an error) and returns cause.
+func (c *lockCore) abandon(ctx context.Context, node string, tr *tracer, cause error) error {
+	if errors.Is(cause, ErrLost) || c.s.alive() != nil {
+		return cause // nothing left to delete
+	}
+	// The first, synchronous attempt counts in this acquisition's trace;
+	// a background retry (connection down) is not traced.
+	first := tr
+	discard(ctx, c.s, func(ctx context.Context) error {
+		t := first
+		first = nil
+		return c.deleteOwn(ctx, node, t)
+	})
+	return cause
+}
+
+func (c *lockCore) lostCh() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.g != nil:
+		return c.g.lost
+	case c.last != nil:
+		return c.last.lost
+	}
+	return closedCh
+}
+
+func (c *lockCore) err() error {
+	c.mu.Lock()
+	g := c.g
+	if g == nil {
+		g = c.last
+	}
+	c.mu.Unlock()
+	if g == nil {
+		return nil
+	}
+	select {
+	case <-g.lost:
+		return g.reason
+	default:
+		return nil
+	}
+}
+
+func (c *lockCore) token() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g == nil {
+		return 0
+	}
+	return c.g.token
+}
+
+func (c *lockCore) node() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g == nil {
+		return ""
+	}
+	return c.g.node
+}
