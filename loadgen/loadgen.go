@@ -1,0 +1,207 @@
+package loadgen
+
+import (
+	"errors"
+	"time"
+
+	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+var (
+	// ErrBadOptions is returned for options or a scenario that cannot run
+	// (no servers, zero clients, ...).
+	ErrBadOptions = errors.New("loadgen: invalid run")
+	// ErrRefused means the server closed connections right after they were
+	// opened: it limits connections per client address (maxClientCnxns).
+	ErrRefused = errors.New("loadgen: server refused connections")
+	// ErrServerLost means the ensemble stopped answering during the run.
+	ErrServerLost = errors.New("loadgen: lost the ZooKeeper server mid-run")
+	// ErrSessions means client sessions could not be opened.
+	ErrSessions = errors.New("loadgen: could not open client sessions")
+)
+
+// Defaults for Options.
+const (
+	// DefaultInterval is the length of one metrics interval and the period of
+	// progress reports.
+	DefaultInterval = time.Second
+	// DefaultConnectsInFlight bounds the sessions being opened at once
+	// during ramp-up, whatever the ramp-up rate.
+	DefaultConnectsInFlight = 128
+	// ConnsPerSourceAddr is how many connections share one loopback source
+	// address when spreading is automatic: below ZooKeeper's default
+	// maxClientCnxns of 60.
+	ConnsPerSourceAddr = 50
+	// Root is the parent of every run's namespace.
+	Root = "/zkherd/runs"
+)
+
+// Options say how a run reaches ZooKeeper and reports its progress; the
+// scenario (a scenarios.Run) says what the run does.
+type Options struct {
+	// Servers are the ensemble's client addresses, "host:port"; required.
+	Servers []string
+	// Chroot, if set, is prepended to the run's namespace (the connect
+	// string's chroot).
+	Chroot string
+	// SessionOptions are applied to every session (digest auth, a
+	// logger...). The scenario's session timeout and loadgen's buffer sizes
+	// and dialer are applied after them.
+	SessionOptions []recipes.SessionOption
+	// Members are the addresses whose mntr counters are read before and
+	// after the run, for server packets and watch fan-out. Defaults to
+	// Servers.
+	Members []string
+	// SourceAddrs is how many loopback source addresses (127.0.0.1,
+	// 127.0.0.2, ...) client connections are spread over when the servers
+	// are on loopback. 0 picks one address per ConnsPerSourceAddr clients;
+	// 1 turns spreading off.
+	SourceAddrs int
+	// RunID names the namespace /zkherd/runs/<RunID>. Defaults to a new id
+	// made of the time and random letters.
+	RunID string
+	// Interval is the metrics interval and progress period. Defaults to
+	// DefaultInterval.
+	Interval time.Duration
+	// Progress, if set, receives a report once per interval and a last one
+	// when the run is done, from one goroutine. It must not block for long.
+	Progress func(Progress)
+	// NewLocker replaces the recipe of lock scenarios (fair-lock, herd-lock,
+	// herd-children) with another Locker on the same path: tests plug in a
+	// deliberately broken lock to prove that the checks catch it.
+	NewLocker func(s *recipes.Session, path string) recipes.Locker
+	// Logf receives notices (for example how connections are spread).
+	// Defaults to discarding them.
+	Logf func(format string, args ...any)
+}
+
+// Result is what a run measured and checked.
+type Result struct {
+	// Run is the scenario run, every default applied.
+	Run scenarios.Run
+	// RunID and Namespace name where the run worked.
+	RunID, Namespace string
+	// Partial is set when ctx ended the run before its duration or
+	// operation count.
+	Partial bool
+	// Start is when the first session was opened; WindowStart when
+	// operations began (after ramp-up for stampede and open-loop arrivals);
+	// Stop when the run stopped issuing operations.
+	Start, WindowStart, Stop time.Time
+	// Ops counts completed operations in the window (acquisitions, items
+	// consumed, elections won, barrier rounds).
+	Ops int64
+	// Releases counts lock, lease and leadership releases.
+	Releases int64
+	// Throughput is Ops per second of the window.
+	Throughput float64
+	// Metrics holds every phase's histograms, the per-interval timeline and
+	// the counters (errors by kind included).
+	Metrics *metrics.Result
+	// Requests counts the clients' ZooKeeper requests by kind during the
+	// window (create, delete, exists, get_data, get_children, ...).
+	Requests map[string]int64
+	// Herd holds the herd-effect measures.
+	Herd Herd
+	// Checks holds the correctness checks.
+	Checks Checks
+	// SourceAddrs is how many loopback source addresses connections used.
+	SourceAddrs int
+	// QueueDepth is the queue's depth sampled once per interval (queue
+	// scenarios).
+	QueueDepth []int64
+	// Notes are things the user should know about the run, one line each.
+	Notes []string
+}
+
+// Herd holds the herd-effect measures of a run's window.
+type Herd struct {
+	// WakeupsPerRelease is watch notifications delivered to clients per
+	// release (sum of every session's WatchEvents delta).
+	WakeupsPerRelease float64
+	// ZKRequestsPerAcquisition is client requests per operation.
+	ZKRequestsPerAcquisition float64
+	// ServerPacketsPerAcquisition is the servers' packets received plus
+	// sent, summed over every member (mntr deltas), per operation; -1 when
+	// mntr could not be read.
+	ServerPacketsPerAcquisition float64
+	// WatchFanoutPerAcquisition is watches triggered on the servers
+	// (mntr's *_watch_count sums), per operation; -1 when unknown.
+	WatchFanoutPerAcquisition float64
+	// The totals behind the ratios.
+	Wakeups, ZKRequests, ServerPackets, WatchFanout int64
+	// MntrError says why server counters are missing, if they are.
+	MntrError string
+}
+
+// Checks are the correctness checks of a run. Passed is false when any
+// counter below that marks a violation is above zero.
+type Checks struct {
+	// MutualExclusionViolations counts grants that found another holder in
+	// the critical section (for a read/write lock: a writer with anyone).
+	MutualExclusionViolations int64
+	// FencingViolations counts grants whose fencing token did not exceed
+	// the previous holder's.
+	FencingViolations int64
+	// FIFOBypasses counts fair-lock grants given out of node creation order;
+	// MaxBypass is the most grants that overtook one waiter.
+	FIFOBypasses, MaxBypass int64
+	// FIFOChecked says whether FIFO order was checked (fair lock only).
+	FIFOChecked bool
+	// SemaphoreOverIssued counts grants that made more holders than leases.
+	SemaphoreOverIssued int64
+	// DoubleLeaders counts times two clients were leader at once.
+	DoubleLeaders int64
+	// LostItems and DuplicateItems count queue items consumed never or
+	// twice; Unconsumed counts items still queued when the run stopped.
+	LostItems, DuplicateItems, Unconsumed int64
+	// LeftoverZnodes counts recipe nodes still in the namespace once every
+	// client had finished; LeftoverPaths names some of them.
+	LeftoverZnodes int64
+	LeftoverPaths  []string
+	// Violations describe the failures, one line each (at most a few per
+	// kind).
+	Violations []string
+	// Passed is true when no check failed.
+	Passed bool
+}
+
+// Progress is a run's state once per interval.
+type Progress struct {
+	// Name is the run's name (a compare step's name, or the scenario's).
+	Name   string
+	Recipe scenarios.Recipe
+	RunID  string
+	// State is "ramping up", "running", "stopping" or "done".
+	State string
+	// Elapsed is the time since the first session was opened; Duration
+	// the planned length of the operations window (0 when bounded by
+	// operations).
+	Elapsed, Duration time.Duration
+	// Clients is how many clients the run has, SessionsAlive how many
+	// sessions are open.
+	Clients, SessionsAlive int
+	// Ops counts completed operations so far; Rate is operations per
+	// second over the last interval.
+	Ops  int64
+	Rate float64
+	// MainPhase is the phase the progress line shows (acquire for locks);
+	// Main its summary so far.
+	MainPhase metrics.Phase
+	Main      metrics.Summary
+	// Phases summarise every phase with values so far.
+	Phases map[metrics.Phase]metrics.Summary
+	// Errors counts failed operations by kind so far.
+	Errors       int64
+	ErrorsByKind map[string]int64
+	// Throughput is operations per second per interval so far.
+	Throughput []float64
+	// WakeupsPerRelease and ZKRequestsPerAcquisition so far.
+	WakeupsPerRelease, ZKRequestsPerAcquisition float64
+	// QueueDepth is the queue's current depth (queue scenarios).
+	QueueDepth int64
+	// Violations lists failed checks so far.
+	Violations []string
+}

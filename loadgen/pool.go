@@ -1,0 +1,216 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/recipes"
+)
+
+// client is one simulated client: one session at a time (a new one
+// replaces an expired one), its share of the metrics, and its wire tap.
+type client struct {
+	idx   int
+	slot  int // which lock, queue role, barrier group... (workload-defined)
+	shard *metrics.Shard
+	tap   *tap
+
+	sess atomic.Pointer[recipes.Session]
+	// retiredWatch sums the watch events of this client's ended sessions.
+	retiredWatch atomic.Int64
+}
+
+func (c *client) session() *recipes.Session { return c.sess.Load() }
+
+// watchEvents is every watch notification this client's sessions received.
+func (c *client) watchEvents() int64 {
+	n := c.retiredWatch.Load()
+	if s := c.sess.Load(); s != nil {
+		n += s.WatchEvents()
+	}
+	return n
+}
+
+// sessionParams are what every client session is opened with.
+type sessionParams struct {
+	servers        []string
+	opts           []recipes.SessionOption
+	timeout        time.Duration
+	sendBuf        int
+	recvBuf        int
+	sourceAddrs    int
+	connectTimeout time.Duration
+}
+
+// loopbackServers reports whether every server is a literal IPv4 loopback
+// address, which any 127.0.0.x source address can reach.
+func loopbackServers(servers []string) bool {
+	for _, s := range servers {
+		host, _, err := net.SplitHostPort(s)
+		if err != nil {
+			return false
+		}
+		ip := net.ParseIP(host)
+		if ip == nil || ip.To4() == nil || !ip.IsLoopback() {
+			return false
+		}
+	}
+	return len(servers) > 0
+}
+
+// sourceAddrCount is how many source addresses to spread clients over.
+func sourceAddrCount(requested, clients int, servers []string) int {
+	if !loopbackServers(servers) {
+		return 1
+	}
+	n := requested
+	if n <= 0 {
+		n = (clients + ConnsPerSourceAddr - 1) / ConnsPerSourceAddr
+	}
+	return max(1, min(n, 254))
+}
+
+// sourceAddr returns client i's local address, nil to let the kernel pick.
+func sourceAddr(i, addrs int) *net.TCPAddr {
+	if addrs <= 1 {
+		return nil
+	}
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(1+i%addrs))}
+}
+
+// errEarlyClose is the cause set when the server keeps closing a client's
+// connections before answering its handshake.
+var errEarlyClose = errors.New("closed right after connect")
+
+// earlyClosesToGiveUp is how many handshakes the server must cut before a
+// session open gives up.
+const earlyClosesToGiveUp = 3
+
+// dialer returns a zk.Dialer for client c that binds its source address,
+// taps the connection, and calls refused once the server has cut enough
+// handshakes.
+func (p *sessionParams) dialer(c *client, refused func()) zk.Dialer {
+	local := sourceAddr(c.idx, p.sourceAddrs)
+	var early atomic.Int32
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		d := net.Dialer{Timeout: max(timeout, 2*time.Second)}
+		if local != nil {
+			d.LocalAddr = local
+		}
+		conn, err := d.Dial(network, address)
+		if err != nil {
+			c.tap.stats.dialErrs.Add(1)
+			return nil, err
+		}
+		tc := c.tap.wrap(conn)
+		tc.onEarlyClose = func() {
+			if early.Add(1) == earlyClosesToGiveUp && refused != nil {
+				refused()
+			}
+		}
+		return tc, nil
+	}
+}
+
+// open opens a session for c, waiting at most connectTimeout.
+func (p *sessionParams) open(ctx context.Context, c *client) (*recipes.Session, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	ctx, cancelT := context.WithTimeout(ctx, p.connectTimeout)
+	defer cancelT()
+	opts := slices.Clone(p.opts)
+	opts = append(opts,
+		recipes.WithSessionTimeout(p.timeout),
+		recipes.WithBufferSizes(p.sendBuf, p.recvBuf),
+		recipes.WithDialer(p.dialer(c, func() { cancel(errEarlyClose) })),
+	)
+	s, err := recipes.NewSession(ctx, p.servers, opts...)
+	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errEarlyClose) {
+			return nil, cause
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// rampUp opens a session for every client, client i at start+at(i), at
+// most DefaultConnectsInFlight at once. Each opened client is handed to
+// ready (from the goroutine that opened it). It returns when all are open,
+// or with the first failure (the clients opened so far stay open), or
+// with ctx's error.
+func (p *sessionParams) rampUp(ctx context.Context, clients []*client, start time.Time, at func(int) time.Duration, ready func(*client)) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, DefaultConnectsInFlight)
+	var wg sync.WaitGroup
+	var opened atomic.Int64
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+loop:
+	for i, c := range clients {
+		if wait := time.Until(start.Add(at(i))); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				break loop
+			}
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break loop
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			s, err := p.open(ctx, c)
+			if err != nil {
+				if ctx.Err() == nil {
+					cancel(p.explainOpenErr(err, c.idx, opened.Load(), len(clients)))
+				}
+				return
+			}
+			c.sess.Store(s)
+			opened.Add(1)
+			ready(c)
+		}()
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && ctx.Err() != nil {
+		return err
+	}
+	return nil
+}
+
+// explainOpenErr turns a failed session open into the message a user
+// needs: a server that limits connections per address is named as such.
+func (p *sessionParams) explainOpenErr(err error, idx int, opened int64, total int) error {
+	servers := strings.Join(p.servers, ",")
+	if errors.Is(err, errEarlyClose) {
+		where := "from this host"
+		if p.sourceAddrs > 1 {
+			where = fmt.Sprintf("from each of %d loopback source addresses", p.sourceAddrs)
+		}
+		hint := "raise maxClientCnxns in the server's zoo.cfg (0 means no limit) or run fewer --clients"
+		if p.sourceAddrs <= 1 && !loopbackServers(p.servers) {
+			hint += " (zkherd spreads connections over 127.0.0.x source addresses only when the server is on loopback)"
+		}
+		return fmt.Errorf("%w: %s accepted %d of %d sessions and then closed new connections right after they were opened: it limits connections per client address %s (maxClientCnxns, default 60); %s",
+			ErrRefused, servers, opened, total, where, hint)
+	}
+	return fmt.Errorf("%w: session %d of %d (after %d opened): %w", ErrSessions, idx+1, total, opened, err)
+}

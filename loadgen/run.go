@@ -1,0 +1,846 @@
+package loadgen
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// Run runs one scenario run (a scenario, or one step of a compare
+// scenario) and returns what it measured and checked.
+//
+// When ctx ends, the run stops gracefully: no new operation starts, waiters
+// give up (deleting their nodes), holders release, sessions close and the
+// namespace is removed; the Result is then marked Partial and err is nil.
+// An error means the run could not take place or lost its servers: bad
+// options, servers that refuse sessions, a server gone mid-run.
+func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) {
+	r, err := newRunner(run, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute(ctx)
+}
+
+// runner is the state of one run. Its goroutines: the caller's (execute),
+// the ticker, the ramp-up's openers, one loop per client, and the open-loop
+// dispatcher; each is started and waited for by execute.
+type runner struct {
+	run    scenarios.Run
+	opts   Options
+	ns     string
+	params sessionParams
+	logf   func(string, ...any)
+
+	rec     *metrics.Recorder
+	wire    wireStats
+	chk     checker
+	work    workload
+	clients []*client
+
+	start       time.Time
+	windowStart atomic.Int64 // UnixNano; 0 until operations may start
+	windowOpen  chan struct{}
+	stopCh      chan struct{}
+	stopOnce    sync.Once
+	stopAt      time.Time // written once, before stopCh closes
+	opCtx       context.Context
+	opCancel    context.CancelFunc
+	fail        context.CancelCauseFunc // ends the run with an error
+
+	tickets chan time.Time // open-loop arrivals: intended start times
+
+	started  atomic.Uint64 // operations started (the ops budget)
+	ops      atomic.Int64  // operations completed in the window
+	releases atomic.Int64
+	alive    atomic.Int64 // sessions open
+
+	admin    *recipes.Session
+	adminLog lastLine
+
+	throughput []float64 // ops per second per interval; the ticker's
+}
+
+// lastLine keeps the last line a session logged, for error messages.
+type lastLine struct {
+	mu   sync.Mutex
+	line string
+}
+
+func (l *lastLine) Printf(format string, args ...any) {
+	l.mu.Lock()
+	l.line = fmt.Sprintf(format, args...)
+	l.mu.Unlock()
+}
+
+func (l *lastLine) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.line
+}
+
+func newRunner(run scenarios.Run, opts Options) (*runner, error) {
+	switch {
+	case len(opts.Servers) == 0:
+		return nil, fmt.Errorf("%w: no ZooKeeper server given", ErrBadOptions)
+	case run.Clients <= 0:
+		return nil, fmt.Errorf("%w: clients must be at least 1, got %d", ErrBadOptions, run.Clients)
+	case run.Duration <= 0 && run.Ops == 0:
+		return nil, fmt.Errorf("%w: a run needs a duration or an operation count", ErrBadOptions)
+	case run.SessionTimeout <= 0:
+		return nil, fmt.Errorf("%w: session timeout must be above 0", ErrBadOptions)
+	case !run.Recipe.Valid():
+		return nil, fmt.Errorf("%w: unknown recipe %q", ErrBadOptions, run.Recipe)
+	}
+	opts.RunID = cmp.Or(opts.RunID, NewRunID())
+	if !validRunID(opts.RunID) {
+		return nil, fmt.Errorf("%w: run id %q: use letters, digits, '-', '_' and '.'", ErrBadOptions, opts.RunID)
+	}
+	opts.Interval = cmp.Or(opts.Interval, DefaultInterval)
+	if len(opts.Members) == 0 {
+		opts.Members = opts.Servers
+	}
+	r := &runner{
+		run:        run,
+		opts:       opts,
+		ns:         opts.Chroot + Root + "/" + opts.RunID,
+		logf:       opts.Logf,
+		windowOpen: make(chan struct{}),
+		stopCh:     make(chan struct{}),
+	}
+	if r.logf == nil {
+		r.logf = func(string, ...any) {}
+	}
+	work, err := newWorkload(r)
+	if err != nil {
+		return nil, err
+	}
+	r.work = work
+	r.params = sessionParams{
+		servers:        opts.Servers,
+		opts:           opts.SessionOptions,
+		timeout:        run.SessionTimeout,
+		sendBuf:        sendBufferSize,
+		recvBuf:        work.recvBuffer(),
+		sourceAddrs:    sourceAddrCount(opts.SourceAddrs, run.Clients, opts.Servers),
+		connectTimeout: max(2*run.SessionTimeout, 15*time.Second),
+	}
+	return r, nil
+}
+
+// sendBufferSize is a client session's send buffer: every request a
+// recipe sends (paths, small node data) fits with room to spare.
+const sendBufferSize = 4 << 10
+
+// childListBuffer is the receive buffer a session needs to list a
+// directory of n recipe nodes: each name is up to about 60 bytes plus a
+// 4-byte length, with room for the reply header and stat.
+func childListBuffer(n int) int { return n*80 + 8<<10 }
+
+// execute runs the run; see Run.
+func (r *runner) execute(ctx context.Context) (res *Result, err error) {
+	runCtx, fail := context.WithCancelCause(ctx)
+	defer fail(nil)
+	r.fail = fail
+	r.opCtx, r.opCancel = context.WithCancel(context.WithoutCancel(ctx))
+	defer r.opCancel()
+
+	// The admin session sets up and tears down the namespace and watches
+	// the server for the run.
+	adminOpts := append(slices.Clone(r.opts.SessionOptions),
+		recipes.WithSessionTimeout(r.run.SessionTimeout), recipes.WithLogger(&r.adminLog))
+	actx, cancel := context.WithTimeout(ctx, r.params.connectTimeout)
+	admin, err := recipes.NewSession(actx, r.opts.Servers, adminOpts...)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("loadgen: %w", err)
+	}
+	r.admin = admin
+	defer admin.Close()
+
+	info, _ := json.Marshal(map[string]any{
+		"scenario": r.run.Name, "recipe": r.run.Recipe, "clients": r.run.Clients,
+		"started": time.Now().UTC().Format(time.RFC3339), "pid": os.Getpid(), "host": hostname(),
+	})
+	if err := createNamespace(admin.Conn(), r.ns, info); err != nil {
+		return nil, err
+	}
+	cleaned := false
+	cleanup := func() error {
+		if cleaned {
+			return nil
+		}
+		cleaned = true
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := removeTree(cctx, admin.Conn(), r.ns); err != nil {
+			return fmt.Errorf("loadgen: could not remove the run's namespace %s: %w", r.ns, err)
+		}
+		removeEmptyParents(admin.Conn(), r.ns, r.opts.Chroot)
+		return nil
+	}
+	defer func() {
+		if cerr := cleanup(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	if err := r.work.prepare(runCtx, admin.Conn()); err != nil {
+		return nil, err
+	}
+
+	r.start = time.Now()
+	r.rec, err = metrics.NewRecorder(r.start, metrics.WithPhases(r.work.extraPhases()...))
+	if err != nil {
+		return nil, err
+	}
+	shards := make([]*metrics.Shard, min(r.run.Clients, 32))
+	for i := range shards {
+		shards[i] = r.rec.NewShard()
+	}
+	r.clients = make([]*client, r.run.Clients)
+	for i := range r.clients {
+		sh := shards[i%len(shards)]
+		r.clients[i] = &client{idx: i, slot: r.work.slotOf(i), shard: sh, tap: &tap{stats: &r.wire, shard: sh}}
+	}
+	if n := r.params.sourceAddrs; n > 1 {
+		r.logf("spreading %d client connections over %d loopback source addresses (127.0.0.1-127.0.0.%d)", r.run.Clients, n, n)
+	}
+
+	before := r.snapshot(runCtx)
+	tickDone := make(chan struct{})
+	tickStop := make(chan struct{})
+	go r.ticker(runCtx, tickStop, tickDone)
+	stopTicker := sync.OnceFunc(func() { close(tickStop); <-tickDone })
+	defer stopTicker()
+
+	var loops sync.WaitGroup
+	startLoop := func(c *client) {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			r.work.loop(c)
+		}()
+	}
+	ramp := scenarios.RampFor(r.run)
+	closed := r.run.Arrival.Kind == scenarios.Closed
+	if closed {
+		r.openWindow(r.start)
+	}
+	rampErr := r.params.rampUp(runCtx, r.clients, r.start, ramp.At, func(c *client) {
+		r.alive.Add(1)
+		r.rec.AddSessions(1)
+		if closed {
+			startLoop(c)
+		}
+	})
+	if rampErr == nil && !closed {
+		for _, c := range r.clients {
+			startLoop(c)
+		}
+		before = r.snapshot(runCtx)
+		r.openWindow(time.Now())
+		if r.run.Arrival.Kind.Open() {
+			r.tickets = make(chan time.Time, r.run.Clients)
+			loops.Add(1)
+			go func() {
+				defer loops.Done()
+				r.dispatch()
+			}()
+		}
+	}
+	loopsDone := make(chan struct{})
+	go func() {
+		loops.Wait()
+		close(loopsDone)
+	}()
+
+	partial := false
+	if rampErr != nil {
+		r.stop()
+		if ctx.Err() != nil {
+			partial = true
+			rampErr = nil
+		}
+	} else {
+		var timeout <-chan time.Time
+		if d := r.run.Duration; d > 0 {
+			t := time.NewTimer(time.Until(r.windowStartTime().Add(d)))
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-timeout:
+		case <-loopsDone:
+		case <-runCtx.Done():
+			if ctx.Err() != nil {
+				partial = true
+			} else {
+				rampErr = context.Cause(runCtx)
+			}
+		}
+		r.stop()
+	}
+	after := r.snapshot(context.WithoutCancel(ctx))
+
+	// Let holders release and waiters give up; closing the sessions ends
+	// any loop that is still stuck (a server gone).
+	grace := time.NewTimer(r.run.SessionTimeout + 10*time.Second)
+	select {
+	case <-loopsDone:
+		grace.Stop()
+	case <-grace.C:
+		r.logf("some clients did not stop within %v; closing their sessions", r.run.SessionTimeout+10*time.Second)
+		r.closeSessions()
+		<-loopsDone
+	}
+	stopTicker()
+	fin := context.WithoutCancel(ctx)
+	res = &Result{
+		Run:         r.run,
+		RunID:       r.opts.RunID,
+		Namespace:   r.ns,
+		Partial:     partial,
+		Start:       r.start,
+		WindowStart: r.windowStartTime(),
+		Stop:        r.stopAt,
+		SourceAddrs: r.params.sourceAddrs,
+	}
+	if rampErr == nil || errors.Is(rampErr, ErrServerLost) {
+		r.work.finish(fin, admin.Conn(), res)
+		r.checkLeftovers(fin, admin.Conn(), res)
+	}
+	r.closeSessions()
+	r.account(res, before, after)
+	res.Metrics = r.rec.Finish(time.Now())
+	r.progress("done", res.Metrics.Intervals)
+	if rampErr != nil {
+		return nil, rampErr
+	}
+	if err := cleanup(); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// snapshot is what the herd measures compare between the window's ends.
+type snapshot struct {
+	at        time.Time
+	wakeups   int64
+	requests  int64
+	byKind    map[string]int64
+	server    serverCounters
+	serverErr error
+}
+
+func (r *runner) snapshot(ctx context.Context) snapshot {
+	s := snapshot{at: time.Now(), requests: r.wire.total.Load(), byKind: r.wire.byKind()}
+	for _, c := range r.clients {
+		s.wakeups += c.watchEvents()
+	}
+	s.server, s.serverErr = readCounters(ctx, r.opts.Members)
+	return s
+}
+
+// account fills in the result's counts, herd measures and checks.
+func (r *runner) account(res *Result, before, after snapshot) {
+	res.Ops = r.ops.Load()
+	res.Releases = r.releases.Load()
+	if w := res.Stop.Sub(res.WindowStart).Seconds(); w > 0 && !res.WindowStart.IsZero() {
+		res.Throughput = float64(res.Ops) / w
+	}
+	res.Requests = make(map[string]int64)
+	for k, n := range after.byKind {
+		if d := n - before.byKind[k]; d > 0 {
+			res.Requests[k] = d
+		}
+	}
+	h := &res.Herd
+	h.Wakeups = after.wakeups - before.wakeups
+	h.ZKRequests = after.requests - before.requests
+	h.WakeupsPerRelease = ratio(h.Wakeups, res.Releases)
+	h.ZKRequestsPerAcquisition = ratio(h.ZKRequests, res.Ops)
+	if err := errors.Join(before.serverErr, after.serverErr); err != nil {
+		h.MntrError = err.Error()
+		h.ServerPacketsPerAcquisition, h.WatchFanoutPerAcquisition = -1, -1
+	} else {
+		d := after.server.sub(before.server)
+		h.ServerPackets, h.WatchFanout = d.packets, d.fanout
+		h.ServerPacketsPerAcquisition = ratio(d.packets, res.Ops)
+		h.WatchFanoutPerAcquisition = ratio(d.fanout, res.Ops)
+	}
+
+	c := &res.Checks
+	c.MutualExclusionViolations = r.chk.mutex.Load()
+	c.FencingViolations = r.chk.fencing.Load()
+	c.FIFOChecked = r.run.Recipe == scenarios.FairLock
+	c.FIFOBypasses = r.chk.fifo.Load()
+	c.MaxBypass = r.chk.maxBypass.Load()
+	c.SemaphoreOverIssued = r.chk.overIssued.Load()
+	c.DoubleLeaders = r.chk.doubleLeader.Load()
+	c.Violations = append(r.chk.violations(), c.Violations...)
+	c.Passed = len(c.Violations) == 0
+}
+
+func ratio(n, d int64) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+// checkLeftovers counts recipe nodes still in the namespace now that every
+// client has finished (their sessions are still open, so a forgotten
+// ephemeral node is still there to be seen).
+func (r *runner) checkLeftovers(ctx context.Context, conn *zk.Conn, res *Result) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	n, some, err := leftovers(ctx, conn, r.ns)
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("could not check for leftover znodes: %v", err))
+		return
+	}
+	res.Checks.LeftoverZnodes = n
+	res.Checks.LeftoverPaths = some
+	if n > 0 {
+		res.Checks.Violations = append(res.Checks.Violations,
+			fmt.Sprintf("leftover znodes: %d recipe node(s) left in %s after every client finished, e.g. %s", n, r.ns, some[0]))
+	}
+}
+
+// closeSessions closes every client session, many at once (each close
+// waits for the server's answer).
+func (r *runner) closeSessions() {
+	sem := make(chan struct{}, 256)
+	var wg sync.WaitGroup
+	for _, c := range r.clients {
+		s := c.sess.Swap(nil)
+		if s == nil {
+			continue
+		}
+		c.retiredWatch.Add(s.WatchEvents())
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			s.Close()
+		}()
+		r.alive.Add(-1)
+		r.rec.AddSessions(-1)
+	}
+	wg.Wait()
+}
+
+func (r *runner) openWindow(at time.Time) {
+	r.windowStart.Store(at.UnixNano())
+	close(r.windowOpen)
+}
+
+func (r *runner) windowStartTime() time.Time {
+	if ns := r.windowStart.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// stop ends the window: no operation starts after it, waiters give up,
+// holders cut their hold short and release. Idempotent.
+func (r *runner) stop() {
+	r.stopOnce.Do(func() {
+		r.stopAt = time.Now()
+		close(r.stopCh)
+		r.opCancel()
+	})
+}
+
+func (r *runner) stopping() bool {
+	select {
+	case <-r.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// dispatch hands out open-loop arrivals: the intended start of each
+// operation, on the pacer's schedule, to whichever client is free.
+func (r *runner) dispatch() {
+	defer close(r.tickets)
+	pacer := scenarios.PacerFor(r.run)
+	open, _ := pacer.(scenarios.OpenPacer)
+	ws := r.windowStartTime()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for n := uint64(0); ; n++ {
+		wait, stop := pacer.Pace(time.Since(ws), n)
+		if stop {
+			return
+		}
+		if wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-r.stopCh:
+				return
+			}
+		}
+		intended := time.Now()
+		if open != nil {
+			intended = ws.Add(open.Due(n))
+		}
+		select {
+		case r.tickets <- intended:
+		case <-r.stopCh:
+			return
+		}
+	}
+}
+
+// next waits until client c may start its next operation and returns its
+// intended start (zero for closed loops); ok is false when the client must
+// stop.
+func (r *runner) next(first bool) (intended time.Time, ok bool) {
+	if r.stopping() {
+		return time.Time{}, false
+	}
+	if r.run.Arrival.Kind.Open() {
+		select {
+		case t, ok := <-r.tickets:
+			return t, ok && !r.stopping()
+		case <-r.stopCh:
+			return time.Time{}, false
+		}
+	}
+	if first {
+		select {
+		case <-r.windowOpen:
+		case <-r.stopCh:
+			return time.Time{}, false
+		}
+	} else if think := r.run.Arrival.ThinkTime; think > 0 && !r.sleep(think) {
+		return time.Time{}, false
+	}
+	if n := r.started.Add(1); r.run.Ops > 0 && n > r.run.Ops {
+		return time.Time{}, false
+	}
+	return time.Time{}, true
+}
+
+// sleep waits d, or returns false at once when the run stops.
+func (r *runner) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return !r.stopping()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.stopCh:
+		return false
+	}
+}
+
+// hold holds for d, cut short when the run stops or lost closes; it
+// reports whether lost closed.
+func (r *runner) hold(d time.Duration, lost <-chan struct{}) (wasLost bool) {
+	if d <= 0 {
+		select {
+		case <-lost:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return false
+	case <-r.stopCh:
+		return false
+	case <-lost:
+		return true
+	}
+}
+
+// recordAcquire records an acquisition's latency: from the intended start
+// for open-loop arrivals (corrected for coordinated omission with the
+// pacer's mean interval per client), from the call otherwise (corrected
+// with the think time, when there is one).
+func (r *runner) recordAcquire(c *client, phase metrics.Phase, call, intended, done time.Time) {
+	switch {
+	case !intended.IsZero():
+		per := time.Duration(float64(time.Second) * float64(r.run.Clients) / r.run.Arrival.Rate)
+		c.shard.RecordCorrected(phase, done.Sub(intended), per)
+	case r.run.Arrival.ThinkTime > 0:
+		c.shard.RecordCorrected(phase, done.Sub(call), r.run.Arrival.ThinkTime)
+	default:
+		c.shard.Record(phase, done.Sub(call))
+	}
+}
+
+// opDone counts one completed operation, unless it completed after the
+// window closed.
+func (r *runner) opDone() bool {
+	if r.stopping() {
+		return false
+	}
+	r.ops.Add(1)
+	r.rec.AddOps(1)
+	return true
+}
+
+// session returns c's live session, replacing one the servers expired; nil
+// when the run stops or no new session can be opened.
+func (r *runner) session(c *client) *recipes.Session {
+	s := c.session()
+	if s == nil {
+		return nil
+	}
+	select {
+	case <-s.Done():
+	default:
+		return s
+	}
+	if r.stopping() {
+		return nil
+	}
+	c.retiredWatch.Add(s.WatchEvents())
+	c.sess.Store(nil)
+	r.alive.Add(-1)
+	r.rec.AddSessions(-1)
+	go s.Close() // release go-zookeeper's resources
+	for !r.stopping() {
+		ctx, cancel := context.WithCancel(r.opCtx)
+		ns, err := r.params.open(ctx, c)
+		cancel()
+		if err == nil {
+			if r.stopping() {
+				ns.Close()
+				return nil
+			}
+			c.sess.Store(ns)
+			r.alive.Add(1)
+			r.rec.AddSessions(1)
+			return ns
+		}
+		r.opFailed(err)
+		if !r.sleep(time.Second) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// opFailed counts a failed operation by kind; operations cut short by the
+// run's stop are not failures.
+func (r *runner) opFailed(err error) {
+	if err == nil || (r.stopping() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))) {
+		return
+	}
+	r.rec.AddError(errorKind(err))
+}
+
+// errorKind names the kind of a failed operation for "errors by kind".
+func errorKind(err error) string {
+	switch {
+	case errors.Is(err, recipes.ErrSessionExpired), errors.Is(err, zk.ErrSessionExpired):
+		return "session_expired"
+	case errors.Is(err, recipes.ErrSessionClosed):
+		return "session_closed"
+	case errors.Is(err, recipes.ErrLost):
+		return "lost"
+	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer), errors.Is(err, zk.ErrClosing):
+		return "connection_loss"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.Is(err, errEarlyClose), errors.Is(err, ErrRefused):
+		return "refused"
+	case errors.Is(err, zk.ErrNoNode):
+		return "no_node"
+	case errors.Is(err, zk.ErrNodeExists):
+		return "node_exists"
+	case errors.Is(err, zk.ErrBadVersion):
+		return "bad_version"
+	case errors.Is(err, zk.ErrNoAuth), errors.Is(err, zk.ErrAuthFailed):
+		return "auth"
+	}
+	return "other"
+}
+
+// releaseTimeout bounds one release attempt.
+func (r *runner) releaseTimeout() time.Duration { return r.run.SessionTimeout + 5*time.Second }
+
+// release calls unlock until it succeeds, the session ends, or the
+// release deadline passes; a release the server may not have seen is
+// retried, since the node would block everyone until the session ends.
+func (r *runner) release(s *recipes.Session, unlock func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), r.releaseTimeout())
+	defer cancel()
+	for {
+		err := unlock(ctx)
+		if err == nil || errors.Is(err, recipes.ErrNotHeld) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-s.Done():
+			return err
+		default:
+		}
+		if errors.Is(err, recipes.ErrLost) {
+			return err // released, but the grant had been lost
+		}
+		if werr := s.WaitConnected(ctx); werr != nil {
+			return err
+		}
+	}
+}
+
+// ticker closes a metrics interval every Interval, adds the counters the
+// recorder does not see (wake-ups, requests), watches for a lost server,
+// and reports progress.
+func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	var lastWake, lastReq int64
+	for {
+		select {
+		case <-stop:
+			r.addCounters(&lastWake, &lastReq)
+			return
+		case <-ctx.Done():
+			r.addCounters(&lastWake, &lastReq)
+			return
+		case now := <-t.C:
+			r.addCounters(&lastWake, &lastReq)
+			r.wire.deletes.prune(now)
+			r.work.sample()
+			iv := r.rec.Rotate(now)
+			r.throughput = append(r.throughput, float64(iv.Counts.Ops)/max(iv.End.Sub(iv.Start).Seconds(), 1e-9))
+			r.watchdog()
+			state := "running"
+			switch {
+			case r.stopping():
+				state = "stopping"
+			case r.windowStartTime().IsZero():
+				state = "ramping up"
+			}
+			r.progress(state, nil)
+		}
+	}
+}
+
+func (r *runner) addCounters(lastWake, lastReq *int64) {
+	var wake int64
+	for _, c := range r.clients {
+		wake += c.watchEvents()
+	}
+	req := r.wire.total.Load()
+	r.rec.AddWakeups(wake - *lastWake)
+	r.rec.AddZKRequests(req - *lastReq)
+	*lastWake, *lastReq = wake, req
+}
+
+// watchdog ends the run when the servers have been unreachable for a whole
+// session timeout: every session is then gone on their side.
+func (r *runner) watchdog() {
+	if d := r.admin.SuspendedFor(); d >= r.run.SessionTimeout && !r.stopping() {
+		last := r.adminLog.String()
+		if last == "" {
+			last = "no answer"
+		}
+		r.fail(fmt.Errorf("%w: no connection to %s for %v (last attempt: %s); the run was stopped",
+			ErrServerLost, joinServers(r.opts.Servers), d.Round(time.Second), last))
+	}
+}
+
+func joinServers(s []string) string {
+	out := ""
+	for i, x := range s {
+		if i > 0 {
+			out += ","
+		}
+		out += x
+	}
+	return out
+}
+
+// progress reports the run's state; intervals, when given, are the final
+// timeline.
+func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
+	if r.opts.Progress == nil {
+		return
+	}
+	main := r.work.mainPhase()
+	counts := r.rec.Counts()
+	p := Progress{
+		Name:          r.run.Name,
+		Recipe:        r.run.Recipe,
+		RunID:         r.opts.RunID,
+		State:         state,
+		Elapsed:       time.Since(r.start),
+		Duration:      r.run.Duration,
+		Clients:       r.run.Clients,
+		SessionsAlive: int(r.alive.Load()),
+		Ops:           r.ops.Load(),
+		MainPhase:     main,
+		Main:          r.rec.Summary(main),
+		Phases:        make(map[metrics.Phase]metrics.Summary),
+		Errors:        counts.Errors,
+		ErrorsByKind:  counts.ErrorsByKind,
+		QueueDepth:    r.work.depth(),
+		Violations:    r.chk.violations(),
+	}
+	for _, ph := range metrics.Phases() {
+		if s := r.rec.Summary(ph); s.Count > 0 {
+			p.Phases[ph] = s
+		}
+	}
+	for _, ph := range r.work.extraPhases() {
+		if s := r.rec.Summary(ph); s.Count > 0 {
+			p.Phases[ph] = s
+		}
+	}
+	if intervals == nil {
+		p.Throughput = slices.Clone(r.throughput)
+	}
+	for _, iv := range intervals {
+		p.Throughput = append(p.Throughput, float64(iv.Counts.Ops)/max(iv.Seconds(), 1e-9))
+	}
+	if n := len(p.Throughput); n > 0 {
+		p.Rate = p.Throughput[n-1]
+	}
+	if counts.Ops > 0 {
+		p.ZKRequestsPerAcquisition = float64(counts.ZKRequests) / float64(counts.Ops)
+	}
+	if rel := r.releases.Load(); rel > 0 {
+		p.WakeupsPerRelease = float64(counts.Wakeups) / float64(rel)
+	}
+	r.opts.Progress(p)
+}
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}

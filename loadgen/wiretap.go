@@ -1,0 +1,375 @@
+package loadgen
+
+import (
+	"encoding/binary"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkherd/zkherd/metrics"
+)
+
+// The wire tap sits between go-zookeeper and its TCP connection (through
+// recipes.WithDialer) and reads the ZooKeeper protocol as it passes. It
+// times every request from the moment it leaves the client to the moment
+// its reply arrives, counts requests by kind, and timestamps watch
+// notifications, without any hook in the recipes: the same measures for
+// every recipe, including ones written by others.
+//
+// go-zookeeper writes each packet with one Write call (4-byte length,
+// request header, body) and reads replies with io.ReadFull, which may split
+// a packet over several Read calls, so replies are parsed by a small state
+// machine. ZooKeeper answers a session's requests in order, so pending
+// requests are a FIFO.
+
+// ZooKeeper opcodes (jute's ZooDefs.OpCode).
+const (
+	opCreate          = 1
+	opDelete          = 2
+	opExists          = 3
+	opGetData         = 4
+	opSetData         = 5
+	opGetChildren     = 8
+	opSync            = 9
+	opGetChildren2    = 12
+	opCheck           = 13
+	opMulti           = 14
+	opCreate2         = 15
+	opCreateContainer = 19
+	opCreateTTL       = 21
+	opClose           = -11
+	opSetAuth         = 100
+	opSetWatches      = 101
+)
+
+// Watch event types (jute's Watcher.Event.EventType).
+const (
+	evNodeCreated         = 1
+	evNodeDeleted         = 2
+	evNodeDataChanged     = 3
+	evNodeChildrenChanged = 4
+)
+
+// opNames name the requests counted in reports; other opcodes count as "other".
+var opNames = map[int32]string{
+	opCreate: "create", opCreate2: "create", opCreateContainer: "create", opCreateTTL: "create",
+	opDelete: "delete", opExists: "exists", opGetData: "get_data", opSetData: "set_data",
+	opGetChildren: "get_children", opGetChildren2: "get_children", opSync: "sync",
+	opCheck: "check", opMulti: "multi", opSetAuth: "set_auth", opSetWatches: "set_watches",
+}
+
+// requestKinds is the order reports list request counts in.
+var requestKinds = []string{"create", "delete", "exists", "get_data", "set_data",
+	"get_children", "sync", "check", "multi", "set_auth", "set_watches", "other"}
+
+func requestKindIndex(op int32) int {
+	name, ok := opNames[op]
+	if !ok {
+		name = "other"
+	}
+	for i, k := range requestKinds {
+		if k == name {
+			return i
+		}
+	}
+	return len(requestKinds) - 1
+}
+
+// phaseOf says which latency phase a request's round trip is recorded in;
+// "" for none.
+func phaseOf(op int32, watch bool) metrics.Phase {
+	switch op {
+	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+		return metrics.Create
+	case opDelete:
+		return metrics.Delete
+	case opGetChildren, opGetChildren2:
+		return metrics.GetChildren
+	case opExists, opGetData:
+		if watch {
+			return metrics.WatchSet
+		}
+	}
+	return ""
+}
+
+// wireStats are the run-wide counters every tapped connection adds to.
+type wireStats struct {
+	requests [12]atomic.Int64 // indexed like requestKinds
+	total    atomic.Int64     // every request (pings, close and handshakes excluded)
+	packets  atomic.Int64     // every packet sent by clients, pings included
+	dialErrs atomic.Int64
+	resets   atomic.Int64 // connections the server closed before answering the handshake
+
+	deletes deleteLog
+}
+
+func (w *wireStats) byKind() map[string]int64 {
+	m := make(map[string]int64)
+	for i, k := range requestKinds {
+		if n := w.requests[i].Load(); n > 0 {
+			m[k] = n
+		}
+	}
+	return m
+}
+
+// deleteLog remembers when each delete request left a client, by path and
+// by parent directory, so a watch notification for that path (node deleted)
+// or directory (children changed) can be turned into a notification lag.
+// Entries older than deleteLogKeep are pruned by the run's ticker.
+type deleteLog struct {
+	mu sync.Mutex
+	at map[string]deletion
+}
+
+type deletion struct {
+	at time.Time
+	by *tap // the deleting client, whose own watch on its node is no wake-up
+}
+
+const deleteLogKeep = 30 * time.Second
+
+func (d *deleteLog) note(path string, t time.Time, by *tap) {
+	d.mu.Lock()
+	if d.at == nil {
+		d.at = make(map[string]deletion)
+	}
+	d.at[path] = deletion{t, by}
+	if i := strings.LastIndexByte(path, '/'); i > 0 {
+		d.at[path[:i]+"/"] = deletion{t, by}
+	}
+	d.mu.Unlock()
+}
+
+// since returns how long ago path (node deleted) or a child of dir
+// (children changed) was deleted by another client than by.
+func (d *deleteLog) since(key string, now time.Time, by *tap) (time.Duration, bool) {
+	d.mu.Lock()
+	e, ok := d.at[key]
+	d.mu.Unlock()
+	if !ok || e.by == by {
+		return 0, false
+	}
+	return now.Sub(e.at), true
+}
+
+func (d *deleteLog) prune(now time.Time) {
+	d.mu.Lock()
+	for k, e := range d.at {
+		if now.Sub(e.at) > deleteLogKeep {
+			delete(d.at, k)
+		}
+	}
+	d.mu.Unlock()
+}
+
+// tap is one client's instrumentation; it outlives reconnections.
+type tap struct {
+	stats *wireStats
+	shard *metrics.Shard
+}
+
+// wrap returns c instrumented by t.
+func (t *tap) wrap(c net.Conn) *tapConn {
+	return &tapConn{Conn: c, tap: t}
+}
+
+type pending struct {
+	xid   int32
+	op    int32
+	watch bool
+	sent  time.Time
+}
+
+// tapConn is one TCP connection of a client.
+type tapConn struct {
+	net.Conn
+	tap *tap
+	// onEarlyClose is called when the connection ends before the server
+	// answered the handshake.
+	onEarlyClose func()
+
+	mu         sync.Mutex
+	handshaken bool      // the connect request was written
+	pend       []pending // requests awaiting a reply, oldest first from head
+	head       int
+
+	gotConnect atomic.Bool // the connect response was read
+	early      atomic.Bool // onEarlyClose was called
+
+	// Reply parser state, touched only by the reading goroutine.
+	hdr        []byte // the packet being assembled: length prefix, then the head of the body
+	need       int    // bytes of the body still to come
+	keep       int    // how many body bytes to keep in hdr
+}
+
+// headKeep bounds how much of a reply is kept to parse: the reply header
+// (16 bytes) and a watch event's type, state and path.
+const headKeep = 16 + 12 + 512
+
+func (c *tapConn) Write(p []byte) (int, error) {
+	now := time.Now()
+	c.noteWrite(p, now)
+	n, err := c.Conn.Write(p)
+	if err != nil {
+		c.checkEarly()
+	}
+	return n, err
+}
+
+// checkEarly reports a connection that failed before the server answered
+// the handshake: what a server does to a connection over its
+// maxClientCnxns limit.
+func (c *tapConn) checkEarly() {
+	if c.gotConnect.Load() || c.early.Swap(true) {
+		return
+	}
+	c.tap.stats.resets.Add(1)
+	if c.onEarlyClose != nil {
+		c.onEarlyClose()
+	}
+}
+
+func (c *tapConn) noteWrite(p []byte, now time.Time) {
+	st := c.tap.stats
+	st.packets.Add(1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.handshaken {
+		c.handshaken = true // the connect request has no request header
+		return
+	}
+	if len(p) < 12 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(p[4:8]))
+	op := int32(binary.BigEndian.Uint32(p[8:12]))
+	if xid < 0 || op == opClose {
+		return // pings and the like
+	}
+	st.total.Add(1)
+	st.requests[requestKindIndex(op)].Add(1)
+	path, rest := readString(p[12:])
+	watch := len(rest) > 0 && rest[0] != 0 && (op == opExists || op == opGetData || op == opGetChildren || op == opGetChildren2)
+	if op == opDelete && path != "" {
+		st.deletes.note(path, now, c.tap)
+	}
+	c.pend = append(c.pend, pending{xid: xid, op: op, watch: watch, sent: now})
+}
+
+// readString reads a jute string (int32 length, bytes).
+func readString(b []byte) (string, []byte) {
+	if len(b) < 4 {
+		return "", nil
+	}
+	n := int32(binary.BigEndian.Uint32(b))
+	if n < 0 || int(n) > len(b)-4 {
+		return "", nil
+	}
+	return string(b[4 : 4+n]), b[4+n:]
+}
+
+func (c *tapConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.noteRead(p[:n], time.Now())
+	}
+	if err != nil {
+		c.checkEarly()
+	}
+	return n, err
+}
+
+// noteRead feeds received bytes to the reply parser.
+func (c *tapConn) noteRead(b []byte, now time.Time) {
+	for len(b) > 0 {
+		if c.need == 0 && len(c.hdr) < 4 {
+			k := min(4-len(c.hdr), len(b))
+			c.hdr = append(c.hdr, b[:k]...)
+			b = b[k:]
+			if len(c.hdr) == 4 {
+				c.need = int(binary.BigEndian.Uint32(c.hdr))
+				c.keep = min(c.need, headKeep)
+				if c.need == 0 {
+					c.packet(now)
+				}
+			}
+			continue
+		}
+		k := min(c.need, len(b))
+		if kept := len(c.hdr) - 4; kept < c.keep {
+			c.hdr = append(c.hdr, b[:min(k, c.keep-kept)]...)
+		}
+		c.need -= k
+		b = b[k:]
+		if c.need == 0 {
+			c.packet(now)
+		}
+	}
+}
+
+// packet handles one complete reply (its head is in c.hdr[4:]).
+func (c *tapConn) packet(now time.Time) {
+	body := c.hdr[4:]
+	defer func() { c.hdr = c.hdr[:0] }()
+	if !c.gotConnect.Load() {
+		c.gotConnect.Store(true)
+		return
+	}
+	if len(body) < 16 {
+		return
+	}
+	xid := int32(binary.BigEndian.Uint32(body[0:4]))
+	switch {
+	case xid == -1:
+		c.watchEvent(body[16:], now)
+	case xid >= 0:
+		c.reply(xid, now)
+	}
+}
+
+func (c *tapConn) reply(xid int32, now time.Time) {
+	c.mu.Lock()
+	var req pending
+	found := false
+	for c.head < len(c.pend) {
+		req = c.pend[c.head]
+		c.head++
+		if req.xid == xid {
+			found = true
+			break
+		}
+	}
+	if c.head == len(c.pend) {
+		c.pend, c.head = c.pend[:0], 0
+	}
+	c.mu.Unlock()
+	if !found {
+		return
+	}
+	if ph := phaseOf(req.op, req.watch); ph != "" && c.tap.shard != nil {
+		c.tap.shard.Record(ph, now.Sub(req.sent))
+	}
+}
+
+func (c *tapConn) watchEvent(b []byte, now time.Time) {
+	if len(b) < 8 || c.tap.shard == nil {
+		return
+	}
+	typ := int32(binary.BigEndian.Uint32(b[0:4]))
+	path, _ := readString(b[8:])
+	key := path
+	switch typ {
+	case evNodeDeleted:
+	case evNodeChildrenChanged:
+		key = path + "/"
+	default:
+		return
+	}
+	if lag, ok := c.tap.stats.deletes.since(key, now, c.tap); ok {
+		c.tap.shard.Record(metrics.NotificationLag, lag)
+	}
+}

@@ -1,0 +1,178 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// A workload is what the clients of one recipe do. The runner owns the
+// sessions, the clock and the checks; the workload owns the recipe calls.
+type workload interface {
+	// mainPhase is the latency the progress line shows.
+	mainPhase() metrics.Phase
+	// extraPhases are phases beyond metrics.Phases the workload records.
+	extraPhases() []metrics.Phase
+	// recvBuffer is the receive buffer a client session needs: the largest
+	// reply it can get (a directory listing, mostly).
+	recvBuffer() int
+	// slotOf is which lock, role or group client i belongs to.
+	slotOf(i int) int
+	// prepare creates what the clients share, under the namespace.
+	prepare(ctx context.Context, conn *zk.Conn) error
+	// loop runs client c's operations until the run stops.
+	loop(c *client)
+	// sample is called once per interval by the ticker (queue depth).
+	sample()
+	// depth is the current queue depth, 0 for other recipes.
+	depth() int64
+	// finish runs once every loop has returned, before the leftover check:
+	// final checks that need the servers.
+	finish(ctx context.Context, conn *zk.Conn, res *Result)
+}
+
+func newWorkload(r *runner) (workload, error) {
+	switch r.run.Recipe {
+	case scenarios.FairLock, scenarios.HerdLock, scenarios.HerdChildren:
+		return newLockWork(r), nil
+	}
+	return newOtherWorkload(r)
+}
+
+// pathsOf names n directories under the namespace: base-000, base-001...
+func pathsOf(ns, base string, n int) []string {
+	paths := make([]string, n)
+	for i := range paths {
+		paths[i] = fmt.Sprintf("%s/%s-%03d", ns, base, i)
+	}
+	return paths
+}
+
+// createDirs creates the shared directories before any client starts, so
+// a thousand first contenders do not all race to create them.
+func createDirs(conn *zk.Conn, paths []string) error {
+	for _, p := range paths {
+		if _, err := conn.Create(p, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("loadgen: create %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// clientsPer is the most clients any of n slots gets with round-robin
+// assignment.
+func clientsPer(clients, n int) int { return (clients + n - 1) / max(n, 1) }
+
+// seqOf returns the sequence number of a recipe node path, -1 if none.
+func seqOf(node string) int64 {
+	n, ok := recipes.ParseNode(node[strings.LastIndexByte(node, '/')+1:])
+	if !ok {
+		return -1
+	}
+	return n.Seq
+}
+
+// lockWork drives the three mutual-exclusion locks.
+type lockWork struct {
+	r       *runner
+	paths   []string
+	guards  []*lockGuard
+	newLock func(s *recipes.Session, path string) recipes.Locker
+}
+
+func newLockWork(r *runner) *lockWork {
+	w := &lockWork{r: r, paths: pathsOf(r.ns, "lock", r.run.Locks)}
+	for _, p := range w.paths {
+		w.guards = append(w.guards, &lockGuard{path: p, fifo: r.run.Recipe == scenarios.FairLock})
+	}
+	switch {
+	case r.opts.NewLocker != nil:
+		w.newLock = r.opts.NewLocker
+	case r.run.Recipe == scenarios.HerdLock:
+		w.newLock = func(s *recipes.Session, p string) recipes.Locker { return recipes.NewHerdLock(s, p) }
+	case r.run.Recipe == scenarios.HerdChildren:
+		w.newLock = func(s *recipes.Session, p string) recipes.Locker { return recipes.NewHerdChildrenLock(s, p) }
+	default:
+		w.newLock = func(s *recipes.Session, p string) recipes.Locker { return recipes.NewLock(s, p) }
+	}
+	return w
+}
+
+func (w *lockWork) mainPhase() metrics.Phase      { return metrics.Acquire }
+func (w *lockWork) extraPhases() []metrics.Phase  { return nil }
+func (w *lockWork) slotOf(i int) int              { return w.r.run.LockFor(i) }
+func (w *lockWork) sample()                       {}
+func (w *lockWork) depth() int64                  { return 0 }
+func (w *lockWork) finish(context.Context, *zk.Conn, *Result) {}
+
+func (w *lockWork) recvBuffer() int {
+	return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
+}
+
+func (w *lockWork) prepare(_ context.Context, conn *zk.Conn) error {
+	return createDirs(conn, w.paths)
+}
+
+func (w *lockWork) loop(c *client) {
+	r := w.r
+	g := w.guards[c.slot]
+	sampler := scenarios.NewSampler(r.run.Hold, r.run.Seed, uint64(c.idx))
+	var (
+		l  recipes.Locker
+		ls *recipes.Session
+	)
+	for first := true; ; first = false {
+		intended, ok := r.next(first)
+		if !ok {
+			return
+		}
+		s := r.session(c)
+		if s == nil {
+			return
+		}
+		if s != ls {
+			l, ls = w.newLock(s, g.path), s
+		}
+		start := time.Now()
+		if err := l.Lock(r.opCtx); err != nil {
+			r.opFailed(err)
+			continue
+		}
+		granted := time.Now()
+		counted := r.opDone()
+		if counted {
+			r.recordAcquire(c, metrics.Acquire, start, intended, granted)
+			if d, ok := g.handoff(start, granted); ok {
+				c.shard.Record(metrics.Handoff, d)
+			}
+		}
+		g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node()))
+		var lost bool
+		if counted {
+			lost = r.hold(sampler.Next(), l.Lost())
+		}
+		relStart := time.Now()
+		g.exitExclusive()
+		g.released(relStart)
+		err := r.release(s, l.Unlock)
+		if counted {
+			c.shard.Record(metrics.Hold, relStart.Sub(granted))
+			c.shard.Record(metrics.Release, time.Since(relStart))
+			r.releases.Add(1)
+		}
+		switch {
+		case lost:
+			r.opFailed(fmt.Errorf("held lock: %w", recipes.ErrLost))
+		case err != nil:
+			r.opFailed(err)
+		}
+	}
+}
