@@ -1,0 +1,131 @@
+package inspect
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Limits on how much node data is decoded for display.
+const (
+	// DefaultTextLimit is how many bytes of text or JSON are shown.
+	DefaultTextLimit = 64 << 10
+	// DefaultHexLimit is how many bytes of binary data are shown as hex.
+	DefaultHexLimit = 4 << 10
+)
+
+// DataKind says how node data was decoded.
+type DataKind string
+
+// Data kinds.
+const (
+	DataEmpty  DataKind = "empty"
+	DataText   DataKind = "text"
+	DataJSON   DataKind = "json"
+	DataBinary DataKind = "binary"
+)
+
+// Decoded is node data ready to show: pretty JSON, UTF-8 text, or a hex
+// dump for anything else, cut to a limit.
+type Decoded struct {
+	Kind  DataKind
+	Lines []string
+	Shown int // bytes of the data the lines cover
+	Total int // bytes of data
+}
+
+// Truncated reports whether only part of the data is shown.
+func (d Decoded) Truncated() bool { return d.Shown < d.Total }
+
+// Decode turns data into display lines: JSON (objects and arrays) is
+// pretty-printed, valid UTF-8 text without control characters other than
+// whitespace is shown as is, everything else as a hex dump with an ASCII
+// column. Text is cut at textLimit bytes (on a rune boundary), hex at
+// hexLimit; zero limits mean the defaults.
+func Decode(data []byte, textLimit, hexLimit int) Decoded {
+	if textLimit <= 0 {
+		textLimit = DefaultTextLimit
+	}
+	if hexLimit <= 0 {
+		hexLimit = DefaultHexLimit
+	}
+	d := Decoded{Total: len(data)}
+	switch {
+	case len(data) == 0:
+		d.Kind = DataEmpty
+		return d
+	case isText(data):
+		if len(data) <= textLimit && looksJSON(data) {
+			var buf bytes.Buffer
+			if json.Indent(&buf, data, "", "  ") == nil {
+				d.Kind, d.Shown = DataJSON, len(data)
+				d.Lines = strings.Split(buf.String(), "\n")
+				return d
+			}
+		}
+		d.Kind = DataText
+		shown := data
+		if len(shown) > textLimit {
+			cut := textLimit
+			for cut > 0 && !utf8.RuneStart(shown[cut]) {
+				cut--
+			}
+			shown = shown[:cut]
+		}
+		d.Shown = len(shown)
+		d.Lines = strings.Split(strings.TrimSuffix(string(shown), "\n"), "\n")
+		return d
+	}
+	d.Kind = DataBinary
+	shown := data[:min(len(data), hexLimit)]
+	d.Shown = len(shown)
+	d.Lines = hexDump(shown)
+	return d
+}
+
+// isText: valid UTF-8, printable or whitespace.
+func isText(data []byte) bool {
+	if !utf8.Valid(data) {
+		return false
+	}
+	for _, r := range string(data) {
+		if !unicode.IsPrint(r) && !unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func looksJSON(data []byte) bool {
+	t := bytes.TrimSpace(data)
+	return len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']')
+}
+
+// hexDump formats 16 bytes per line: offset, hex, ASCII.
+func hexDump(data []byte) []string {
+	lines := make([]string, 0, (len(data)+15)/16)
+	for off := 0; off < len(data); off += 16 {
+		row := data[off:min(off+16, len(data))]
+		var hex, ascii strings.Builder
+		for i := 0; i < 16; i++ {
+			if i == 8 {
+				hex.WriteByte(' ')
+			}
+			if i < len(row) {
+				fmt.Fprintf(&hex, "%02x ", row[i])
+				c := row[i]
+				if c < 0x20 || c > 0x7e {
+					c = '.'
+				}
+				ascii.WriteByte(c)
+			} else {
+				hex.WriteString("   ")
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%08x  %s |%s|", off, hex.String(), ascii.String()))
+	}
+	return lines
+}

@@ -1,0 +1,354 @@
+package inspect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/recipes"
+)
+
+// Defaults for Options.
+const (
+	DefaultPollInterval = time.Second
+	DefaultPollTimeout  = 2 * time.Second
+	// DefaultMaxScanDirs bounds the tree walk that looks for locks and
+	// queues: at most this many getChildren calls per scan.
+	DefaultMaxScanDirs = 2000
+	// DefaultMaxScanFanout: directories with more children than this are
+	// parsed (they may be locks or queues) but not descended into.
+	DefaultMaxScanFanout = 1000
+	// DefaultRescanEvery is how many polls pass between walks of the tree;
+	// in between, only the directories already found are re-read.
+	DefaultRescanEvery = 10
+	// DefaultStatLimit bounds how many nodes of one lock are stat-ed for
+	// their age; the rest of a long chain shows owner (from dump) but no age.
+	DefaultStatLimit = 500
+	// receiveBuffer is the largest reply accepted: a child list of a few
+	// hundred thousand names, or a large node.
+	receiveBuffer = 64 << 20
+)
+
+var (
+	// ErrReadOnly is returned by writes when Options.AllowWrites is false.
+	ErrReadOnly = errors.New("inspect: read-only (start with --allow-writes to delete or set data)")
+	// ErrNoAccess means the node's ACL denies this session.
+	ErrNoAccess = errors.New("inspect: no access")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("inspect: closed")
+)
+
+// Options configure Open.
+type Options struct {
+	// Servers are "host:port" addresses of the ensemble members; every one
+	// is polled with four-letter words.
+	Servers []string
+	// Chroot, when set, is prefixed to every path; 4lw output outside it is
+	// ignored.
+	Chroot string
+	// SessionTimeout defaults to recipes.DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// Auth is digest credentials "user:password" (optional).
+	Auth string
+	// AllowWrites enables Delete and SetData.
+	AllowWrites bool
+	// PollInterval is the time between snapshots. Defaults to DefaultPollInterval.
+	PollInterval time.Duration
+	// PollTimeout bounds each member's poll. Defaults to DefaultPollTimeout.
+	PollTimeout time.Duration
+	// ScanRoots are where locks and queues are looked for. Defaults to "/".
+	ScanRoots []string
+	// HerdThreshold defaults to DefaultHerdThreshold.
+	HerdThreshold int
+	// MaxScanDirs, MaxScanFanout, RescanEvery and StatLimit bound the lock
+	// and queue scan; they default to the Default* constants.
+	MaxScanDirs   int
+	MaxScanFanout int
+	RescanEvery   int
+	StatLimit     int
+}
+
+// Inspector reads one ensemble. Its methods are safe for concurrent use.
+type Inspector struct {
+	opts   Options
+	poller poller
+
+	mu     sync.Mutex
+	sess   *recipes.Session
+	closed bool
+
+	watchMu      sync.Mutex
+	dataWatched  map[string]bool // absolute paths with a data/exists watch armed
+	childWatched map[string]bool // absolute paths with a child watch armed
+	pending      map[string]ChangeKind
+	notify       chan struct{} // 1 slot: "pending is not empty"
+
+	scanMu sync.Mutex
+	scan   scanState
+}
+
+// ChangeKind says what a watch reported.
+type ChangeKind uint8
+
+// Change kinds (a bit set: one path can have several).
+const (
+	ChangedData ChangeKind = 1 << iota
+	ChangedChildren
+	ChangedDeleted
+	ChangedCreated
+)
+
+// Change is a watch notification on a path the caller looked at.
+type Change struct {
+	Path string // relative to the chroot
+	Kind ChangeKind
+}
+
+// Open connects to the ensemble and returns once a session is established.
+func Open(ctx context.Context, opts Options) (*Inspector, error) {
+	if len(opts.Servers) == 0 {
+		return nil, errors.New("inspect: no server given")
+	}
+	opts.Chroot = strings.TrimSuffix(opts.Chroot, "/")
+	in := &Inspector{
+		opts:         opts,
+		dataWatched:  map[string]bool{},
+		childWatched: map[string]bool{},
+		pending:      map[string]ChangeKind{},
+		notify:       make(chan struct{}, 1),
+	}
+	in.poller = newPoller(opts.Servers, in.pollTimeout())
+	if _, err := in.session(ctx); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *Inspector) pollInterval() time.Duration {
+	if in.opts.PollInterval > 0 {
+		return in.opts.PollInterval
+	}
+	return DefaultPollInterval
+}
+
+func (in *Inspector) pollTimeout() time.Duration {
+	if in.opts.PollTimeout > 0 {
+		return in.opts.PollTimeout
+	}
+	return DefaultPollTimeout
+}
+
+// session returns the live session, opening a new one if the last expired.
+func (in *Inspector) session(ctx context.Context) (*recipes.Session, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.closed {
+		return nil, ErrClosed
+	}
+	if in.sess != nil {
+		select {
+		case <-in.sess.Done():
+			in.sess = nil
+			in.forgetWatches()
+		default:
+			return in.sess, nil
+		}
+	}
+	opts := []recipes.SessionOption{
+		recipes.WithBufferSizes(recipes.DefaultBufferSize, receiveBuffer),
+		recipes.WithEventObserver(in.onEvent),
+	}
+	if in.opts.SessionTimeout > 0 {
+		opts = append(opts, recipes.WithSessionTimeout(in.opts.SessionTimeout))
+	}
+	if in.opts.Auth != "" {
+		opts = append(opts, recipes.WithDigestAuth(in.opts.Auth))
+	}
+	s, err := recipes.NewSession(ctx, in.opts.Servers, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("inspect: %w", err)
+	}
+	in.sess = s
+	return s, nil
+}
+
+func (in *Inspector) conn(ctx context.Context) (*zk.Conn, error) {
+	s, err := in.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s.Conn(), nil
+}
+
+// SessionID is the inspector's own session, so views can tell it apart.
+func (in *Inspector) SessionID() int64 {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.sess == nil {
+		return 0
+	}
+	return in.sess.ID()
+}
+
+// Writable reports whether Delete and SetData are allowed.
+func (in *Inspector) Writable() bool { return in.opts.AllowWrites }
+
+// Servers are the members polled.
+func (in *Inspector) Servers() []string { return in.opts.Servers }
+
+// Close ends the session. Idempotent.
+func (in *Inspector) Close() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.closed = true
+	if in.sess != nil {
+		in.sess.Close()
+		in.sess = nil
+	}
+}
+
+// abs maps a path relative to the chroot to a server path.
+func (in *Inspector) abs(p string) string {
+	if in.opts.Chroot == "" {
+		return path.Clean("/" + p)
+	}
+	return path.Clean(in.opts.Chroot + "/" + p)
+}
+
+// rel maps a server path to one relative to the chroot; ok is false for
+// paths outside it.
+func (in *Inspector) rel(p string) (string, bool) {
+	c := in.opts.Chroot
+	switch {
+	case c == "":
+		return p, true
+	case p == c:
+		return "/", true
+	case strings.HasPrefix(p, c+"/"):
+		return p[len(c):], true
+	}
+	return "", false
+}
+
+// call runs a blocking go-zookeeper request and returns early when ctx ends
+// (the request itself ends with the connection's own timeouts).
+func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+func wrapErr(op, p string, err error) error {
+	if errors.Is(err, zk.ErrNoAuth) {
+		return fmt.Errorf("inspect: %s %s: %w", op, p, ErrNoAccess)
+	}
+	return fmt.Errorf("inspect: %s %s: %w", op, p, err)
+}
+
+// onEvent records watch notifications; called by go-zookeeper's receive
+// loop, so it only updates maps.
+func (in *Inspector) onEvent(ev zk.Event) {
+	var kind ChangeKind
+	switch ev.Type {
+	case zk.EventNodeDataChanged:
+		kind = ChangedData
+	case zk.EventNodeChildrenChanged:
+		kind = ChangedChildren
+	case zk.EventNodeDeleted:
+		kind = ChangedDeleted
+	case zk.EventNodeCreated:
+		kind = ChangedCreated
+	case zk.EventSession:
+		if ev.State == zk.StateExpired {
+			in.watchMu.Lock()
+			in.forgetWatchesLocked()
+			in.watchMu.Unlock()
+		}
+		return
+	default:
+		return
+	}
+	rel, ok := in.rel(ev.Path)
+	if !ok {
+		return
+	}
+	in.watchMu.Lock()
+	if kind == ChangedChildren {
+		delete(in.childWatched, ev.Path)
+	} else {
+		delete(in.dataWatched, ev.Path)
+		if kind == ChangedDeleted {
+			delete(in.childWatched, ev.Path)
+		}
+	}
+	in.pending[rel] |= kind
+	in.watchMu.Unlock()
+	select {
+	case in.notify <- struct{}{}:
+	default: // already signalled; TakeChanges will see this one too
+	}
+}
+
+func (in *Inspector) forgetWatches() {
+	in.watchMu.Lock()
+	defer in.watchMu.Unlock()
+	in.forgetWatchesLocked()
+}
+
+func (in *Inspector) forgetWatchesLocked() {
+	clear(in.dataWatched)
+	clear(in.childWatched)
+}
+
+// Changes is signalled when watch notifications are waiting in TakeChanges.
+// Several notifications may come with one signal; none is lost.
+func (in *Inspector) Changes() <-chan struct{} { return in.notify }
+
+// TakeChanges returns and clears the notifications received so far, one
+// per path, sorted by path.
+func (in *Inspector) TakeChanges() []Change {
+	in.watchMu.Lock()
+	defer in.watchMu.Unlock()
+	out := make([]Change, 0, len(in.pending))
+	for p, k := range in.pending {
+		out = append(out, Change{Path: p, Kind: k})
+	}
+	clear(in.pending)
+	sortChanges(out)
+	return out
+}
+
+// arm reports whether a watch of the given kind should be set on p now,
+// and marks it set. undo un-marks it when the request fails.
+func (in *Inspector) arm(set map[string]bool, p string) (arm bool, undo func()) {
+	in.watchMu.Lock()
+	defer in.watchMu.Unlock()
+	if set[p] {
+		return false, func() {}
+	}
+	set[p] = true
+	return true, func() {
+		in.watchMu.Lock()
+		delete(set, p)
+		in.watchMu.Unlock()
+	}
+}

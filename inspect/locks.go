@@ -1,0 +1,317 @@
+package inspect
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"time"
+
+	"github.com/zkherd/zkherd/recipes"
+)
+
+// DefaultHerdThreshold is how many sessions watching one node make a herd:
+// a fair lock has exactly one watcher per node.
+const DefaultHerdThreshold = 3
+
+// nodeInfo is what the inspector knows about one child: its ephemeral owner
+// (from Stat or dump) and creation time (from Stat, zero when not read).
+type nodeInfo struct {
+	Owner   int64
+	Created time.Time
+}
+
+// dirKind says what a directory listing looks like.
+type dirKind uint8
+
+const (
+	dirNone  dirKind = iota // nothing recognised
+	dirLock                 // lock, read/write lock, semaphore, latch, election, herd
+	dirQueue                // sequential items nobody waits on
+)
+
+// classify decides whether parsed children form a lock or a queue. A
+// directory with any lock-like node is a lock; one whose nodes are all queue
+// items or unnamed sequential nodes is a queue candidate (the caller checks
+// that the items are persistent).
+func classify(nodes []recipes.Node) dirKind {
+	if len(nodes) == 0 {
+		return dirNone
+	}
+	queue := true
+	for _, n := range nodes {
+		switch n.Kind {
+		case recipes.KindQueueItem, recipes.KindOther:
+		default:
+			queue = false
+		}
+	}
+	if queue {
+		return dirQueue
+	}
+	return dirLock
+}
+
+// layoutName names a lock directory's layout for the user, e.g.
+// "curator mutex", "kazoo rwlock", "zkherd-herd".
+func layoutName(nodes []recipes.Node) string {
+	if len(nodes) == 0 {
+		return ""
+	}
+	layout := nodes[0].Layout
+	mixed := false
+	kinds := map[recipes.Kind]bool{}
+	for _, n := range nodes {
+		if n.Layout != layout {
+			mixed = true
+		}
+		kinds[n.Kind] = true
+	}
+	var kind string
+	switch {
+	case kinds[recipes.KindRead] || kinds[recipes.KindWrite]:
+		kind = "rwlock"
+	case kinds[recipes.KindLease]:
+		kind = "semaphore"
+	case kinds[recipes.KindLatch]:
+		kind = "latch"
+	case kinds[recipes.KindElection]:
+		kind = "election"
+	default:
+		kind = "mutex"
+	}
+	if layout == recipes.LayoutHerd {
+		return string(layout)
+	}
+	if mixed {
+		return "mixed " + kind
+	}
+	return string(layout) + " " + kind
+}
+
+// lockInput is everything buildLock reads.
+type lockInput struct {
+	Dir          string
+	Nodes        []recipes.Node // sorted as recipes.ParseChildren returns them
+	Unrecognised []string
+	Info         func(name string) (nodeInfo, bool)
+	Cluster      *Cluster
+	At           time.Time
+	HerdMin      int
+}
+
+// buildLock draws the chain of one lock directory and flags its anomalies.
+func buildLock(in lockInput) Lock {
+	l := Lock{Path: in.Dir, Layout: layoutName(in.Nodes), Unrecognised: in.Unrecognised}
+	herdMin := in.HerdMin
+	if herdMin <= 0 {
+		herdMin = DefaultHerdThreshold
+	}
+	c := in.Cluster
+	if c == nil {
+		c = &Cluster{}
+	}
+
+	// Which nodes of this directory each session watches, and how many
+	// sessions watch each node.
+	watching := map[int64][]string{}
+	watchers := make(map[string][]int64, len(in.Nodes))
+	for _, n := range in.Nodes {
+		ws := c.Watchers(path.Join(in.Dir, n.Name))
+		if c.Self != 0 && slices.Contains(ws, c.Self) {
+			ws = slices.DeleteFunc(slices.Clone(ws), func(s int64) bool { return s == c.Self })
+		}
+		if len(ws) == 0 {
+			continue
+		}
+		watchers[n.Name] = ws
+		for _, s := range ws {
+			watching[s] = append(watching[s], n.Name)
+		}
+	}
+
+	l.Entries = make([]LockEntry, 0, len(in.Nodes))
+	for i, n := range in.Nodes {
+		e := LockEntry{Node: n.Name, Seq: n.Seq, Kind: string(n.Kind), Age: -1, Session: n.SessionID}
+		if info, ok := in.Info(n.Name); ok {
+			if info.Owner != 0 {
+				e.Session = info.Owner
+			}
+			if !info.Created.IsZero() {
+				e.Age = max(in.At.Sub(info.Created), 0)
+			}
+		}
+		if s, ok := c.Session(e.Session); ok {
+			e.Endpoint = s.Endpoint
+		}
+		e.Watching = watching[e.Session]
+		switch {
+		case n.Kind == recipes.KindLease:
+			// The lease limit lives in the clients, not in ZooKeeper.
+			e.Role = RoleUnknown
+		case recipes.Holds(in.Nodes, i, 1):
+			e.Role = RoleHolder
+		default:
+			e.Role = RoleWaiter
+			e.Expect = in.Nodes[recipes.Predecessor(in.Nodes, i, 1)].Name
+		}
+		l.Entries = append(l.Entries, e)
+	}
+	if len(in.Nodes) == 1 && in.Nodes[0].Layout == recipes.LayoutHerd {
+		l.Entries = append(l.Entries, herdWaiters(in.Nodes[0].Name, watchers[in.Nodes[0].Name], c)...)
+	}
+
+	flagWaiters(&l, in.Nodes)
+	flagHerd(&l, watchers, herdMin)
+	flagHolders(&l, c)
+	if len(in.Unrecognised) > 0 {
+		l.Anomalies = append(l.Anomalies, Anomaly{
+			Kind:   AnomalyUnrecognised,
+			Detail: fmt.Sprintf("%d children match no known layout, e.g. %q", len(in.Unrecognised), in.Unrecognised[0]),
+		})
+	}
+	return l
+}
+
+// herdWaiters are the sessions watching a herd lock's single node: they
+// have no node of their own.
+func herdWaiters(node string, sessions []int64, c *Cluster) []LockEntry {
+	es := make([]LockEntry, 0, len(sessions))
+	for _, id := range sessions {
+		e := LockEntry{Seq: -1, Kind: string(recipes.KindLock), Role: RoleWaiter, Session: id, Age: -1,
+			Watching: []string{node}, Expect: node}
+		if s, ok := c.Session(id); ok {
+			e.Endpoint = s.Endpoint
+		}
+		es = append(es, e)
+	}
+	return es
+}
+
+// flagWaiters marks waiters that watch nothing or the wrong node. A reader
+// watching any writer before it is accepted: Curator's read lock watches the
+// first writer rather than the nearest, which wakes readers too often but is
+// not wrong.
+func flagWaiters(l *Lock, nodes []recipes.Node) {
+	index := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		index[n.Name] = i
+	}
+	noWatch, wrong := 0, 0
+	var firstNoWatch, firstWrong string
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		if e.Role != RoleWaiter || e.Node == "" {
+			continue
+		}
+		switch {
+		case len(e.Watching) == 0:
+			e.Flags = e.Flags.With(AnomalyNoWatch)
+			if noWatch == 0 {
+				firstNoWatch = e.Node
+			}
+			noWatch++
+		case !slices.Contains(e.Watching, e.Expect) && !(e.Kind == string(recipes.KindRead) && watchesEarlierWriter(e, nodes, index)):
+			e.Flags = e.Flags.With(AnomalyWrongWatch)
+			if wrong == 0 {
+				firstWrong = fmt.Sprintf("%s watches %s, expected %s", e.Node, e.Watching[0], e.Expect)
+			}
+			wrong++
+		}
+	}
+	if noWatch > 0 {
+		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyNoWatch, Node: firstNoWatch,
+			Detail: fmt.Sprintf("%d waiter(s) watch no node of the lock, first %s (a child watch on the directory would not show: wchp lists data watches only)", noWatch, firstNoWatch)})
+	}
+	if wrong > 0 {
+		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyWrongWatch, Node: firstWrong,
+			Detail: fmt.Sprintf("%d waiter(s) watch the wrong node: %s", wrong, firstWrong)})
+	}
+}
+
+func watchesEarlierWriter(e *LockEntry, nodes []recipes.Node, index map[string]int) bool {
+	self, ok := index[e.Node]
+	if !ok {
+		return false
+	}
+	for _, w := range e.Watching {
+		if j, ok := index[w]; ok && j < self && nodes[j].Kind != recipes.KindRead {
+			return true
+		}
+	}
+	return false
+}
+
+// flagHerd marks nodes watched by herdMin sessions or more, and the entries
+// of the sessions watching them. Readers waiting on the same writer are
+// not a herd: the rule says they all wake together.
+func flagHerd(l *Lock, watchers map[string][]int64, herdMin int) {
+	kindOf := make(map[string]string, len(l.Entries))
+	readers := map[int64]bool{}
+	for _, e := range l.Entries {
+		if e.Node != "" {
+			kindOf[e.Node] = e.Kind
+		}
+		if e.Kind == string(recipes.KindRead) && e.Role == RoleWaiter {
+			readers[e.Session] = true
+		}
+	}
+	herd := map[int64]bool{}
+	var names []string
+	for name, ws := range watchers {
+		n := 0
+		for _, s := range ws {
+			if !(readers[s] && kindOf[name] != string(recipes.KindRead)) {
+				n++
+			}
+		}
+		if n >= herdMin {
+			names = append(names, name)
+			for _, s := range ws {
+				herd[s] = true
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyHerd, Node: name,
+			Detail: fmt.Sprintf("%d sessions watch %s: its release wakes them all", len(watchers[name]), name)})
+	}
+	if len(herd) == 0 {
+		return
+	}
+	for i := range l.Entries {
+		if e := &l.Entries[i]; e.Role == RoleWaiter && herd[e.Session] {
+			e.Flags = e.Flags.With(AnomalyHerd)
+		}
+	}
+}
+
+// flagHolders marks holders whose session is connected to no member: the
+// lock stays held until the session expires. Only judged when every member
+// answered cons.
+func flagHolders(l *Lock, c *Cluster) {
+	if !c.SessionsComplete {
+		return
+	}
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		if e.Role != RoleHolder || e.Session == 0 {
+			continue
+		}
+		s, known := c.Session(e.Session)
+		var detail string
+		switch {
+		case !known:
+			detail = fmt.Sprintf("holder %s: session %s is unknown to the servers", e.Node, SessionHex(e.Session))
+		case s.Member == "":
+			detail = fmt.Sprintf("holder %s: session %s is connected to no member; the lock stays held until it expires", e.Node, SessionHex(e.Session))
+			if s.Timeout > 0 {
+				detail += fmt.Sprintf(" (timeout %s)", s.Timeout)
+			}
+		default:
+			continue
+		}
+		e.Flags = e.Flags.With(AnomalyHolderGone)
+		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyHolderGone, Node: e.Node, Detail: detail})
+	}
+}

@@ -1,0 +1,304 @@
+package inspect
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Snapshot is one collection of everything the cluster views show. Values
+// are plain data: they can be recorded (as JSON) and replayed into the views.
+type Snapshot struct {
+	At      time.Time
+	Cluster Cluster
+	Locks   []Lock
+	Queues  []Queue
+	// Notices are things the user should know about this collection, such
+	// as a member that does not answer or a lock scan that was cut short.
+	Notices []string
+}
+
+// Cluster is the merged result of one poll of every member.
+type Cluster struct {
+	At       time.Time
+	Members  []Member
+	Sessions []Session   // sorted by ID
+	Watches  []PathWatch // data watches by path, sorted by path
+	// ItemisedWatches is the number of (path, session) data watches listed
+	// by wchp on the members that answered it.
+	ItemisedWatches int64
+	// TotalWatches is the sum of mntr's zk_watch_count over the members that
+	// answered both mntr and wchp; -1 when no member did.
+	TotalWatches int64
+	// SessionsComplete is true when every member answered cons, so a session
+	// missing from Sessions is connected nowhere.
+	SessionsComplete bool
+	Capabilities     []Capability
+	// Self is the inspector's own session (0 when unknown). Its watches are
+	// not counted in lock chains: looking at a node must not change what
+	// the chain says about it.
+	Self int64
+}
+
+// ChildWatches is ZooKeeper's blind spot: watches counted by mntr but never
+// itemised by wchp, which lists data watches only (exists, getData). Child
+// watches (getChildren with a watch) make up the difference. known is false
+// when mntr or wchp did not answer.
+func (c *Cluster) ChildWatches() (n int64, known bool) {
+	if c.TotalWatches < 0 {
+		return 0, false
+	}
+	return max(c.TotalWatches-c.ItemisedWatches, 0), true
+}
+
+// Session returns the session with the given id.
+func (c *Cluster) Session(id int64) (Session, bool) {
+	i := sort.Search(len(c.Sessions), func(i int) bool { return c.Sessions[i].ID >= id })
+	if i < len(c.Sessions) && c.Sessions[i].ID == id {
+		return c.Sessions[i], true
+	}
+	return Session{}, false
+}
+
+// Watchers returns the sessions holding a data watch on path.
+func (c *Cluster) Watchers(path string) []int64 {
+	i := sort.Search(len(c.Watches), func(i int) bool { return c.Watches[i].Path >= path })
+	if i < len(c.Watches) && c.Watches[i].Path == path {
+		return c.Watches[i].Sessions
+	}
+	return nil
+}
+
+// UpMembers counts the members that answered.
+func (c *Cluster) UpMembers() int {
+	n := 0
+	for _, m := range c.Members {
+		if m.Up {
+			n++
+		}
+	}
+	return n
+}
+
+// Member is one ensemble member as its last poll saw it.
+type Member struct {
+	Addr    string
+	Up      bool
+	Err     string // why it is down, or what part of the poll failed
+	Mode    string // leader, follower, standalone, observer
+	Version string
+	Zxid    int64
+	// Latency is min/avg/max request latency in ms since the server started
+	// (srvr/mntr keep no window).
+	LatencyMin, LatencyAvg, LatencyMax float64
+	Outstanding                        int64
+	Connections                        int64
+	Watches                            int64 // mntr zk_watch_count (data and child watches)
+	Znodes                             int64
+	Ephemerals                         int64
+	PacketsReceived, PacketsSent       int64
+	// FanOut is how many watchers each kind of event fired, from mntr's
+	// node_*_watch_count summaries: the herd effect as the server sees it.
+	FanOut []FanOut
+}
+
+// FanOut summarises the watchers fired per event of one kind.
+type FanOut struct {
+	Event string // created, deleted, changed, children
+	Count int64  // events
+	Avg   float64
+	Max   int64
+}
+
+// Session is one client session, merged from cons, dump and wchp of every
+// member.
+type Session struct {
+	ID         int64
+	Endpoint   string // client address as the server sees it, "" if not connected
+	Member     string // server it is connected to, "" if connected nowhere
+	LastOp     string
+	LatencyAvg int64 // ms
+	LatencyMax int64 // ms
+	Timeout    time.Duration
+	Ephemerals []string // sorted
+	Watches    []string // paths with a data watch, sorted
+}
+
+// PathWatch is one path and the sessions holding a data watch on it.
+type PathWatch struct {
+	Path     string
+	Sessions []int64
+}
+
+// Capability says whether one member answers one command, and if not, the
+// exact configuration line that enables it.
+type Capability struct {
+	Member    string
+	Command   string // a four-letter word or "adminserver"
+	Available bool
+	Enable    string // config line that enables it; empty when available
+}
+
+// Lock is one directory whose children match a known lock layout, as a
+// chain: holders first, then waiters in sequence order.
+type Lock struct {
+	Path   string
+	Layout string // which client's layout the children follow, e.g. "curator mutex"
+	// Entries are the contenders in sequence order. For a herd lock (one
+	// node everybody watches) the holder is the node and the waiters are the
+	// sessions watching it.
+	Entries []LockEntry
+	// Unrecognised children match no layout; they are listed, not fatal.
+	Unrecognised []string
+	Anomalies    []Anomaly
+}
+
+// Holders counts the entries that hold the lock.
+func (l *Lock) Holders() int {
+	n := 0
+	for _, e := range l.Entries {
+		if e.Role == RoleHolder {
+			n++
+		}
+	}
+	return n
+}
+
+// Waiters counts the entries that wait.
+func (l *Lock) Waiters() int {
+	n := 0
+	for _, e := range l.Entries {
+		if e.Role == RoleWaiter {
+			n++
+		}
+	}
+	return n
+}
+
+// Role is a contender's place in a lock chain.
+type Role uint8
+
+// Roles.
+const (
+	RoleUnknown Role = iota // a semaphore lease whose limit the inspector cannot know
+	RoleHolder
+	RoleWaiter
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleHolder:
+		return "holder"
+	case RoleWaiter:
+		return "waiter"
+	}
+	return "member"
+}
+
+// LockEntry is one contender.
+type LockEntry struct {
+	Node     string // child name; empty for a herd waiter, which has no node
+	Seq      int64  // sequence suffix; -1 when the name has none
+	Kind     string // lock, read, write, lease, latch
+	Role     Role
+	Session  int64         // ephemeral owner; 0 when unknown
+	Endpoint string        // the session's client address, from cons
+	Age      time.Duration // since the node was created; negative when unknown
+	// Watching lists the nodes of this lock directory that the session
+	// holds a data watch on (child names), from wchp.
+	Watching []string
+	// Expect is the node this contender should watch: its predecessor
+	// (for a reader, the nearest writer before it). Empty for holders.
+	Expect string
+	Flags  AnomalySet
+}
+
+// AnomalyKind is something wrong with a lock chain.
+type AnomalyKind uint8
+
+// Anomalies a lock chain can show.
+const (
+	// AnomalyNoWatch: a waiter whose session watches no node of the lock.
+	// It may be waiting on a child watch of the directory, which wchp never
+	// lists, or it may never wake up.
+	AnomalyNoWatch AnomalyKind = iota
+	// AnomalyWrongWatch: a waiter watching a node other than its predecessor.
+	AnomalyWrongWatch
+	// AnomalyHerd: many sessions watching one node; each release wakes all.
+	AnomalyHerd
+	// AnomalyHolderGone: the holder's session is connected to no member (its
+	// node stays until the session expires) or unknown to the servers.
+	AnomalyHolderGone
+	// AnomalyUnrecognised: children that match no known layout.
+	AnomalyUnrecognised
+	numAnomalyKinds
+)
+
+func (k AnomalyKind) String() string {
+	switch k {
+	case AnomalyNoWatch:
+		return "no watch"
+	case AnomalyWrongWatch:
+		return "wrong watch"
+	case AnomalyHerd:
+		return "herd"
+	case AnomalyHolderGone:
+		return "holder gone"
+	case AnomalyUnrecognised:
+		return "unrecognised"
+	}
+	return "AnomalyKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// AnomalySet is a set of anomaly kinds, one bit each.
+type AnomalySet uint8
+
+// Has reports whether k is in the set.
+func (s AnomalySet) Has(k AnomalyKind) bool { return s&(1<<k) != 0 }
+
+// With returns the set plus k.
+func (s AnomalySet) With(k AnomalyKind) AnomalySet { return s | 1<<k }
+
+// String lists the kinds, comma separated.
+func (s AnomalySet) String() string {
+	var parts []string
+	for k := AnomalyKind(0); k < numAnomalyKinds; k++ {
+		if s.Has(k) {
+			parts = append(parts, k.String())
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Anomaly is one finding about a lock chain.
+type Anomaly struct {
+	Kind   AnomalyKind
+	Node   string // the child concerned; empty for the lock as a whole
+	Detail string // one line for the user
+}
+
+// Queue is one directory of sequential items, sampled over time.
+type Queue struct {
+	Path   string
+	Layout string
+	Depth  int
+	// Depths are past depth samples, oldest first, one per poll, Depth last.
+	Depths []int
+	// EnqueueRate and DequeueRate are items per second over the last poll
+	// interval, from the sequence counter and the depth change.
+	EnqueueRate, DequeueRate float64
+	Head                     string        // lowest item
+	HeadAge                  time.Duration // age of Head; negative when unknown
+}
+
+// SessionHex formats a session id as ZooKeeper prints it: 0x1000001f3b60001.
+func SessionHex(id int64) string {
+	return "0x" + strconv.FormatUint(uint64(id), 16)
+}
+
+// ParseSessionHex reads a session id printed by ZooKeeper.
+func ParseSessionHex(s string) (int64, error) {
+	u, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), 16, 64)
+	return int64(u), err
+}

@@ -1,0 +1,198 @@
+// Package chain draws a lock's waiter chain, holder -> waiter -> waiter,
+// one contender per row with its session, client endpoint, age, the node
+// its session actually watches, and what is wrong with it. Rows are drawn
+// on demand, so a chain of 10,000 waiters scrolls as fast as one of ten.
+package chain
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/table"
+)
+
+// Model is a scrollable chain.
+type Model struct {
+	common.Common
+	lock  *inspect.Lock
+	table table.Model
+}
+
+// New returns an empty chain.
+func New(c common.Common) Model {
+	m := Model{Common: c, table: table.New(c, nil)}
+	m.layout()
+	return m
+}
+
+// SetLock shows l (nil clears). The cursor stays on the same row index.
+func (m *Model) SetLock(l *inspect.Lock) {
+	m.lock = l
+	n := 0
+	if l != nil {
+		n = len(l.Entries)
+	}
+	m.table.SetRows(n, m.row)
+}
+
+// Lock is the lock shown.
+func (m Model) Lock() *inspect.Lock { return m.lock }
+
+// SetSize sets the chain's size.
+func (m *Model) SetSize(width, height int) {
+	m.Common.SetSize(width, height)
+	m.layout()
+}
+
+// Focus and Blur pass to the table.
+func (m *Model) Focus() { m.table.Focus() }
+func (m *Model) Blur()  { m.table.Blur() }
+
+// Cursor is the row index under the cursor.
+func (m Model) Cursor() int { return m.table.Cursor() }
+
+// layout picks the columns that fit: at 80 columns everything the chain
+// needs, with node names shortened to their recipe part and sequence.
+func (m *Model) layout() {
+	cols := []table.Column{
+		{Title: "#", Width: 5, Right: true},
+		{Title: "role", Width: 7},
+		{Title: "node", Width: 16},
+		{Title: "session", Width: 17},
+		{Title: "endpoint", Width: 15},
+		{Title: "age", Width: 6, Right: true},
+		{Title: "watches", MinWidth: 10},
+	}
+	switch {
+	case m.Width >= 120:
+		cols[2].Width = 24
+		cols[4].Width = 21
+		cols = append(cols[:6], table.Column{Title: "watches", Width: 18}, table.Column{Title: "state", MinWidth: 10})
+	case m.Width < 76:
+		// 60 columns: the endpoint gives way first, then the session.
+		cols = append(cols[:3:3], table.Column{Title: "session", Width: 17}, table.Column{Title: "age", Width: 6, Right: true}, table.Column{Title: "watches", MinWidth: 8})
+	}
+	m.table.SetColumns(cols)
+	m.table.SetSize(m.Width, m.Height)
+}
+
+func (m Model) row(i int) []string {
+	e := &m.lock.Entries[i]
+	s := m.Styles
+	role := connector(i, len(m.lock.Entries)) + roleName(e)
+	session := "-"
+	if e.Session != 0 {
+		session = inspect.SessionHex(e.Session)
+	}
+	endpoint := e.Endpoint
+	if endpoint == "" {
+		endpoint = "-"
+	}
+	watch, state := watchCells(e)
+	if e.Flags != 0 {
+		state = s.Bad.Render(state)
+	}
+	node := ShortName(e.Node)
+	if e.Node == "" {
+		node = "(no node)"
+	}
+	cells := []string{common.Count(int64(i)), role, node, session, endpoint, common.Duration(e.Age), watch, state}
+	if m.Width >= 120 {
+		return cells
+	}
+	if e.Flags != 0 {
+		watch = s.Bad.Render("! " + watch)
+	}
+	if m.Width < 76 {
+		return []string{cells[0], role, node, session, common.Duration(e.Age), watch}
+	}
+	return []string{cells[0], role, node, session, endpoint, common.Duration(e.Age), watch}
+}
+
+// connector draws the chain: ┌ for the head, ├ and └ for the rest.
+func connector(i, n int) string {
+	switch {
+	case n == 1:
+		return "─ "
+	case i == 0:
+		return "┌ "
+	case i == n-1:
+		return "└▶"
+	default:
+		return "├▶"
+	}
+}
+
+func roleName(e *inspect.LockEntry) string {
+	switch e.Role {
+	case inspect.RoleHolder:
+		return "HOLD"
+	case inspect.RoleWaiter:
+		return "wait"
+	}
+	return e.Kind
+}
+
+// watchCells says what the contender watches and whether that is right.
+func watchCells(e *inspect.LockEntry) (watch, state string) {
+	switch {
+	case e.Role == inspect.RoleHolder:
+		watch = "-"
+		state = "holds"
+		if e.Flags.Has(inspect.AnomalyHolderGone) {
+			state = "session gone"
+		}
+		return watch, state
+	case e.Role != inspect.RoleWaiter:
+		return "-", ""
+	case len(e.Watching) == 0:
+		return "none", "no watch: may never wake"
+	}
+	watch = ShortName(e.Watching[0])
+	if len(e.Watching) > 1 {
+		watch += " +" + common.Count(int64(len(e.Watching)-1))
+	}
+	switch {
+	case e.Flags.Has(inspect.AnomalyWrongWatch):
+		state = "wrong node, want " + ShortName(e.Expect)
+	case e.Flags.Has(inspect.AnomalyHerd):
+		state = "herd: shared watch"
+	default:
+		watch += " ok"
+		state = "ok"
+	}
+	return watch, state
+}
+
+// ShortName shortens a recipe node name to what tells contenders apart: the
+// recipe part and the sequence ("lock-0000000042", "READ-0000000007"),
+// dropping the per-attempt GUID.
+func ShortName(name string) string {
+	n, ok := recipes.ParseNode(name)
+	if !ok || n.Seq < 0 {
+		return name
+	}
+	seq := name[len(name)-recipes.SeqDigits:]
+	switch n.Layout {
+	case recipes.LayoutCurator, recipes.LayoutGoZookeeper, recipes.LayoutKazoo:
+		part := n.Prefix[strings.Index(n.Prefix, n.GUID)+len(n.GUID):]
+		return strings.Trim(part, "_-") + "-" + seq
+	case recipes.LayoutZooKeeper:
+		return "x-…-" + seq
+	}
+	return name
+}
+
+// Update scrolls the chain.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	var cmd tea.Cmd
+	m.table, cmd = m.table.Update(msg)
+	return m, cmd
+}
+
+// View draws the chain, exactly Height lines.
+func (m Model) View() string { return m.table.View() }

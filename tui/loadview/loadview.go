@@ -1,0 +1,138 @@
+// Package loadview defines the data the load dashboard renders: one
+// Snapshot per update, filled by the load generator and sent to
+// tui.RunLoad. It has no user-interface code, so the generator can build
+// snapshots without importing Bubble Tea.
+package loadview
+
+import (
+	"math"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkherd/zkherd/inspect"
+)
+
+// Snapshot is the state of a load run at one moment. The dashboard shows
+// the latest one it received; a snapshot is never modified after it is sent,
+// so build a fresh one (slices included) for every update.
+type Snapshot struct {
+	Title    string        // the run, e.g. "herd-vs-fair"
+	RunID    string        // namespace id, shown in the header
+	Server   string        // connect string of the ensemble under load
+	Elapsed  time.Duration // since the run started
+	Duration time.Duration // planned length; 0 when the run ends by operation count
+	Done     bool          // the run finished; this is the final frame
+	Partial  bool          // the run was stopped early (Ctrl-C)
+	// Scenarios are shown side by side when there are two (herd vs fair),
+	// one above the other otherwise.
+	Scenarios []Scenario
+	Faults    []Fault  // injected faults, in time order
+	Notices   []string // one-line messages for the user, newest last
+}
+
+// Scenario is one scenario of the run.
+type Scenario struct {
+	Name   string // e.g. "fair-lock"
+	Recipe string // e.g. "fair lock"
+	State  string // e.g. "waiting", "ramping up", "running", "done"
+	// Started is when the scenario began, since the run started; fault
+	// times are placed on its throughput series with it.
+	Started time.Duration
+	// Clients is the number of simulated clients asked for; SessionsAlive
+	// those whose ZooKeeper session currently lives.
+	Clients       int
+	SessionsAlive int
+	Ops           int64 // completed operations (acquisitions, items...)
+	// Throughput is operations per second, one value per interval (1 s),
+	// oldest first; the dashboard shows the tail that fits.
+	Throughput []float64
+	// Phases are latency distributions, e.g. acquire, handoff, hold.
+	Phases      []Phase
+	ErrorsTotal int64
+	Errors      []ErrorCount // by kind, largest first
+	Herd        Herd
+	// Lock is the waiter chain of the lock under test, if the generator has
+	// it (nil otherwise). The dashboard shows its head and counts.
+	Lock *inspect.Lock
+	// QueueDepth is sampled queue depth, oldest first (queue scenarios).
+	QueueDepth []float64
+	// Violations are failed correctness checks, one line each, e.g.
+	// "mutual exclusion: 2 overlapping holds". Empty while all pass.
+	Violations []string
+}
+
+// Phase is the latency distribution of one phase.
+type Phase struct {
+	Name                     string
+	Count                    int64
+	P50, P90, P99, P999, Max time.Duration
+	// Buckets is a histogram for the text plot, in increasing UpTo order;
+	// optional.
+	Buckets []Bucket
+}
+
+// Bucket counts latencies in (previous UpTo, UpTo].
+type Bucket struct {
+	UpTo  time.Duration
+	Count int64
+}
+
+// ErrorCount is the number of errors of one kind.
+type ErrorCount struct {
+	Kind  string
+	Count int64
+}
+
+// Herd holds the herd-effect measures.
+type Herd struct {
+	// WakeupsPerRelease is watch notifications delivered to clients per lock
+	// release: 1 for a fair lock, about the number of waiters for a herd.
+	WakeupsPerRelease float64
+	// WakeupsSeries is WakeupsPerRelease per interval, oldest first.
+	WakeupsSeries []float64
+	// ZKRequestsPerAcquisition counts client requests per acquisition.
+	ZKRequestsPerAcquisition float64
+	// PacketsPerAcquisition is server packets (mntr deltas of every member)
+	// per acquisition.
+	PacketsPerAcquisition float64
+}
+
+// Fault is an injected fault, at a time since the run started.
+type Fault struct {
+	At   time.Duration
+	What string // e.g. "killed member 2 (leader)"
+}
+
+// PhaseFromHistogram summarises h, whose values are in unit (the load
+// generator records microseconds: pass time.Microsecond), into a Phase with
+// percentiles and a histogram of power-of-two buckets.
+func PhaseFromHistogram(name string, h *hdrhistogram.Histogram, unit time.Duration) Phase {
+	p := Phase{Name: name, Count: h.TotalCount()}
+	if p.Count == 0 {
+		return p
+	}
+	d := func(v int64) time.Duration { return time.Duration(v) * unit }
+	p.P50 = d(h.ValueAtQuantile(50))
+	p.P90 = d(h.ValueAtQuantile(90))
+	p.P99 = d(h.ValueAtQuantile(99))
+	p.P999 = d(h.ValueAtQuantile(99.9))
+	p.Max = d(h.Max())
+	var buckets []Bucket
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		upTo := int64(1)
+		if bar.To > 1 {
+			upTo = int64(1) << int(math.Ceil(math.Log2(float64(bar.To))))
+		}
+		if n := len(buckets); n > 0 && buckets[n-1].UpTo == d(upTo) {
+			buckets[n-1].Count += bar.Count
+			continue
+		}
+		buckets = append(buckets, Bucket{UpTo: d(upTo), Count: bar.Count})
+	}
+	p.Buckets = buckets
+	return p
+}

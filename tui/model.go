@@ -1,0 +1,589 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/lineinput"
+	"github.com/zkherd/zkherd/tui/loadview"
+	"github.com/zkherd/zkherd/tui/views/load"
+	"github.com/zkherd/zkherd/tui/views/locks"
+	"github.com/zkherd/zkherd/tui/views/queues"
+	"github.com/zkherd/zkherd/tui/views/servers"
+	"github.com/zkherd/zkherd/tui/views/sessions"
+	"github.com/zkherd/zkherd/tui/views/tree"
+)
+
+// viewID names a view.
+type viewID int
+
+const (
+	viewTree viewID = iota
+	viewLocks
+	viewQueues
+	viewSessions
+	viewServers
+	viewLoad
+)
+
+// viewNames are the view names ":" commands accept.
+var viewNames = map[string]viewID{
+	"tree": viewTree, "locks": viewLocks, "queues": viewQueues,
+	"sessions": viewSessions, "watches": viewSessions, "servers": viewServers, "load": viewLoad,
+}
+
+// inputMode is what the bottom input line is for.
+type inputMode int
+
+const (
+	inputNone inputMode = iota
+	inputFilter
+	inputCommand
+	inputPrompt
+)
+
+// noticeFor is how long a notice stays in the status line.
+const noticeFor = 8 * time.Second
+
+// changeBatch is the shortest time between two deliveries of watch
+// notifications: at most 10 updates per second.
+const changeBatch = 100 * time.Millisecond
+
+// clearNoticeMsg clears the notice with the given sequence number.
+type clearNoticeMsg struct{ seq int }
+
+// feeds are the live data sources of a Model; nil channels are unused.
+type feeds struct {
+	snapshots <-chan *inspect.Snapshot
+	changes   <-chan struct{}
+	take      func() []inspect.Change
+	loads     <-chan *loadview.Snapshot
+}
+
+// Model is the root of the interface: a tab bar, the active view, a status
+// line and the help bar. It holds each view as its concrete type.
+type Model struct {
+	common common.Common
+	ctx    context.Context
+	feeds  feeds
+	title  string // connection summary for the tab bar
+
+	order  []viewID // the views shown, in tab order
+	active int      // index into order
+
+	tree     tree.Model
+	locks    locks.Model
+	queues   queues.Model
+	sessions sessions.Model
+	servers  servers.Model
+	load     load.Model
+
+	help      help.Model
+	input     lineinput.Model
+	mode      inputMode
+	promptCmd string
+	confirm   *common.ConfirmMsg
+	notice    string
+	noticeErr bool
+	noticeSeq int
+	filters   map[viewID]string
+
+	lastNotices  string // notices of the previous snapshot, to show changes only
+	snap         *inspect.Snapshot
+	loadDone     bool
+	exitWhenDone bool // quit as soon as the load feed closes
+	quit         bool // the user asked to quit (vs the feeds ending)
+}
+
+// newModel builds the root with the given views, first one active.
+func newModel(ctx context.Context, c common.Common, src tree.Source, order []viewID, f feeds, title string) Model {
+	h := help.New()
+	h.Styles = c.Styles.Help
+	m := Model{
+		common: c, ctx: ctx, feeds: f, title: title, order: order,
+		tree: tree.New(ctx, c, src), locks: locks.New(c), queues: queues.New(c),
+		sessions: sessions.New(c), servers: servers.New(c), load: load.New(c),
+		help: h, filters: map[viewID]string{},
+	}
+	m.resize(c.Width, c.Height)
+	return m
+}
+
+// Init starts the live feeds and lists the tree's root.
+func (m Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.listenSnapshots(), m.listenChanges(), m.listenLoad()}
+	if m.has(viewTree) {
+		cmds = append(cmds, m.tree.Init())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m Model) has(v viewID) bool {
+	for _, o := range m.order {
+		if o == v {
+			return true
+		}
+	}
+	return false
+}
+
+func (m Model) current() viewID { return m.order[m.active] }
+
+func (m Model) listenSnapshots() tea.Cmd {
+	if m.feeds.snapshots == nil {
+		return nil
+	}
+	return common.Listen(m.ctx, "snapshots", m.feeds.snapshots, func(s *inspect.Snapshot) tea.Msg {
+		return common.SnapshotMsg{Snapshot: s}
+	})
+}
+
+func (m Model) listenLoad() tea.Cmd {
+	if m.feeds.loads == nil {
+		return nil
+	}
+	return common.Listen(m.ctx, "load", m.feeds.loads, func(s *loadview.Snapshot) tea.Msg {
+		return common.LoadMsg{Snapshot: s}
+	})
+}
+
+// listenChanges waits for watch notifications, then at least changeBatch
+// more so that bursts arrive as one message.
+func (m Model) listenChanges() tea.Cmd {
+	if m.feeds.changes == nil {
+		return nil
+	}
+	ctx, ch, take := m.ctx, m.feeds.changes, m.feeds.take
+	return func() tea.Msg {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		}
+		t := time.NewTimer(changeBatch)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil
+		}
+		return common.ChangesMsg{Changes: take()}
+	}
+}
+
+// Update routes messages: keys to the input line, a pending confirmation,
+// the global bindings or the active view; data to every view that shows it.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return m, nil
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	case common.SnapshotMsg:
+		m.snap = msg.Snapshot
+		cmd := m.broadcast(msg)
+		return m, tea.Batch(cmd, m.snapshotNotices(msg.Snapshot), m.listenSnapshots())
+	case common.LoadMsg:
+		var cmd tea.Cmd
+		m.load, cmd = m.load.Update(msg)
+		return m, tea.Batch(cmd, m.listenLoad())
+	case common.ChangesMsg:
+		var cmd tea.Cmd
+		m.tree, cmd = m.tree.Update(msg)
+		return m, tea.Batch(cmd, m.listenChanges())
+	case common.ChannelClosedMsg:
+		if msg.Name == "load" {
+			m.loadDone = true
+			if m.exitWhenDone {
+				return m, tea.Quit
+			}
+			return m, m.setNotice("the load run has finished: q to exit", false)
+		}
+		return m, nil
+	case common.NoticeMsg:
+		return m, m.setNotice(msg.Text, msg.Error)
+	case clearNoticeMsg:
+		if msg.seq == m.noticeSeq {
+			m.notice = ""
+		}
+		return m, nil
+	case common.ConfirmMsg:
+		m.confirm = &msg
+		return m, nil
+	case common.PromptMsg:
+		m.mode, m.promptCmd = inputPrompt, msg.Command
+		m.input.Prompt = msg.Prompt
+		m.input.SetValue(msg.Initial)
+		return m, nil
+	case tea.PasteMsg:
+		if m.mode != inputNone {
+			m.input = m.input.Update(msg)
+		}
+		return m, nil
+	}
+	// Anything else (replies to a view's own commands) goes to every
+	// view; each ignores what is not its own.
+	return m, m.broadcast(msg)
+}
+
+// broadcast sends msg to every view.
+func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+	cmds := make([]tea.Cmd, 6)
+	m.tree, cmds[0] = m.tree.Update(msg)
+	m.locks, cmds[1] = m.locks.Update(msg)
+	m.queues, cmds[2] = m.queues.Update(msg)
+	m.sessions, cmds[3] = m.sessions.Update(msg)
+	m.servers, cmds[4] = m.servers.Update(msg)
+	m.load, cmds[5] = m.load.Update(msg)
+	return tea.Batch(cmds...)
+}
+
+// toActive sends msg to the active view only.
+func (m *Model) toActive(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	switch m.current() {
+	case viewTree:
+		m.tree, cmd = m.tree.Update(msg)
+	case viewLocks:
+		m.locks, cmd = m.locks.Update(msg)
+	case viewQueues:
+		m.queues, cmd = m.queues.Update(msg)
+	case viewSessions:
+		m.sessions, cmd = m.sessions.Update(msg)
+	case viewServers:
+		m.servers, cmd = m.servers.Update(msg)
+	case viewLoad:
+		m.load, cmd = m.load.Update(msg)
+	}
+	return cmd
+}
+
+// snapshotNotices shows a snapshot's notices when they differ from the
+// previous snapshot's: a member going down, a missing capability.
+func (m *Model) snapshotNotices(s *inspect.Snapshot) tea.Cmd {
+	joined := strings.Join(s.Notices, "\n")
+	if joined == m.lastNotices {
+		return nil
+	}
+	m.lastNotices = joined
+	if len(s.Notices) == 0 {
+		return nil
+	}
+	return m.setNotice(s.Notices[0], true)
+}
+
+func (m *Model) setNotice(text string, isErr bool) tea.Cmd {
+	m.noticeSeq++
+	m.notice, m.noticeErr = text, isErr
+	seq := m.noticeSeq
+	return tea.Tick(noticeFor, func(time.Time) tea.Msg { return clearNoticeMsg{seq} })
+}
+
+func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	km := m.common.KeyMap
+	if k.String() == "ctrl+c" {
+		m.quit = true
+		return m, tea.Quit
+	}
+	if m.confirm != nil {
+		c := m.confirm
+		switch {
+		case key.Matches(k, km.Yes):
+			m.confirm = nil
+			return m, c.Yes
+		case key.Matches(k, km.No):
+			m.confirm = nil
+			return m, m.setNotice("cancelled", false)
+		}
+		return m, nil
+	}
+	if m.mode != inputNone {
+		return m.inputKey(k)
+	}
+	switch {
+	case key.Matches(k, km.Quit):
+		m.quit = true
+		return m, tea.Quit
+	case key.Matches(k, km.Help):
+		m.help.ShowAll = !m.help.ShowAll
+		m.resize(m.common.Width, m.common.Height)
+		return m, nil
+	case key.Matches(k, km.Filter):
+		m.mode = inputFilter
+		m.input.Prompt = "/"
+		m.input.SetValue(m.filters[m.current()])
+		return m, nil
+	case key.Matches(k, km.Command):
+		m.mode = inputCommand
+		m.input.Prompt = ":"
+		m.input.SetValue("")
+		return m, nil
+	case key.Matches(k, km.NextView):
+		m.active = (m.active + 1) % len(m.order)
+		return m, nil
+	case key.Matches(k, km.PrevView):
+		m.active = (m.active + len(m.order) - 1) % len(m.order)
+		return m, nil
+	case key.Matches(k, km.Back) && m.help.ShowAll:
+		m.help.ShowAll = false
+		m.resize(m.common.Width, m.common.Height)
+		return m, nil
+	case key.Matches(k, km.Back) && m.filters[m.current()] != "":
+		return m, m.setFilter("")
+	}
+	for i, b := range km.Views {
+		if key.Matches(k, b) && i < len(m.order) {
+			m.active = i
+			return m, nil
+		}
+	}
+	return m, m.toActive(k)
+}
+
+func (m Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch k.String() {
+	case "esc":
+		mode := m.mode
+		m.mode = inputNone
+		if mode == inputFilter {
+			return m, m.setFilter("")
+		}
+		return m, nil
+	case "enter":
+		mode, text := m.mode, m.input.Value()
+		m.mode = inputNone
+		switch mode {
+		case inputFilter:
+			return m, m.setFilter(text)
+		case inputCommand:
+			return m.command(text)
+		case inputPrompt:
+			return m, m.toActive(common.CommandMsg{Name: m.promptCmd, Arg: text})
+		}
+		return m, nil
+	}
+	m.input = m.input.Update(k)
+	if m.mode == inputFilter {
+		// Filter as the user types.
+		return m, m.setFilter(m.input.Value())
+	}
+	return m, nil
+}
+
+func (m *Model) setFilter(text string) tea.Cmd {
+	m.filters[m.current()] = text
+	return m.toActive(common.FilterMsg{Text: text})
+}
+
+// command runs a ":" command: a view name switches to it, q quits, help
+// toggles the help, anything else goes to the active view.
+func (m Model) command(text string) (tea.Model, tea.Cmd) {
+	name, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
+	arg = strings.TrimSpace(arg)
+	switch name {
+	case "":
+		return m, nil
+	case "q", "quit", "exit":
+		m.quit = true
+		return m, tea.Quit
+	case "help":
+		m.help.ShowAll = !m.help.ShowAll
+		m.resize(m.common.Width, m.common.Height)
+		return m, nil
+	case "cd":
+		if !m.switchTo(viewTree) {
+			return m, m.setNotice("no tree view here", true)
+		}
+	}
+	if v, ok := viewNames[name]; ok && arg == "" {
+		if !m.switchTo(v) {
+			return m, m.setNotice(fmt.Sprintf("no %s view in this screen", name), true)
+		}
+		return m, nil
+	}
+	return m, m.toActive(common.CommandMsg{Name: name, Arg: arg})
+}
+
+func (m *Model) switchTo(v viewID) bool {
+	for i, o := range m.order {
+		if o == v {
+			m.active = i
+			return true
+		}
+	}
+	return false
+}
+
+// chromeHeight is the lines the root uses around the view: tab bar,
+// status line and help.
+func (m Model) chromeHeight() int {
+	h := 2 + 1
+	if m.help.ShowAll {
+		h = 2 + strings.Count(m.help.View(m.helpKeys()), "\n") + 1
+	}
+	return h
+}
+
+func (m *Model) resize(w, h int) {
+	m.common.SetSize(w, h)
+	m.help.SetWidth(w)
+	vh := max(h-m.chromeHeight(), 0)
+	m.tree.SetSize(w, vh)
+	m.locks.SetSize(w, vh)
+	m.queues.SetSize(w, vh)
+	m.sessions.SetSize(w, vh)
+	m.servers.SetSize(w, vh)
+	m.load.SetSize(w, vh)
+}
+
+// helpKeys is the help bar's content: the active view's keys, then the
+// global ones.
+type helpKeys struct {
+	view   []key.Binding
+	global []key.Binding
+	nav    []key.Binding
+}
+
+func (h helpKeys) ShortHelp() []key.Binding {
+	return append(append([]key.Binding{}, h.view...), h.global[0], h.global[len(h.global)-1])
+}
+
+func (h helpKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{h.view, h.nav, h.global}
+}
+
+func (m Model) helpKeys() helpKeys {
+	km := m.common.KeyMap
+	var view []key.Binding
+	switch m.current() {
+	case viewTree:
+		view = m.tree.ShortHelp()
+	case viewLocks:
+		view = m.locks.ShortHelp()
+	case viewQueues:
+		view = m.queues.ShortHelp()
+	case viewSessions:
+		view = m.sessions.ShortHelp()
+	case viewServers:
+		view = m.servers.ShortHelp()
+	case viewLoad:
+		view = m.load.ShortHelp()
+	}
+	views := key.NewBinding(key.WithKeys("1"), key.WithHelp(fmt.Sprintf("1-%d", len(m.order)), "views"))
+	return helpKeys{view: view, global: append(km.Global(), views), nav: km.Navigation()}
+}
+
+// View draws the whole screen.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "zkherd"
+	return v
+}
+
+// render draws the screen as text; exactly Height lines of Width cells.
+func (m Model) render() string {
+	w, h := m.common.Width, m.common.Height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	var body string
+	switch m.current() {
+	case viewTree:
+		body = m.tree.View()
+	case viewLocks:
+		body = m.locks.View()
+	case viewQueues:
+		body = m.queues.View()
+	case viewSessions:
+		body = m.sessions.View()
+	case viewServers:
+		body = m.servers.View()
+	case viewLoad:
+		body = m.load.View()
+	}
+	parts := []string{m.tabBar(), body, m.statusLine(), m.help.View(m.helpKeys())}
+	return common.Lines(strings.Join(parts, "\n"), w, h)
+}
+
+func (m Model) tabBar() string {
+	s := m.common.Styles
+	var b strings.Builder
+	for i, v := range m.order {
+		label := fmt.Sprintf(" %d %s ", i+1, m.viewTitle(v))
+		if i == m.active {
+			b.WriteString(s.TabActive.Render(label))
+		} else {
+			b.WriteString(s.TabInactive.Render(label))
+		}
+	}
+	tabs := b.String()
+	right := m.title
+	room := m.common.Width - common.Width(tabs) - 1
+	if room > 8 {
+		return tabs + " " + common.FitRight(s.Dim.Render(right), room)
+	}
+	return common.Fit(tabs, m.common.Width)
+}
+
+func (m Model) viewTitle(v viewID) string {
+	switch v {
+	case viewTree:
+		return m.tree.Title()
+	case viewLocks:
+		return m.locks.Title()
+	case viewQueues:
+		return m.queues.Title()
+	case viewSessions:
+		return m.sessions.Title()
+	case viewServers:
+		return m.servers.Title()
+	}
+	return m.load.Title()
+}
+
+// statusLine is the input line, a confirmation, a notice, or a summary.
+func (m Model) statusLine() string {
+	s := m.common.Styles
+	w := m.common.Width
+	switch {
+	case m.confirm != nil:
+		return common.Fit(s.Warn.Render(m.confirm.Prompt), w)
+	case m.mode != inputNone:
+		return common.TruncateLeft(m.input.View(), w)
+	case m.notice != "":
+		style := s.Notice
+		if m.noticeErr {
+			style = s.Bad
+		}
+		return common.Fit(style.Render(m.notice), w)
+	}
+	return common.Fit(s.StatusBar.Render(m.summary()), w)
+}
+
+func (m Model) summary() string {
+	var parts []string
+	if m.snap != nil {
+		c := &m.snap.Cluster
+		parts = append(parts, fmt.Sprintf("%d/%d members up", c.UpMembers(), len(c.Members)),
+			fmt.Sprintf("%s sessions", common.Count(int64(len(c.Sessions)))),
+			fmt.Sprintf("%d locks", len(m.snap.Locks)),
+			"polled "+c.At.Format("15:04:05"))
+	}
+	if f := m.filters[m.current()]; f != "" {
+		parts = append(parts, fmt.Sprintf("filter %q (esc clears)", f))
+	}
+	if m.loadDone {
+		parts = append(parts, "load run finished")
+	}
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,207 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/loadview"
+	"github.com/zkherd/zkherd/tui/views/tree"
+)
+
+// ErrQuit is returned by RunLoad when the user quit (q or ctrl+c) while the
+// run was still sending updates: the caller should stop the run as it would
+// on a first Ctrl-C. (In the interface, Ctrl-C is a key, not a signal.)
+var ErrQuit = errors.New("tui: quit by the user")
+
+// DefaultUpdateInterval is the shortest time between two dashboard
+// redraws from load snapshots: at most 10 updates per second.
+const DefaultUpdateInterval = 100 * time.Millisecond
+
+// connectTimeout bounds the first connection of RunInspect.
+const connectTimeout = 15 * time.Second
+
+// InspectOptions configure RunInspect.
+type InspectOptions struct {
+	// ConnectString is "host:port[,host:port...][/chroot]"; every member
+	// listed is polled with four-letter words.
+	ConnectString string
+	// SessionTimeout defaults to recipes.DefaultSessionTimeout.
+	SessionTimeout time.Duration
+	// Auth is digest credentials "user:password", never shown.
+	Auth string
+	// AllowWrites enables delete and set-data in the Tree view, each asking
+	// for confirmation. Read-only by default.
+	AllowWrites bool
+	// NoColor drops colours (NO_COLOR in the environment does too); bold
+	// and reverse video remain.
+	NoColor bool
+	// PollInterval is the time between cluster snapshots; defaults to
+	// inspect.DefaultPollInterval.
+	PollInterval time.Duration
+	// Input and Output default to the terminal (stdin/stdout).
+	Input  io.Reader
+	Output io.Writer
+}
+
+// RunInspect runs `zkherd inspect`: it connects (failing fast, before the
+// screen opens, if no server answers) and shows the Tree, Locks, Queues,
+// Sessions and Servers views until the user quits or ctx ends. It returns
+// nil when the user quits.
+func RunInspect(ctx context.Context, opts InspectOptions) error {
+	cs, err := connstr.Parse(opts.ConnectString)
+	if err != nil {
+		return fmt.Errorf("tui: %w", err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	in, err := inspect.Open(cctx, inspect.Options{
+		Servers: cs.Servers, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
+		Auth: opts.Auth, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
+	})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	f := feeds{snapshots: in.Run(ctx), changes: in.Changes(), take: in.TakeChanges}
+	title := cs.String()
+	if opts.AllowWrites {
+		title += " · WRITES ALLOWED"
+	} else {
+		title += " · read-only"
+	}
+	order := []viewID{viewTree, viewLocks, viewQueues, viewSessions, viewServers}
+	m := newModel(ctx, common.New(80, 24), in, order, f, title)
+	_, err = run(ctx, m, opts.NoColor, opts.Input, opts.Output)
+	if err != nil && ctx.Err() != nil {
+		return nil // ended by the caller
+	}
+	return err
+}
+
+// LoadOptions configure RunLoad.
+type LoadOptions struct {
+	// NoColor drops colours (NO_COLOR in the environment does too).
+	NoColor bool
+	// UpdateInterval is the shortest time between redraws from updates;
+	// defaults to DefaultUpdateInterval (10 per second).
+	UpdateInterval time.Duration
+	// Inspect, when set, adds the cluster views (Locks, Sessions,
+	// Servers, Tree, Queues) of that ensemble beside the dashboard, polled
+	// by a separate read-only session of their own.
+	Inspect *InspectOptions
+	// ExitWhenDone returns as soon as updates closes, instead of showing
+	// the final frame until the user quits.
+	ExitWhenDone bool
+	// Input and Output default to the terminal (stdin/stdout).
+	Input  io.Reader
+	Output io.Writer
+}
+
+// RunLoad shows the load dashboard, drawing the latest snapshot received
+// on updates at most 10 times a second. It never slows the sender: updates
+// is read as fast as it is written, and snapshots that arrive between two
+// redraws are replaced by newer ones.
+//
+// The sender closes updates when the run ends; the final snapshot stays on
+// screen until the user quits (or at once with ExitWhenDone), and RunLoad
+// returns nil. If the user quits first, RunLoad returns ErrQuit and the
+// caller should stop the run. When ctx ends, RunLoad returns ctx.Err().
+func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOptions) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	every := opts.UpdateInterval
+	if every <= 0 {
+		every = DefaultUpdateInterval
+	}
+	ptrs := make(chan *loadview.Snapshot)
+	go func() {
+		defer close(ptrs)
+		for s := range updates {
+			select {
+			case ptrs <- &s:
+			case <-ctx.Done():
+				// Keep draining so the sender never blocks on us.
+				for range updates {
+				}
+				return
+			}
+		}
+	}()
+	f := feeds{loads: common.Latest(ctx, ptrs, every)}
+	order := []viewID{viewLoad}
+	var src *inspect.Inspector
+	title := "load"
+	if opts.Inspect != nil {
+		cs, err := connstr.Parse(opts.Inspect.ConnectString)
+		if err != nil {
+			return fmt.Errorf("tui: %w", err)
+		}
+		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		src, err = inspect.Open(cctx, inspect.Options{
+			Servers: cs.Servers, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
+			Auth: opts.Inspect.Auth, PollInterval: opts.Inspect.PollInterval,
+		})
+		cancel()
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		f.snapshots, f.changes, f.take = src.Run(ctx), src.Changes(), src.TakeChanges
+		order = append(order, viewLocks, viewSessions, viewServers, viewTree, viewQueues)
+		title = cs.String()
+	}
+	var treeSrc tree.Source // stays nil without an ensemble to browse
+	if src != nil {
+		treeSrc = src
+	}
+	m := newModel(ctx, common.New(80, 24), treeSrc, order, f, title)
+	m.exitWhenDone = opts.ExitWhenDone
+	final, err := run(ctx, m, opts.NoColor, opts.Input, opts.Output)
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		return err
+	case final.quit && !final.loadDone:
+		return ErrQuit
+	}
+	return nil
+}
+
+// run runs the program with the colour profile the environment and
+// noColor allow, and returns the final model.
+func run(ctx context.Context, m Model, noColor bool, input io.Reader, output io.Writer) (Model, error) {
+	if output == nil {
+		output = os.Stdout
+	}
+	profile := colorprofile.Detect(output, os.Environ())
+	if noColor && profile > colorprofile.ASCII {
+		profile = colorprofile.ASCII
+	}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithColorProfile(profile), tea.WithOutput(output)}
+	if input != nil {
+		opts = append(opts, tea.WithInput(input))
+	}
+	final, err := tea.NewProgram(m, opts...).Run()
+	fm, _ := final.(Model)
+	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
+		return fm, fmt.Errorf("tui: %w", err)
+	}
+	if err != nil {
+		return fm, err
+	}
+	return fm, nil
+}

@@ -1,0 +1,233 @@
+// Package locks is the Locks view: every directory whose children match a
+// known lock layout, and for the selected one its chain, holder -> waiter ->
+// waiter, with each contender's session, endpoint, age and the node it
+// actually watches, and the anomalies found (waiter without a watch, waiter
+// watching the wrong node, herd, holder whose session is gone, unrecognised
+// children).
+package locks
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/chain"
+	"github.com/zkherd/zkherd/tui/components/table"
+)
+
+// maxAnomalyLines bounds the anomaly lines under the list.
+const maxAnomalyLines = 3
+
+// Model is the Locks view.
+type Model struct {
+	common.Common
+	snap   *inspect.Snapshot
+	filter string
+	shown  []int // indexes into snap.Locks after filtering
+	list   table.Model
+	chain  chain.Model
+	focus  int // 0 list, 1 chain
+}
+
+// New returns an empty Locks view.
+func New(c common.Common) Model {
+	m := Model{Common: c, list: table.New(c, nil), chain: chain.New(c)}
+	m.chain.Blur()
+	m.layout()
+	return m
+}
+
+// Title names the view in the tab bar.
+func (m Model) Title() string { return "Locks" }
+
+// ShortHelp lists the view's own keys for the help bar.
+func (m Model) ShortHelp() []key.Binding {
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.NextPane, m.KeyMap.Filter}
+}
+
+// SetSize sets the view's size.
+func (m *Model) SetSize(width, height int) {
+	m.Common.SetSize(width, height)
+	m.layout()
+}
+
+func (m *Model) layout() {
+	cols := []table.Column{
+		{Title: "lock", MinWidth: 16},
+		{Title: "layout", Width: 16},
+		{Title: "hold", Width: 4, Right: true},
+		{Title: "wait", Width: 6, Right: true},
+		{Title: "anomalies", Width: 24},
+	}
+	if m.Width < 76 {
+		cols = []table.Column{cols[0], cols[2], cols[3], {Title: "anomalies", Width: 14}}
+	}
+	m.list.SetColumns(cols)
+	listH := min(len(m.shown)+1, max((m.Height-2)/3, 3))
+	listH = max(listH, 2)
+	anom := m.anomalyLines()
+	chainH := max(m.Height-1-listH-len(anom)-1, 0)
+	m.list.SetSize(m.Width, listH)
+	m.chain.SetSize(m.Width, chainH)
+}
+
+// Update handles snapshots, the filter and keys.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case common.SnapshotMsg:
+		m.snap = msg.Snapshot
+		m.refilter()
+	case common.FilterMsg:
+		m.filter = msg.Text
+		m.refilter()
+	case tea.KeyPressMsg:
+		if key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane) {
+			m.focus = 1 - m.focus
+			if m.focus == 0 {
+				m.list.Focus()
+				m.chain.Blur()
+			} else {
+				m.list.Blur()
+				m.chain.Focus()
+			}
+			return m, nil
+		}
+		var cmd tea.Cmd
+		if m.focus == 0 {
+			before := m.list.Cursor()
+			m.list, cmd = m.list.Update(msg)
+			if m.list.Cursor() != before {
+				m.showSelected()
+			}
+		} else {
+			m.chain, cmd = m.chain.Update(msg)
+		}
+		return m, cmd
+	}
+	return m, nil
+}
+
+// refilter recomputes the shown locks, keeping the cursor on the same path.
+func (m *Model) refilter() {
+	if m.snap == nil {
+		return
+	}
+	current := m.selected()
+	var currentPath string
+	if current != nil {
+		currentPath = current.Path
+	}
+	m.shown = m.shown[:0]
+	f := strings.ToLower(m.filter)
+	cursor := 0
+	for i := range m.snap.Locks {
+		l := &m.snap.Locks[i]
+		if f != "" && !strings.Contains(strings.ToLower(l.Path), f) && !strings.Contains(strings.ToLower(l.Layout), f) {
+			continue
+		}
+		if l.Path == currentPath {
+			cursor = len(m.shown)
+		}
+		m.shown = append(m.shown, i)
+	}
+	m.list.SetRows(len(m.shown), m.lockRow)
+	m.list.SetCursor(cursor)
+	m.showSelected()
+	m.layout()
+}
+
+func (m *Model) showSelected() {
+	m.chain.SetLock(m.selected())
+	m.layout()
+}
+
+func (m Model) selected() *inspect.Lock {
+	if m.snap == nil || len(m.shown) == 0 {
+		return nil
+	}
+	i := min(m.list.Cursor(), len(m.shown)-1)
+	return &m.snap.Locks[m.shown[i]]
+}
+
+func (m Model) lockRow(i int) []string {
+	l := &m.snap.Locks[m.shown[i]]
+	anom := summary(l)
+	if anom != "" {
+		anom = m.Styles.Bad.Render("! " + anom)
+	}
+	row := []string{common.TruncateLeft(l.Path, max(m.Width-56, 16)), l.Layout,
+		common.Count(int64(l.Holders())), common.Count(int64(l.Waiters())), anom}
+	if m.Width < 76 {
+		return []string{row[0], row[2], row[3], anom}
+	}
+	return row
+}
+
+// summary lists the anomaly kinds of a lock, e.g. "herd, no watch".
+func summary(l *inspect.Lock) string {
+	var set inspect.AnomalySet
+	for _, a := range l.Anomalies {
+		set = set.With(a.Kind)
+	}
+	return set.String()
+}
+
+// anomalyLines explain the selected lock's anomalies, at most
+// maxAnomalyLines lines.
+func (m Model) anomalyLines() []string {
+	l := m.selected()
+	if l == nil || len(l.Anomalies) == 0 {
+		return nil
+	}
+	var lines []string
+	for i, a := range l.Anomalies {
+		if i == maxAnomalyLines-1 && len(l.Anomalies) > maxAnomalyLines {
+			lines = append(lines, fmt.Sprintf("  … and %d more", len(l.Anomalies)-i))
+			break
+		}
+		lines = append(lines, m.Styles.Bad.Render("! "+a.Kind.String()+": ")+a.Detail)
+	}
+	return lines
+}
+
+// View draws the view, exactly Height lines.
+func (m Model) View() string {
+	if m.snap == nil {
+		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
+	}
+	head := fmt.Sprintf("%d lock directories", len(m.snap.Locks))
+	if m.filter != "" {
+		head += fmt.Sprintf(" (%d shown, filter %q)", len(m.shown), m.filter)
+	}
+	lines := []string{common.Fit(m.Styles.Title.Render("Locks")+"  "+head, m.Width), m.list.View()}
+	for _, a := range m.anomalyLines() {
+		lines = append(lines, common.Fit(a, m.Width))
+	}
+	lines = append(lines, common.Fit(m.chainHeader(), m.Width))
+	if m.chain.Height > 0 {
+		lines = append(lines, m.chain.View())
+	}
+	return common.Lines(strings.Join(lines, "\n"), m.Width, m.Height)
+}
+
+func (m Model) chainHeader() string {
+	l := m.selected()
+	if l == nil {
+		if len(m.snap.Locks) == 0 {
+			return m.Styles.Dim.Render("no lock found: directories whose children follow a Curator, kazoo, go-zookeeper, ZooKeeper or zkherd layout show here")
+		}
+		return m.Styles.Dim.Render("no lock matches the filter")
+	}
+	h := fmt.Sprintf("%s: %d holding → %s waiting", l.Path, l.Holders(), common.Count(int64(l.Waiters())))
+	if n := len(l.Entries); n > m.chain.Height-1 && m.chain.Height > 1 {
+		h += fmt.Sprintf(" · row %s of %s", common.Count(int64(m.chain.Cursor()+1)), common.Count(int64(n)))
+	}
+	if len(l.Unrecognised) > 0 {
+		h += fmt.Sprintf(" · %d unrecognised", len(l.Unrecognised))
+	}
+	return m.Styles.Title.Render(h)
+}

@@ -1,0 +1,157 @@
+// Package queues is the Queues view: every directory of sequential items,
+// its depth over time as a sparkline, enqueue and dequeue rates, and the age
+// of the head item.
+package queues
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/sparkline"
+	"github.com/zkherd/zkherd/tui/components/table"
+)
+
+// Model is the Queues view.
+type Model struct {
+	common.Common
+	snap   *inspect.Snapshot
+	filter string
+	shown  []int
+	list   table.Model
+}
+
+// New returns an empty Queues view.
+func New(c common.Common) Model {
+	m := Model{Common: c, list: table.New(c, nil)}
+	m.layout()
+	return m
+}
+
+// Title names the view in the tab bar.
+func (m Model) Title() string { return "Queues" }
+
+// ShortHelp lists the view's own keys for the help bar.
+func (m Model) ShortHelp() []key.Binding {
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Filter}
+}
+
+// SetSize sets the view's size.
+func (m *Model) SetSize(width, height int) {
+	m.Common.SetSize(width, height)
+	m.layout()
+}
+
+func (m *Model) layout() {
+	cols := []table.Column{
+		{Title: "queue", MinWidth: 12},
+		{Title: "depth", Width: 7, Right: true},
+		{Title: "depth over time", Width: 20},
+		{Title: "enq/s", Width: 7, Right: true},
+		{Title: "deq/s", Width: 7, Right: true},
+		{Title: "head age", Width: 8, Right: true},
+	}
+	switch {
+	case m.Width >= 110:
+		cols[2].Width = 40
+	case m.Width < 76:
+		cols[2].Width = 10
+		cols = slices.Delete(cols, 5, 6)
+	}
+	m.list.SetColumns(cols)
+	m.list.SetSize(m.Width, max(m.Height-4, 1))
+}
+
+// sparkWidth is the width of the sparkline column.
+func (m Model) sparkWidth() int {
+	switch {
+	case m.Width >= 110:
+		return 40
+	case m.Width < 76:
+		return 10
+	}
+	return 20
+}
+
+// Update handles snapshots, the filter and keys.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case common.SnapshotMsg:
+		m.snap = msg.Snapshot
+		m.refilter()
+	case common.FilterMsg:
+		m.filter = msg.Text
+		m.refilter()
+	case tea.KeyPressMsg:
+		var cmd tea.Cmd
+		m.list, cmd = m.list.Update(msg)
+		return m, cmd
+	}
+	return m, nil
+}
+
+func (m *Model) refilter() {
+	if m.snap == nil {
+		return
+	}
+	f := strings.ToLower(m.filter)
+	m.shown = m.shown[:0]
+	for i := range m.snap.Queues {
+		if f == "" || strings.Contains(strings.ToLower(m.snap.Queues[i].Path), f) {
+			m.shown = append(m.shown, i)
+		}
+	}
+	m.list.SetRows(len(m.shown), m.row)
+}
+
+func (m Model) row(i int) []string {
+	q := &m.snap.Queues[m.shown[i]]
+	row := []string{
+		common.TruncateLeft(q.Path, max(m.Width-60, 12)),
+		common.Count(int64(q.Depth)),
+		m.Styles.Spark.Render(sparkline.Render(sparkline.Ints(q.Depths), m.sparkWidth(), 0)),
+		common.Rate(q.EnqueueRate),
+		common.Rate(q.DequeueRate),
+		common.Duration(q.HeadAge),
+	}
+	if m.Width < 76 {
+		return row[:5]
+	}
+	return row
+}
+
+// View draws the view, exactly Height lines.
+func (m Model) View() string {
+	if m.snap == nil {
+		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
+	}
+	head := fmt.Sprintf("%d queues", len(m.snap.Queues))
+	if m.filter != "" {
+		head += fmt.Sprintf(" (%d shown, filter %q)", len(m.shown), m.filter)
+	}
+	lines := []string{common.Fit(m.Styles.Title.Render("Queues")+"  "+head, m.Width), m.list.View()}
+	if len(m.shown) == 0 {
+		lines = append(lines, m.Styles.Dim.Render("no queue found: directories of persistent sequential items (qn-, queue-, entry-…) show here"))
+	} else {
+		q := &m.snap.Queues[m.shown[m.list.Cursor()]]
+		lo, hi := q.Depth, q.Depth
+		for _, d := range q.Depths {
+			lo, hi = min(lo, d), max(hi, d)
+		}
+		lines = append(lines, "", fmt.Sprintf("%s: head %s, age %s · depth %s now, %s-%s over the last %d samples",
+			q.Path, orDash(q.Head), common.Duration(q.HeadAge), common.Count(int64(q.Depth)), common.Count(int64(lo)), common.Count(int64(hi)), len(q.Depths)))
+	}
+	return common.Lines(strings.Join(lines, "\n"), m.Width, m.Height)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,241 @@
+// Package sessions is the Sessions and watches view: every session of
+// every member (merged cons/dump/wchp) with its client endpoint, server, last
+// operation, latency, ephemerals and data watches; and the watched paths,
+// most watched first, which is where a herd shows. Child watches never
+// appear in wchp; their count is shown as "child watches (not itemised)".
+package sessions
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/table"
+)
+
+// Model is the Sessions view.
+type Model struct {
+	common.Common
+	snap     *inspect.Snapshot
+	filter   string
+	sessions []int // indexes into snap.Cluster.Sessions after filtering
+	paths    []int // indexes into snap.Cluster.Watches, most watchers first
+	owners   map[string]int64
+	top      table.Model
+	bottom   table.Model
+	focus    int
+}
+
+// New returns an empty Sessions view.
+func New(c common.Common) Model {
+	m := Model{Common: c, top: table.New(c, nil), bottom: table.New(c, nil)}
+	m.bottom.Blur()
+	m.layout()
+	return m
+}
+
+// Title names the view in the tab bar.
+func (m Model) Title() string { return "Sessions" }
+
+// ShortHelp lists the view's own keys for the help bar.
+func (m Model) ShortHelp() []key.Binding {
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.NextPane, m.KeyMap.Filter}
+}
+
+// SetSize sets the view's size.
+func (m *Model) SetSize(width, height int) {
+	m.Common.SetSize(width, height)
+	m.layout()
+}
+
+func (m *Model) layout() {
+	cols := []table.Column{
+		{Title: "session", Width: 17},
+		{Title: "endpoint", Width: 15},
+		{Title: "server", Width: 15},
+		{Title: "last op", Width: 8},
+		{Title: "lat avg/max", Width: 11, Right: true},
+		{Title: "eph", Width: 4, Right: true},
+		{Title: "watches", MinWidth: 7, Right: true},
+	}
+	switch {
+	case m.Width >= 110:
+		cols[1].Width, cols[2].Width = 21, 21
+	case m.Width < 76:
+		cols = []table.Column{cols[0], cols[1], cols[4], cols[5], cols[6]}
+	}
+	m.top.SetColumns(cols)
+	m.bottom.SetColumns([]table.Column{
+		{Title: "watched path", MinWidth: 20},
+		{Title: "sessions", Width: 8, Right: true},
+		{Title: "owner", Width: 17},
+	})
+	body := max(m.Height-3, 2) // title, selected-session line, separator
+	topH := max(body*3/5, 2)
+	m.top.SetSize(m.Width, topH)
+	m.bottom.SetSize(m.Width, max(body-topH, 0))
+}
+
+// Update handles snapshots, the filter and keys.
+func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case common.SnapshotMsg:
+		m.snap = msg.Snapshot
+		m.owners = map[string]int64{}
+		for _, s := range m.snap.Cluster.Sessions {
+			for _, p := range s.Ephemerals {
+				m.owners[p] = s.ID
+			}
+		}
+		m.refilter()
+	case common.FilterMsg:
+		m.filter = msg.Text
+		m.refilter()
+	case tea.KeyPressMsg:
+		if key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane) {
+			m.focus = 1 - m.focus
+			if m.focus == 0 {
+				m.top.Focus()
+				m.bottom.Blur()
+			} else {
+				m.top.Blur()
+				m.bottom.Focus()
+			}
+			return m, nil
+		}
+		var cmd tea.Cmd
+		if m.focus == 0 {
+			m.top, cmd = m.top.Update(msg)
+		} else {
+			m.bottom, cmd = m.bottom.Update(msg)
+		}
+		return m, cmd
+	}
+	return m, nil
+}
+
+func (m *Model) refilter() {
+	if m.snap == nil {
+		return
+	}
+	c := &m.snap.Cluster
+	f := strings.ToLower(m.filter)
+	m.sessions = m.sessions[:0]
+	for i := range c.Sessions {
+		if f == "" || sessionMatches(&c.Sessions[i], f) {
+			m.sessions = append(m.sessions, i)
+		}
+	}
+	m.paths = m.paths[:0]
+	for i := range c.Watches {
+		if f == "" || strings.Contains(strings.ToLower(c.Watches[i].Path), f) {
+			m.paths = append(m.paths, i)
+		}
+	}
+	slices.SortStableFunc(m.paths, func(a, b int) int {
+		return len(c.Watches[b].Sessions) - len(c.Watches[a].Sessions)
+	})
+	m.top.SetRows(len(m.sessions), m.sessionRow)
+	m.bottom.SetRows(len(m.paths), m.pathRow)
+}
+
+func sessionMatches(s *inspect.Session, f string) bool {
+	if strings.Contains(inspect.SessionHex(s.ID), f) || strings.Contains(s.Endpoint, f) || strings.Contains(s.Member, f) {
+		return true
+	}
+	for _, p := range s.Ephemerals {
+		if strings.Contains(strings.ToLower(p), f) {
+			return true
+		}
+	}
+	for _, p := range s.Watches {
+		if strings.Contains(strings.ToLower(p), f) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m Model) sessionRow(i int) []string {
+	s := &m.snap.Cluster.Sessions[m.sessions[i]]
+	endpoint, member := s.Endpoint, s.Member
+	if member == "" {
+		endpoint, member = m.Styles.Warn.Render("not connected"), "-"
+	}
+	lat := "-"
+	if s.Member != "" {
+		lat = fmt.Sprintf("%d/%d", s.LatencyAvg, s.LatencyMax)
+	}
+	row := []string{inspect.SessionHex(s.ID), endpoint, member, s.LastOp, lat,
+		common.Count(int64(len(s.Ephemerals))), common.Count(int64(len(s.Watches)))}
+	if m.Width < 76 {
+		return []string{row[0], row[1], row[4], row[5], row[6]}
+	}
+	return row
+}
+
+func (m Model) pathRow(i int) []string {
+	w := &m.snap.Cluster.Watches[m.paths[i]]
+	n := common.Count(int64(len(w.Sessions)))
+	if len(w.Sessions) >= inspect.DefaultHerdThreshold {
+		n = m.Styles.Bad.Render("! " + n)
+	}
+	owner := "-"
+	if id, ok := m.owners[w.Path]; ok {
+		owner = inspect.SessionHex(id)
+	}
+	return []string{common.TruncateLeft(w.Path, max(m.Width-28, 20)), n, owner}
+}
+
+// selectedLine describes the session under the cursor.
+func (m Model) selectedLine() string {
+	if len(m.sessions) == 0 {
+		return m.Styles.Dim.Render("no session matches")
+	}
+	s := &m.snap.Cluster.Sessions[m.sessions[m.top.Cursor()]]
+	parts := []string{inspect.SessionHex(s.ID)}
+	if s.Timeout > 0 {
+		parts = append(parts, "timeout "+common.Duration(s.Timeout))
+	}
+	if len(s.Ephemerals) > 0 {
+		parts = append(parts, "owns "+strings.Join(s.Ephemerals, ", "))
+	}
+	if len(s.Watches) > 0 {
+		parts = append(parts, "watches "+strings.Join(s.Watches, ", "))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// View draws the view, exactly Height lines.
+func (m Model) View() string {
+	if m.snap == nil {
+		return common.Lines("waiting for the first poll of the members…", m.Width, m.Height)
+	}
+	c := &m.snap.Cluster
+	head := fmt.Sprintf("%s sessions · %s data watches on %s paths", common.Count(int64(len(c.Sessions))),
+		common.Count(c.ItemisedWatches), common.Count(int64(len(c.Watches))))
+	if n, ok := c.ChildWatches(); ok {
+		head += fmt.Sprintf(" · child watches (not itemised): %s", common.Count(n))
+	} else {
+		head += " · child watches: unknown"
+	}
+	if m.filter != "" {
+		head += " · filter: " + m.filter
+	}
+	if !c.SessionsComplete {
+		head += " · " + m.Styles.Warn.Render("partial: not every member answered cons")
+	}
+	lines := []string{
+		common.Fit(m.Styles.Title.Render("Sessions")+"  "+head, m.Width),
+		m.top.View(),
+		common.Fit(m.selectedLine(), m.Width),
+		common.Fit(m.Styles.Dim.Render(strings.Repeat("─", m.Width)), m.Width),
+		m.bottom.View(),
+	}
+	return common.Lines(strings.Join(lines, "\n"), m.Width, m.Height)
+}
