@@ -1,0 +1,412 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// loadOptions are zkherd load's flags.
+type loadOptions struct {
+	scenario    string
+	clients     int
+	duration    time.Duration
+	ops         uint64
+	out         string
+	noTUI       bool
+	sourceAddrs int
+
+	// Set from which flags were given.
+	clientsSet, durationSet, opsSet, timeoutSet bool
+}
+
+func newLoadCmd(g *globalOptions) *cobra.Command {
+	o := &loadOptions{}
+	cmd := &cobra.Command{
+		Use:   "load --scenario NAME|FILE",
+		Short: "Run a load scenario with many contending ZooKeeper sessions",
+		Long: `Run a load scenario: many clients, each with its own ZooKeeper session, drive a
+recipe (fair lock, herd locks, read/write lock, semaphore, queue, election,
+barrier) while zkherd records latencies per phase, measures the herd effect
+and checks correctness (mutual exclusion, FIFO order, semaphore limit, single
+leader, queue items exactly once, no znode left behind).
+
+Without --server, a local ZooKeeper ensemble is started for the run and removed
+afterwards. The run works under /zkherd/runs/<id> and removes it at the end.
+The first Ctrl-C stops the run gracefully and writes a partial report; a
+second one exits at once.
+
+Exit status: 0 all checks passed, 1 a check failed, 2 bad input or an
+unreachable server, 130 interrupted.`,
+		Example: `  zkherd load --scenario herd-vs-fair
+  zkherd load --scenario fair-lock --clients 200 --duration 30s --out ./run1
+  zkherd load --scenario my-scenario.yaml --server 10.0.0.5:2181
+  zkherd scenarios list`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f := cmd.Flags()
+			o.clientsSet, o.durationSet, o.opsSet = f.Changed("clients"), f.Changed("duration"), f.Changed("ops")
+			o.timeoutSet = cmd.Flags().Changed("session-timeout")
+			return runLoad(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.scenario, "scenario", "", "built-in scenario name or YAML file (see zkherd scenarios list)")
+	f.IntVar(&o.clients, "clients", 0, "number of clients, each its own ZooKeeper session (default: the scenario's)")
+	f.DurationVar(&o.duration, "duration", 0, "how long operations run (default: the scenario's)")
+	f.Uint64Var(&o.ops, "ops", 0, "stop after this many operations instead of after a duration")
+	f.StringVar(&o.out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase")
+	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
+	f.IntVar(&o.sourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
+	return cmd
+}
+
+// loadPlan is a validated load command: what to run, where, and where to
+// write the report.
+type loadPlan struct {
+	spec  scenarios.Spec
+	runs  []scenarios.Run
+	out   string // "" for none
+	title string
+}
+
+// planLoad checks every input before anything starts.
+func planLoad(g *globalOptions, o *loadOptions) (*loadPlan, error) {
+	if o.scenario == "" {
+		return nil, usageErr("--scenario is required: a built-in name (%s) or a YAML file", strings.Join(scenarios.Names(), ", "))
+	}
+	switch {
+	case o.clientsSet && o.clients <= 0:
+		return nil, usageErr("--clients %d: must be at least 1", o.clients)
+	case o.durationSet && o.duration <= 0:
+		return nil, usageErr("--duration %v: must be above 0", o.duration)
+	case o.opsSet && o.ops == 0:
+		return nil, usageErr("--ops 0: must be at least 1")
+	case o.durationSet && o.opsSet:
+		return nil, usageErr("--duration and --ops: give one bound, not both")
+	case o.sourceAddrs < 0 || o.sourceAddrs > 254:
+		return nil, usageErr("--source-addrs %d: choose 1 to 254 (0 for automatic)", o.sourceAddrs)
+	}
+	if err := g.checkAuth(); err != nil {
+		return nil, err
+	}
+	if o.timeoutSet {
+		if err := validateSessionTimeout(g.sessionTimeout); err != nil {
+			return nil, err
+		}
+	}
+	spec, err := scenarios.Lookup(o.scenario)
+	if err != nil {
+		return nil, scenarioErr(err)
+	}
+	if o.clientsSet {
+		spec.Clients = o.clients
+		if spec.Queue != nil && spec.Queue.Producers+spec.Queue.Consumers > 0 {
+			// Keep the scenario's proportion of producers.
+			q := *spec.Queue
+			p := max(1, min(o.clients-1, o.clients*q.Producers/max(1, q.Producers+q.Consumers)))
+			q.Producers, q.Consumers = p, o.clients-p
+			spec.Queue = &q
+		}
+		if spec.Barrier != nil && spec.Barrier.Size > 0 && o.clients%spec.Barrier.Size != 0 {
+			b := *spec.Barrier
+			b.Size = 0 // every client in one barrier
+			spec.Barrier = &b
+		}
+		if spec.Locks > o.clients {
+			spec.Locks = o.clients
+		}
+	}
+	if o.durationSet {
+		spec.Duration, spec.Ops = o.duration, 0
+		if spec.Queue != nil {
+			q := *spec.Queue
+			q.Items = 0
+			spec.Queue = &q
+		}
+	}
+	if o.opsSet {
+		spec.Ops, spec.Duration = o.ops, 0
+		if spec.Queue != nil && spec.Queue.Items > 0 {
+			q := *spec.Queue
+			q.Items, spec.Ops = o.ops, 0
+			spec.Queue = &q
+		}
+	}
+	if o.timeoutSet {
+		spec.SessionTimeout = g.sessionTimeout
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, scenarioErr(err)
+	}
+	p := &loadPlan{spec: spec, runs: spec.Runs(), title: spec.Name}
+	if o.out != "" {
+		dir, err := checkOutDir(o.out)
+		if err != nil {
+			return nil, err
+		}
+		p.out = dir
+	}
+	return p, nil
+}
+
+// scenarioErr turns a scenarios error into a usage error: every line of a
+// YAML error list, each with file:line.
+func scenarioErr(err error) error {
+	var list scenarios.ErrorList
+	if errors.As(err, &list) && len(list) > 1 {
+		return usageErr("scenario has %d mistakes:\n  %s", len(list), strings.ReplaceAll(list.Error(), "\n", "\n  "))
+	}
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "scenarios: ")
+	return usageErr("%s", msg)
+}
+
+// checkOutDir makes sure the report can be written, before the run
+// starts: dir is an empty or absent directory whose nearest existing
+// ancestor is writable. Nothing is created.
+func checkOutDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageErr("--out %s: %v", dir, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err == nil && !st.IsDir():
+		return "", usageErr("--out %s: exists and is not a directory", dir)
+	case err == nil:
+		if err := probeWritable(abs); err != nil {
+			return "", usageErr("--out %s: cannot write there: %v", dir, err)
+		}
+		return abs, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", usageErr("--out %s: %v", dir, err)
+	}
+	parent := filepath.Dir(abs)
+	for {
+		st, err := os.Stat(parent)
+		if err == nil {
+			if !st.IsDir() {
+				return "", usageErr("--out %s: %s is not a directory", dir, parent)
+			}
+			if err := probeWritable(parent); err != nil {
+				return "", usageErr("--out %s: cannot create it in %s: %v", dir, parent, err)
+			}
+			return abs, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return "", usageErr("--out %s: %v", dir, err)
+		}
+		next := filepath.Dir(parent)
+		if next == parent {
+			return "", usageErr("--out %s: no existing parent directory", dir)
+		}
+		parent = next
+	}
+}
+
+// probeWritable creates and removes a temporary file in dir.
+func probeWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".zkherd-probe-*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// runLoad runs a validated plan; see zkherd load --help.
+func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stderr io.Writer) error {
+	plan, err := planLoad(g, o)
+	if err != nil {
+		return err
+	}
+	return executePlan(ctx, g, plan, o, stdout, stderr)
+}
+
+// executePlan starts a local ensemble if needed, runs every run of the
+// plan, prints the summary and writes the report.
+func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadOptions, stdout, stderr io.Writer) error {
+	cs, haveServer, err := g.connectString()
+	if err != nil {
+		return err
+	}
+	local := !haveServer
+	var ens *ensemble.Ensemble
+	if local {
+		ens, err = startLocalEnsemble(ctx, ensemble.Options{
+			Nodes:   plan.spec.Effective().Ensemble,
+			NoFsync: true,
+			HeapMB:  heapFor(plan.spec.Effective().Clients),
+		}, stderr)
+		if err != nil {
+			return err
+		}
+		defer ens.Stop()
+		cs.Servers = ens.Servers()
+	} else {
+		for _, run := range plan.runs {
+			if err := run.Spec.ValidateEnsemble(len(cs.Servers), false); err != nil {
+				return scenarioErr(err)
+			}
+		}
+	}
+	server := cs.String()
+
+	opts := loadgen.Options{
+		Servers:        cs.Servers,
+		Chroot:         cs.Chroot,
+		SessionOptions: g.sessionOptions(),
+		SourceAddrs:    o.sourceAddrs,
+		Logf: func(format string, args ...any) {
+			fmt.Fprintf(stderr, format+"\n", args...)
+		},
+	}
+	prog := newProgressLine(stderr)
+	opts.Progress = prog.update
+
+	var results []*loadgen.Result
+	partial := false
+	for i, run := range plan.runs {
+		if ctx.Err() != nil {
+			partial = true
+			break
+		}
+		if len(plan.runs) > 1 {
+			fmt.Fprintf(stderr, "run %d of %d: %s (%s, %d clients)\n", i+1, len(plan.runs), run.Name, run.Recipe, run.Clients)
+		}
+		res, err := loadgen.Run(ctx, run, opts)
+		prog.finish()
+		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				partial = true
+				break
+			}
+			return usageErr("%s", strings.TrimPrefix(err.Error(), "loadgen: "))
+		}
+		results = append(results, res)
+		if res.Partial {
+			partial = true
+			break
+		}
+	}
+	if len(results) == 0 {
+		return ctx.Err()
+	}
+	rep := buildReport(plan, server, local, results, partial)
+	printSummary(stdout, rep)
+	if plan.out != "" {
+		if err := writeReport(plan.out, rep); err != nil {
+			return usageErr("writing the report to %s: %v", plan.out, err)
+		}
+		where := filepath.Join(plan.out, "report.html")
+		if _, err := os.Stat(where); err != nil {
+			where = filepath.Join(plan.out, "report.json")
+		}
+		fmt.Fprintf(stdout, "\nreport: %s\n", where)
+	}
+	if failed := rep.failedChecks(); len(failed) > 0 {
+		return &exitError{code: exitCheckFailed, err: fmt.Errorf("correctness checks failed: %s", strings.Join(failed, "; "))}
+	}
+	if partial {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the run was stopped early and its report is marked partial")}
+	}
+	return nil
+}
+
+// heapFor sizes the local ensemble's JVM heap for the sessions a run opens.
+func heapFor(clients int) int {
+	return min(256+clients/8, 2048)
+}
+
+// progressLine prints the live progress on stderr: rewritten in place on a
+// terminal, one line every few seconds otherwise.
+type progressLine struct {
+	w        io.Writer
+	terminal bool
+	mu       sync.Mutex
+	last     time.Time
+	shown    bool
+}
+
+func newProgressLine(w io.Writer) *progressLine {
+	return &progressLine{w: w, terminal: isTerminal(w)}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func (p *progressLine) update(pr loadgen.Progress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr.State == "done" {
+		return
+	}
+	if !p.terminal && time.Since(p.last) < 5*time.Second && pr.State != "stopping" {
+		return
+	}
+	p.last = time.Now()
+	elapsed := fmt.Sprintf("%5.1fs", pr.Elapsed.Seconds())
+	if pr.Duration > 0 {
+		elapsed += fmt.Sprintf("/%v", pr.Duration)
+	}
+	line := fmt.Sprintf("%s %-10s %s  clients %d/%d  ops %d  rate %.0f/s  %s p99 %s  errors %d",
+		pr.Name, pr.State, elapsed, pr.SessionsAlive, pr.Clients, pr.Ops, pr.Rate,
+		pr.MainPhase, fmtMs(pr.Main.P99), pr.Errors)
+	if len(pr.Violations) > 0 {
+		line += fmt.Sprintf("  VIOLATIONS %d", len(pr.Violations))
+	}
+	if p.terminal {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.shown = true
+	} else {
+		fmt.Fprintln(p.w, line)
+	}
+}
+
+// finish ends the in-place line.
+func (p *progressLine) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprintln(p.w)
+		p.shown = false
+	}
+	p.last = time.Time{}
+}
+
+// fmtMs prints milliseconds compactly.
+func fmtMs(ms float64) string {
+	switch {
+	case ms >= 10000:
+		return fmt.Sprintf("%.1fs", ms/1000)
+	case ms >= 100:
+		return fmt.Sprintf("%.0fms", ms)
+	case ms >= 1:
+		return fmt.Sprintf("%.1fms", ms)
+	}
+	return fmt.Sprintf("%.2fms", ms)
+}
