@@ -31,20 +31,20 @@ type runReport struct {
 }
 
 type scenarioReport struct {
-	Name           string                  `json:"name"`
-	Recipe         string                  `json:"recipe"`
-	Clients        int                     `json:"clients"`
-	DurationS      float64                 `json:"duration_s"`
-	Operations     int64                   `json:"operations"`
-	ThroughputPerS float64                 `json:"throughput_per_s"`
-	Errors         errorsReport            `json:"errors"`
-	LatencyMs      map[string]phaseReport  `json:"latency_ms"`
-	Herd           herdReport              `json:"herd"`
-	Checks         checksReport            `json:"checks"`
-	Requests       map[string]int64        `json:"zk_requests_by_kind,omitempty"`
-	Partial        bool                    `json:"partial"`
-	Notes          []string                `json:"notes,omitempty"`
-	Timeline       []intervalReport        `json:"timeline,omitempty"`
+	Name           string                 `json:"name"`
+	Recipe         string                 `json:"recipe"`
+	Clients        int                    `json:"clients"`
+	DurationS      float64                `json:"duration_s"`
+	Operations     int64                  `json:"operations"`
+	ThroughputPerS float64                `json:"throughput_per_s"`
+	Errors         errorsReport           `json:"errors"`
+	LatencyMs      map[string]phaseReport `json:"latency_ms"`
+	Herd           herdReport             `json:"herd"`
+	Checks         checksReport           `json:"checks"`
+	Requests       map[string]int64       `json:"zk_requests_by_kind,omitempty"`
+	Partial        bool                   `json:"partial"`
+	Notes          []string               `json:"notes,omitempty"`
+	Timeline       []intervalReport       `json:"timeline,omitempty"`
 }
 
 type errorsReport struct {

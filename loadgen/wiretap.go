@@ -201,9 +201,9 @@ type tapConn struct {
 	early      atomic.Bool // onEarlyClose was called
 
 	// Reply parser state, touched only by the reading goroutine.
-	hdr        []byte // the packet being assembled: length prefix, then the head of the body
-	need       int    // bytes of the body still to come
-	keep       int    // how many body bytes to keep in hdr
+	hdr  []byte // the packet being assembled: length prefix, then the head of the body
+	need int    // bytes of the body still to come
+	keep int    // how many body bytes to keep in hdr
 }
 
 // headKeep bounds how much of a reply is kept to parse: the reply header

@@ -106,11 +106,11 @@ func newLockWork(r *runner) *lockWork {
 	return w
 }
 
-func (w *lockWork) mainPhase() metrics.Phase      { return metrics.Acquire }
-func (w *lockWork) extraPhases() []metrics.Phase  { return nil }
-func (w *lockWork) slotOf(i int) int              { return w.r.run.LockFor(i) }
-func (w *lockWork) sample()                       {}
-func (w *lockWork) depth() int64                  { return 0 }
+func (w *lockWork) mainPhase() metrics.Phase                  { return metrics.Acquire }
+func (w *lockWork) extraPhases() []metrics.Phase              { return nil }
+func (w *lockWork) slotOf(i int) int                          { return w.r.run.LockFor(i) }
+func (w *lockWork) sample()                                   {}
+func (w *lockWork) depth() int64                              { return 0 }
 func (w *lockWork) finish(context.Context, *zk.Conn, *Result) {}
 
 func (w *lockWork) recvBuffer() int {
