@@ -42,13 +42,27 @@ func sessionErr(s *Session, err error) error {
 }
 
 // awaitConn waits after a connection error: nil when connected again, the
-// session's end, or ctx's error.
+// session's end, or ctx's error. go-zookeeper may report the error a
+// moment before the state change, so a session still "connected" is given
+// up to drainGrace to notice, which keeps retry loops from spinning.
 func awaitConn(ctx context.Context, s *Session) error {
 	if err := s.alive(); err != nil {
 		return err
 	}
+	if ch, st := s.Changed(); st == StateConnected {
+		t := time.NewTimer(drainGrace)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
 	return s.WaitConnected(ctx)
 }
+
+// drainGrace bounds awaitConn's wait for go-zookeeper to notice a drop.
+const drainGrace = 50 * time.Millisecond
 
 // retryConn runs op until it returns something other than a connection
 // error, waiting for the connection between attempts. Only for requests that

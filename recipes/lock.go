@@ -247,6 +247,8 @@ func (o Op) String() string {
 type LockTrace struct {
 	// Request is called after every ZooKeeper request, with its round trip.
 	Request func(op Op, took time.Duration, err error)
+	// Waiting is called when an acquisition starts waiting for a watch.
+	Waiting func(at time.Time)
 	// Woken is called when a watch the lock waits on fires, with the time
 	// the client received it (the server's send time is not observable).
 	Woken func(at time.Time)
@@ -292,6 +294,12 @@ func (tr *tracer) request(op Op, start time.Time, err error) {
 	tr.requests++
 	if tr.t != nil && tr.t.Request != nil {
 		tr.t.Request(op, time.Since(start), err)
+	}
+}
+
+func (tr *tracer) waiting() {
+	if tr != nil && tr.t != nil && tr.t.Waiting != nil {
+		tr.t.Waiting(time.Now())
 	}
 }
 
@@ -521,8 +529,14 @@ func (c *lockCore) monitor(g *grant) {
 			timer.Stop()
 		}
 	}()
+	drops := c.s.Suspensions()
 	for {
 		changed, st := c.s.Changed()
+		if c.cfg.lostAfter <= 0 && c.s.Suspensions() != drops {
+			// Dropped and maybe already back: the policy tolerates none.
+			g.reason = fmt.Errorf("%w: connection dropped (policy: no tolerance)", ErrLost)
+			return
+		}
 		switch st {
 		case StateExpired, StateClosed:
 			select {
@@ -597,6 +611,7 @@ func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acqui
 // waitWake waits for the watch ch to fire, also noticing our own node's
 // deletion, the session's end and ctx's end.
 func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired, tr *tracer) error {
+	tr.waiting()
 	for {
 		select {
 		case ev, ok := <-ch:

@@ -134,6 +134,7 @@ type Session struct {
 	state       ConnState
 	changed     chan struct{} // closed and replaced on every state change
 	suspendedAt time.Time
+	suspensions int64 // transitions to StateSuspended so far
 	id          int64
 	err         error
 	lastLog     string
@@ -251,6 +252,7 @@ func (s *Session) onSessionEvent(ev zk.Event) {
 		if s.state == StateConnected {
 			next = StateSuspended
 			s.suspendedAt = time.Now()
+			s.suspensions++
 		}
 	case zk.StateExpired:
 		next = StateExpired
@@ -330,6 +332,15 @@ func (s *Session) SuspendedFor() time.Duration {
 		return 0
 	}
 	return time.Since(s.suspendedAt)
+}
+
+// Suspensions counts the connection drops so far (transitions to
+// StateSuspended), so that a watcher woken after a quick drop and
+// reconnection can tell that the connection was down in between.
+func (s *Session) Suspensions() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.suspensions
 }
 
 // Done is closed when the session ends: expired by the servers or closed.
