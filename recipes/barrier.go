@@ -1,0 +1,337 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+)
+
+// BarrierReady is the node a barrier's last arrival creates under the
+// barrier's path to let everyone through (Curator's and ZooKeeper's name).
+const BarrierReady = "ready"
+
+// ErrNotEntered is returned by DoubleBarrier.Leave before Enter succeeded.
+var ErrNotEntered = errors.New("recipes: barrier not entered")
+
+// Barrier lets participants through once n of them have arrived (ZooKeeper's
+// barrier recipe, in Curator's DistributedDoubleBarrier layout). Each
+// participant creates an ephemeral node named by a fresh UUID under the
+// barrier's path; the one whose arrival makes n creates BarrierReady, whose
+// creation every waiter is watching. n is a threshold, not a limit: one
+// arriving while BarrierReady exists passes at once. All participants must
+// use the same n.
+//
+// Wait removes its node on the way out, and the last participant out
+// removes BarrierReady, so nothing is left but the (persistent) directory.
+// A path serves one round at a time: start the next round once every
+// participant of the last one has returned from Wait.
+type Barrier struct {
+	s       *Session
+	path    string
+	n       int
+	pathErr error
+}
+
+// NewBarrier returns a barrier for n participants on path (an absolute znode
+// path, created on first use). Each participant uses its own Barrier value
+// (usually its own session). It does not talk to ZooKeeper.
+func NewBarrier(s *Session, path string, n int) *Barrier {
+	return &Barrier{s: s, path: path, n: n, pathErr: checkBarrier(path, n)}
+}
+
+func checkBarrier(path string, n int) error {
+	if err := validLockPath(path); err != nil {
+		return err
+	}
+	if n < 1 {
+		return fmt.Errorf("recipes: barrier %s for %d participants: want at least 1", path, n)
+	}
+	return nil
+}
+
+// Path is the barrier's directory.
+func (b *Barrier) Path() string { return b.path }
+
+// Wait arrives at the barrier and blocks until n participants have arrived
+// or ctx ends. Either way its node is deleted before it returns.
+func (b *Barrier) Wait(ctx context.Context) error {
+	if b.pathErr != nil {
+		return b.pathErr
+	}
+	node, err := enterBarrier(ctx, b.s, b.path, b.n)
+	if err != nil {
+		return err
+	}
+	// Everyone arrived; our node no longer counts. Nobody can still be
+	// waiting for BarrierReady once no participant node is left, since each
+	// one deletes its own only after seeing BarrierReady.
+	if err := deleteConfirmed(ctx, b.s, node); err != nil {
+		return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, err)
+	}
+	return removeReadyIfLast(ctx, b.s, b.path)
+}
+
+// DoubleBarrier is ZooKeeper's double barrier: Enter blocks until n
+// participants have entered, Leave until all of them have left, so a group
+// starts a computation together and finishes it together. Layout as
+// Curator's DistributedDoubleBarrier (ephemeral UUID nodes and BarrierReady
+// under the path), leaving as ZooKeeper's recipe does: the participant with
+// the lowest name waits for the highest to go, every other one deletes its
+// node and waits for the lowest, so each departure wakes at most one
+// participant until the last. The last one out removes BarrierReady. One
+// value is one participant; one round per path at a time.
+type DoubleBarrier struct {
+	s       *Session
+	path    string
+	n       int
+	pathErr error
+
+	mu      sync.Mutex // serialises Enter and Leave
+	entered bool       // from Enter's success to Leave's
+	node    string     // our node, "" once deleted
+}
+
+// NewDoubleBarrier returns a double barrier for n participants on path (an
+// absolute znode path, created on first use). It does not talk to ZooKeeper.
+func NewDoubleBarrier(s *Session, path string, n int) *DoubleBarrier {
+	return &DoubleBarrier{s: s, path: path, n: n, pathErr: checkBarrier(path, n)}
+}
+
+// Path is the barrier's directory.
+func (b *DoubleBarrier) Path() string { return b.path }
+
+// Enter blocks until n participants have entered or ctx ends; when ctx ends
+// first, its node is deleted before it returns.
+func (b *DoubleBarrier) Enter(ctx context.Context) error {
+	if b.pathErr != nil {
+		return b.pathErr
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.entered {
+		return fmt.Errorf("recipes: barrier %s: already entered", b.path)
+	}
+	node, err := enterBarrier(ctx, b.s, b.path, b.n)
+	if err != nil {
+		return err
+	}
+	b.entered, b.node = true, node
+	return nil
+}
+
+// Leave blocks until every participant has left or ctx ends. When ctx ends
+// first, Leave may be called again to go on waiting (its node may already
+// be gone: the others see it as having left).
+func (b *DoubleBarrier) Leave(ctx context.Context) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.entered {
+		return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, ErrNotEntered)
+	}
+	if err := b.leave(ctx); err != nil {
+		return err
+	}
+	b.entered = false
+	return removeReadyIfLast(ctx, b.s, b.path)
+}
+
+func (b *DoubleBarrier) leave(ctx context.Context) error {
+	ours := baseName(b.node)
+	conn := b.s.Conn()
+	for {
+		var children []string
+		err := retryConn(ctx, b.s, func() (err error) {
+			children, _, err = conn.Children(b.path)
+			return err
+		})
+		if err != nil && !errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, err)
+		}
+		members := participants(children)
+		i := slices.Index(members, ours)
+		if i < 0 {
+			// Deleted by us on an earlier turn (or with an ended session).
+			if err := b.s.alive(); err != nil {
+				return err
+			}
+			b.node = ""
+		}
+		if len(members) == 0 {
+			return nil
+		}
+		var wait string
+		switch {
+		case i == 0 && len(members) == 1:
+			if err := deleteConfirmed(ctx, b.s, b.node); err != nil {
+				return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, err)
+			}
+			b.node = ""
+			return nil
+		case i == 0:
+			wait = members[len(members)-1] // the lowest waits for the highest
+		default:
+			if b.node != "" {
+				if err := deleteConfirmed(ctx, b.s, b.node); err != nil {
+					return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, err)
+				}
+				b.node = ""
+			}
+			wait = members[0] // the others for the lowest
+		}
+		var ch <-chan zk.Event
+		err = retryConn(ctx, b.s, func() (err error) {
+			_, _, ch, err = conn.GetW(joinPath(b.path, wait))
+			return err
+		})
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			continue
+		case err != nil:
+			return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, err)
+		}
+		if _, err := waitEvent(ctx, b.s, ch); err != nil && !errors.Is(err, errWatchDropped) {
+			return err
+		}
+	}
+}
+
+// participants are a barrier directory's children but BarrierReady, sorted.
+func participants(children []string) []string {
+	out := slices.DeleteFunc(slices.Clone(children), func(c string) bool { return c == BarrierReady })
+	slices.Sort(out)
+	return out
+}
+
+// enterBarrier creates our node and waits until n participants are there
+// (or BarrierReady says they were). On failure our node is removed.
+func enterBarrier(ctx context.Context, s *Session, dir string, n int) (string, error) {
+	node := joinPath(dir, uuid.NewString())
+	if err := createOwnEphemeral(ctx, s, node); err != nil {
+		return "", fmt.Errorf("recipes: barrier %s: enter: %w", dir, err)
+	}
+	fail := func(err error) (string, error) {
+		if s.alive() == nil {
+			discard(ctx, s, func(ctx context.Context) error { return deleteConfirmed(ctx, s, node) })
+		}
+		if errors.Is(err, ctx.Err()) || errors.Is(err, s.Err()) {
+			return "", err
+		}
+		return "", fmt.Errorf("recipes: barrier %s: enter: %w", dir, err)
+	}
+	ready := joinPath(dir, BarrierReady)
+	conn := s.Conn()
+	for {
+		var (
+			open bool
+			ch   <-chan zk.Event
+		)
+		err := retryConn(ctx, s, func() (err error) {
+			open, _, ch, err = conn.ExistsW(ready)
+			return err
+		})
+		if err != nil {
+			return fail(err)
+		}
+		if open {
+			return node, nil
+		}
+		var children []string
+		err = retryConn(ctx, s, func() (err error) {
+			children, _, err = conn.Children(dir)
+			return err
+		})
+		if err != nil {
+			return fail(err)
+		}
+		if len(participants(children)) >= n {
+			err := retryConn(ctx, s, func() error {
+				_, err := conn.Create(ready, nil, zk.FlagPersistent, openACL)
+				return err
+			})
+			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return fail(err)
+			}
+			return node, nil
+		}
+		if _, err := waitEvent(ctx, s, ch); err != nil && !errors.Is(err, errWatchDropped) {
+			return fail(err)
+		}
+	}
+}
+
+// removeReadyIfLast deletes BarrierReady when no participant is left.
+func removeReadyIfLast(ctx context.Context, s *Session, dir string) error {
+	var children []string
+	err := retryConn(ctx, s, func() (err error) {
+		children, _, err = s.Conn().Children(dir)
+		return err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("recipes: barrier %s: %w", dir, err)
+	}
+	if len(participants(children)) > 0 || !slices.Contains(children, BarrierReady) {
+		return nil
+	}
+	if err := deleteConfirmed(ctx, s, joinPath(dir, BarrierReady)); err != nil {
+		return fmt.Errorf("recipes: barrier %s: %w", dir, err)
+	}
+	return nil
+}
+
+// createOwnEphemeral creates the ephemeral node path exactly once: after a
+// connection loss it creates again, and NodeExists then means the first
+// create happened if the node is this session's. NodeExists on the first
+// attempt is returned as zk.ErrNodeExists (someone else has the name).
+func createOwnEphemeral(ctx context.Context, s *Session, path string) error {
+	conn := s.Conn()
+	madeDir, retried := false, false
+	for {
+		if err := s.alive(); err != nil {
+			return err
+		}
+		_, err := conn.Create(path, nil, zk.FlagEphemeral, openACL)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode) && !madeDir:
+			madeDir = true
+			if err := ensurePath(ctx, s, path[:len(path)-len(baseName(path))-1]); err != nil {
+				return err
+			}
+		case errors.Is(err, zk.ErrNodeExists):
+			if retried && ownerOfNode(ctx, s, path) == s.ID() {
+				return nil
+			}
+			return fmt.Errorf("recipes: create %s: %w", path, err)
+		case isConnErr(err):
+			if err := awaitConn(ctx, s); err != nil {
+				return err
+			}
+			retried = true
+		default:
+			return sessionErr(s, err)
+		}
+	}
+}
+
+// ownerOfNode is path's ephemeral owner; 0 when absent, persistent, or
+// unreadable.
+func ownerOfNode(ctx context.Context, s *Session, path string) int64 {
+	var stat *zk.Stat
+	err := retryConn(ctx, s, func() (err error) {
+		_, stat, err = s.Conn().Exists(path)
+		return err
+	})
+	if err != nil || stat == nil {
+		return 0
+	}
+	return stat.EphemeralOwner
+}
