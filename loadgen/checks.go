@@ -82,6 +82,14 @@ func (g *lockGuard) enterExclusive(c *checker, token uint64, seq int64) {
 	g.granted(c, token, seq)
 }
 
+// enterLeader records a term of leadership.
+func (g *lockGuard) enterLeader(c *checker, token uint64, seq int64) {
+	if w := g.writers.Add(1); w != 1 {
+		c.note("single leader", &c.doubleLeader, "%s: %d leaders at once", g.path, w)
+	}
+	g.granted(c, token, seq)
+}
+
 // enterShared records a grant of a read lock.
 func (g *lockGuard) enterShared(c *checker) {
 	g.readers.Add(1)

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"bufio"
-	"net"
 	"time"
+
+	"github.com/zkherd/zkherd/fourlw"
 )
 
 // serverCounters are the mntr counters a run compares before and after.
@@ -80,36 +80,13 @@ func readCounters(ctx context.Context, members []string) (serverCounters, error)
 	return sum, errors.Join(errs...)
 }
 
-// mntr sends the mntr four-letter word to addr and returns its key/value
-// lines.
+// mntr asks addr for its mntr counters.
 func mntr(ctx context.Context, addr string) (map[string]string, error) {
-	var d net.Dialer
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	reply, err := fourlw.Query(ctx, addr, "mntr")
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
-	if _, err := conn.Write([]byte("mntr")); err != nil {
-		return nil, err
-	}
-	m := make(map[string]string)
-	sc := bufio.NewScanner(conn)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), "\t")
-		if ok {
-			m[k] = v
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(m) == 0 {
-		return nil, errors.New("empty answer (is mntr in 4lw.commands.whitelist?)")
-	}
-	return m, nil
+	return fourlw.ParseMntr(reply)
 }

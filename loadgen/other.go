@@ -1,7 +1,298 @@
 package loadgen
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// Phases beyond metrics.Phases that some workloads record.
+const (
+	ReadAcquire  metrics.Phase = "read_acquire"
+	WriteAcquire metrics.Phase = "write_acquire"
+	BarrierLeave metrics.Phase = "barrier_leave"
+)
 
 func newOtherWorkload(r *runner) (workload, error) {
-	return nil, fmt.Errorf("%w: recipe %s is not supported by the load generator yet", ErrBadOptions, r.run.Recipe)
+	switch r.run.Recipe {
+	case scenarios.RWLock:
+		return newRWWork(r), nil
+	case scenarios.Semaphore:
+		return newSemWork(r), nil
+	case scenarios.Election:
+		return newElectionWork(r), nil
+	case scenarios.Barrier:
+		return newBarrierWork(r)
+	case scenarios.Queue:
+		return newQueueWork(r)
+	}
+	return nil, fmt.Errorf("%w: recipe %s is not supported by the load generator", ErrBadOptions, r.run.Recipe)
+}
+
+// simple holds what the acquire-hold-release workloads share.
+type simple struct {
+	r      *runner
+	paths  []string
+	guards []*lockGuard
+}
+
+func newSimple(r *runner, base string, fifo bool) simple {
+	s := simple{r: r, paths: pathsOf(r.ns, base, r.run.Locks)}
+	for _, p := range s.paths {
+		s.guards = append(s.guards, &lockGuard{path: p, fifo: fifo})
+	}
+	return s
+}
+
+func (s *simple) mainPhase() metrics.Phase                  { return metrics.Acquire }
+func (s *simple) extraPhases() []metrics.Phase              { return nil }
+func (s *simple) slotOf(i int) int                          { return s.r.run.LockFor(i) }
+func (s *simple) sample()                                   {}
+func (s *simple) depth() int64                              { return 0 }
+func (s *simple) finish(context.Context, *zk.Conn, *Result) {}
+func (s *simple) recvBuffer() int {
+	return childListBuffer(clientsPer(s.r.run.Clients, len(s.paths)))
+}
+func (s *simple) prepare(_ context.Context, conn *zk.Conn) error { return createDirs(conn, s.paths) }
+
+// rwWork drives the read/write lock: each operation reads with the
+// scenario's read ratio, else writes.
+type rwWork struct{ simple }
+
+func newRWWork(r *runner) *rwWork { return &rwWork{newSimple(r, "rwlock", false)} }
+
+func (w *rwWork) extraPhases() []metrics.Phase { return []metrics.Phase{ReadAcquire, WriteAcquire} }
+
+func (w *rwWork) loop(c *client) {
+	r := w.r
+	g := w.guards[c.slot]
+	ratio := r.run.RWLock.ReadRatio
+	rng := rand.New(rand.NewPCG(r.run.Seed, uint64(c.idx)^0x5bd1e995))
+	r.holdLoop(c, g, func(s *recipes.Session) acquirer {
+		rw := recipes.NewRWLock(s, g.path)
+		return func(ctx context.Context) (held, error) {
+			if rng.Float64() < ratio {
+				l := rw.ReadLock()
+				if err := l.Lock(ctx); err != nil {
+					return held{}, err
+				}
+				return held{release: l.Unlock, lost: l.Lost(), phase: ReadAcquire,
+					enter: func() { g.enterShared(&r.chk) }, exit: g.exitShared}, nil
+			}
+			l := rw.WriteLock()
+			if err := l.Lock(ctx); err != nil {
+				return held{}, err
+			}
+			return held{release: l.Unlock, lost: l.Lost(), phase: WriteAcquire,
+				enter: func() { g.enterWriter(&r.chk) }, exit: g.exitExclusive}, nil
+		}
+	})
+}
+
+// semWork drives the semaphore.
+type semWork struct {
+	simple
+	limits []*limitGuard
+}
+
+func newSemWork(r *runner) *semWork {
+	w := &semWork{simple: newSimple(r, "semaphore", false)}
+	for _, p := range w.paths {
+		w.limits = append(w.limits, &limitGuard{what: p, limit: int32(r.run.Semaphore.Leases),
+			kind: "semaphore limit", counter: func(c *checker) *atomic.Int64 { return &c.overIssued }})
+	}
+	return w
+}
+
+func (w *semWork) prepare(_ context.Context, conn *zk.Conn) error {
+	n := []byte(strconv.Itoa(w.r.run.Semaphore.Leases))
+	for _, p := range w.paths {
+		if _, err := conn.Create(p, n, 0, openACL); err != nil {
+			return fmt.Errorf("loadgen: create %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func (w *semWork) loop(c *client) {
+	r := w.r
+	g, lim := w.guards[c.slot], w.limits[c.slot]
+	r.holdLoop(c, g, func(s *recipes.Session) acquirer {
+		sem := recipes.NewSemaphore(s, g.path, r.run.Semaphore.Leases)
+		return func(ctx context.Context) (held, error) {
+			l, err := sem.Acquire(ctx)
+			if err != nil {
+				return held{}, err
+			}
+			return held{release: l.Release, lost: l.Lost(),
+				enter: func() { lim.enter(&r.chk) }, exit: lim.exit}, nil
+		}
+	})
+}
+
+// electionWork drives leader election: a candidate that wins leads for a
+// drawn time, resigns, and runs again.
+type electionWork struct{ simple }
+
+func newElectionWork(r *runner) *electionWork {
+	return &electionWork{newSimple(r, "election", true)}
+}
+
+func (w *electionWork) loop(c *client) {
+	r := w.r
+	g := w.guards[c.slot]
+	value := []byte(fmt.Sprintf("client-%d", c.idx))
+	r.holdLoop(c, g, func(s *recipes.Session) acquirer {
+		e := recipes.NewElection(s, g.path)
+		return func(ctx context.Context) (held, error) {
+			if err := e.Campaign(ctx, value); err != nil {
+				return held{}, err
+			}
+			return held{release: e.Resign, lost: e.Lost(),
+				enter: func() { g.enterLeader(&r.chk, e.FencingToken(), seqOf(e.Node())) },
+				exit:  g.exitExclusive}, nil
+		}
+	})
+}
+
+// barrierWork drives double barriers: clients meet in groups of Size, each
+// round on a fresh path (a path serves one round at a time), enter
+// together, work, and leave together.
+type barrierWork struct {
+	r      *runner
+	size   int
+	groups []*barrierGroup
+}
+
+type barrierGroup struct {
+	dir string
+	mu  sync.Mutex
+	// arrivals and departures per round, for the checks.
+	rounds map[int]*[2]int
+}
+
+func newBarrierWork(r *runner) (*barrierWork, error) {
+	size := r.run.Barrier.Size
+	if size < 1 || r.run.Clients%size != 0 {
+		return nil, fmt.Errorf("%w: barrier size %d must divide the %d clients", ErrBadOptions, size, r.run.Clients)
+	}
+	w := &barrierWork{r: r, size: size}
+	for _, p := range pathsOf(r.ns, "barrier", r.run.Clients/size) {
+		w.groups = append(w.groups, &barrierGroup{dir: p, rounds: make(map[int]*[2]int)})
+	}
+	return w, nil
+}
+
+func (w *barrierWork) mainPhase() metrics.Phase                  { return metrics.BarrierWait }
+func (w *barrierWork) extraPhases() []metrics.Phase              { return []metrics.Phase{BarrierLeave} }
+func (w *barrierWork) slotOf(i int) int                          { return i / w.size }
+func (w *barrierWork) sample()                                   {}
+func (w *barrierWork) depth() int64                              { return 0 }
+func (w *barrierWork) finish(context.Context, *zk.Conn, *Result) {}
+func (w *barrierWork) recvBuffer() int                           { return childListBuffer(w.size) }
+func (w *barrierWork) prepare(_ context.Context, conn *zk.Conn) error {
+	var dirs []string
+	for _, g := range w.groups {
+		dirs = append(dirs, g.dir)
+	}
+	return createDirs(conn, dirs)
+}
+
+// note counts an arrival (i=0) or departure (i=1) in round k and returns
+// the counter to check after passing.
+func (g *barrierGroup) note(k, i, delta int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	rc, ok := g.rounds[k]
+	if !ok {
+		rc = new([2]int)
+		g.rounds[k] = rc
+	}
+	rc[i] += delta
+}
+
+func (g *barrierGroup) count(k, i int) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if rc, ok := g.rounds[k]; ok {
+		return rc[i]
+	}
+	return 0
+}
+
+func (g *barrierGroup) forget(k int) {
+	g.mu.Lock()
+	delete(g.rounds, k-2)
+	g.mu.Unlock()
+}
+
+func (w *barrierWork) loop(c *client) {
+	r := w.r
+	g := w.groups[c.slot]
+	leader := c.idx%w.size == 0 // counts the group's rounds
+	sampler := scenarios.NewSampler(r.run.Hold, r.run.Seed, uint64(c.idx))
+	// With an operation count, every group runs its share of rounds.
+	maxRounds := -1
+	if ops := r.run.Ops; ops > 0 {
+		maxRounds = int((ops + uint64(len(w.groups)) - 1) / uint64(len(w.groups)))
+	}
+	for round, first := 0, true; round != maxRounds; round, first = round+1, false {
+		intended, ok := r.nextOp(first, false)
+		if !ok {
+			return
+		}
+		s := r.session(c)
+		if s == nil {
+			return
+		}
+		b := recipes.NewDoubleBarrier(s, fmt.Sprintf("%s/round-%d", g.dir, round), w.size)
+		g.note(round, 0, 1)
+		start := time.Now()
+		if err := b.Enter(r.opCtx); err != nil {
+			g.note(round, 0, -1)
+			r.opFailed(err)
+			return // the group's rounds are out of step now; this client is done
+		}
+		entered := time.Now()
+		if n := g.count(round, 0); n < w.size {
+			r.chk.note("barrier", &r.chk.mutex, "%s round %d: entered with %d of %d arrived", g.dir, round, n, w.size)
+		}
+		counted := !r.stopping()
+		if counted {
+			r.recordAcquire(c, metrics.BarrierWait, start, intended, entered)
+			r.hold(sampler.Next(), nil)
+			c.shard.Record(metrics.Hold, time.Since(entered))
+		}
+		g.note(round, 1, 1)
+		leaveStart := time.Now()
+		err := r.release(s, b.Leave)
+		if err != nil {
+			r.opFailed(err)
+			return
+		}
+		if n := g.count(round, 1); n < w.size {
+			r.chk.note("barrier", &r.chk.mutex, "%s round %d: left with %d of %d leaving", g.dir, round, n, w.size)
+		}
+		if counted {
+			c.shard.Record(BarrierLeave, time.Since(leaveStart))
+			if leader {
+				r.opDone()
+			}
+		}
+		g.forget(round)
+	}
+}
+
+func newQueueWork(r *runner) (workload, error) {
+	return nil, fmt.Errorf("%w: the queue recipe is not supported by the load generator yet", ErrBadOptions)
 }

@@ -517,6 +517,12 @@ func (r *runner) dispatch() {
 // intended start (zero for closed loops); ok is false when the client must
 // stop.
 func (r *runner) next(first bool) (intended time.Time, ok bool) {
+	return r.nextOp(first, true)
+}
+
+// nextOp is next, with the run's operation budget taken or not (workloads
+// that count operations their own way).
+func (r *runner) nextOp(first, budget bool) (intended time.Time, ok bool) {
 	if r.stopping() {
 		return time.Time{}, false
 	}
@@ -536,6 +542,9 @@ func (r *runner) next(first bool) (intended time.Time, ok bool) {
 		}
 	} else if think := r.run.Arrival.ThinkTime; think > 0 && !r.sleep(think) {
 		return time.Time{}, false
+	}
+	if !budget {
+		return time.Time{}, true
 	}
 	if n := r.started.Add(1); r.run.Ops > 0 && n > r.run.Ops {
 		return time.Time{}, false

@@ -124,10 +124,45 @@ func (w *lockWork) prepare(_ context.Context, conn *zk.Conn) error {
 func (w *lockWork) loop(c *client) {
 	r := w.r
 	g := w.guards[c.slot]
+	r.holdLoop(c, g, func(s *recipes.Session) acquirer {
+		l := w.newLock(s, g.path)
+		return func(ctx context.Context) (held, error) {
+			if err := l.Lock(ctx); err != nil {
+				return held{}, err
+			}
+			return held{
+				release: l.Unlock,
+				lost:    l.Lost(),
+				enter:   func() { g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node())) },
+				exit:    g.exitExclusive,
+			}, nil
+		}
+	})
+}
+
+// An acquirer is one client's handle on a lock, lease or election, bound
+// to one session: it blocks until held or ctx ends.
+type acquirer func(ctx context.Context) (held, error)
+
+// held is one grant: how to release it, its lost signal, and the check
+// hooks to run on entering and leaving the critical section.
+type held struct {
+	release     func(context.Context) error
+	lost        <-chan struct{}
+	enter, exit func()
+	// phase, if set, also records the acquire latency (read_acquire...).
+	phase metrics.Phase
+}
+
+// holdLoop is the client loop of every acquire-hold-release recipe: it
+// waits for its turn (arrival model), acquires, checks, holds for a drawn
+// time, releases, and records every phase. bind makes the handle for a
+// session (again after an expired session was replaced).
+func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) acquirer) {
 	sampler := scenarios.NewSampler(r.run.Hold, r.run.Seed, uint64(c.idx))
 	var (
-		l  recipes.Locker
-		ls *recipes.Session
+		acquire acquirer
+		bound   *recipes.Session
 	)
 	for first := true; ; first = false {
 		intended, ok := r.next(first)
@@ -138,11 +173,12 @@ func (w *lockWork) loop(c *client) {
 		if s == nil {
 			return
 		}
-		if s != ls {
-			l, ls = w.newLock(s, g.path), s
+		if s != bound {
+			acquire, bound = bind(s), s
 		}
 		start := time.Now()
-		if err := l.Lock(r.opCtx); err != nil {
+		h, err := acquire(r.opCtx)
+		if err != nil {
 			r.opFailed(err)
 			continue
 		}
@@ -150,19 +186,30 @@ func (w *lockWork) loop(c *client) {
 		counted := r.opDone()
 		if counted {
 			r.recordAcquire(c, metrics.Acquire, start, intended, granted)
-			if d, ok := g.handoff(start, granted); ok {
-				c.shard.Record(metrics.Handoff, d)
+			if h.phase != "" {
+				r.recordAcquire(c, h.phase, start, intended, granted)
+			}
+			if g != nil {
+				if d, ok := g.handoff(start, granted); ok {
+					c.shard.Record(metrics.Handoff, d)
+				}
 			}
 		}
-		g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node()))
+		if h.enter != nil {
+			h.enter()
+		}
 		var lost bool
 		if counted {
-			lost = r.hold(sampler.Next(), l.Lost())
+			lost = r.hold(sampler.Next(), h.lost)
 		}
 		relStart := time.Now()
-		g.exitExclusive()
-		g.released(relStart)
-		err := r.release(s, l.Unlock)
+		if h.exit != nil {
+			h.exit()
+		}
+		if g != nil {
+			g.released(relStart)
+		}
+		err = r.release(s, h.release)
 		if counted {
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))
 			c.shard.Record(metrics.Release, time.Since(relStart))
@@ -170,7 +217,7 @@ func (w *lockWork) loop(c *client) {
 		}
 		switch {
 		case lost:
-			r.opFailed(fmt.Errorf("held lock: %w", recipes.ErrLost))
+			r.opFailed(fmt.Errorf("held: %w", recipes.ErrLost))
 		case err != nil:
 			r.opFailed(err)
 		}
