@@ -354,6 +354,9 @@ func (d *decoder) duration(v *yaml.Node, field string) (time.Duration, bool) {
 	if !d.scalar(v, field) {
 		return 0, false
 	}
+	if v.Tag == "!!int" && v.Value == "0" {
+		return 0, true // Go's duration syntax allows a bare 0
+	}
 	if v.Tag == "!!int" || v.Tag == "!!float" {
 		d.errorf(v, field, "%s has no unit; %s", v.Value, durationSyntax)
 		return 0, false

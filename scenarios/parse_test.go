@@ -156,6 +156,11 @@ func TestParse(t *testing.T) {
 				Params: Params{Semaphore: &SemaphoreParams{Leases: 3}}},
 		},
 		{
+			name: "bare zero is a duration",
+			src:  "name: z\nrecipe: fair-lock\nhold: 0\narrival: {kind: closed, think_time: 0}\n",
+			want: Spec{Name: "z", Recipe: FairLock, Hold: FixedHold(0), Arrival: Arrival{Kind: Closed}},
+		},
+		{
 			name: "rwlock block without ratio reads with the default",
 			src:  "name: r\nrecipe: rwlock\nrwlock: {}\n",
 			want: Spec{Name: "r", Recipe: RWLock, Params: Params{RWLock: &RWLockParams{ReadRatio: DefaultReadRatio}}},
