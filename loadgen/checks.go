@@ -17,9 +17,10 @@ type checker struct {
 	mutex, fencing, fifo, overIssued, doubleLeader atomic.Int64
 	maxBypass                                      atomic.Int64
 
-	mu    sync.Mutex
-	lines map[string][]string // by kind, at most maxViolationLines each
-	order []string            // kinds in the order first seen
+	mu     sync.Mutex
+	lines  map[string][]string // by kind, at most maxViolationLines each
+	order  []string            // kinds in the order first seen
+	events []Event             // the described violations, in time
 }
 
 func (c *checker) note(kind string, counter *atomic.Int64, format string, args ...any) {
@@ -33,8 +34,17 @@ func (c *checker) note(kind string, counter *atomic.Int64, format string, args .
 		c.order = append(c.order, kind)
 	}
 	if len(c.lines[kind]) < maxViolationLines {
-		c.lines[kind] = append(c.lines[kind], kind+": "+fmt.Sprintf(format, args...))
+		line := kind + ": " + fmt.Sprintf(format, args...)
+		c.lines[kind] = append(c.lines[kind], line)
+		c.events = append(c.events, Event{At: time.Now(), Kind: EventViolation, Detail: line})
 	}
+}
+
+// violationEvents returns the described violations as events.
+func (c *checker) violationEvents() []Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.events)
 }
 
 // violations returns the described violations, kinds in order of first

@@ -114,6 +114,22 @@ type Result struct {
 	QueueDepth []int64
 	// Notes are things the user should know about the run, one line each.
 	Notes []string
+	// Events are what happened during the run, in time order: check
+	// violations (the first few of each kind) and, later, faults.
+	Events []Event
+}
+
+// Event kinds.
+const (
+	EventViolation = "violation"
+	EventNote      = "note"
+)
+
+// Event is something that happened at a moment of the run.
+type Event struct {
+	At     time.Time
+	Kind   string
+	Detail string
 }
 
 // Herd holds the herd-effect measures of a run's window.
