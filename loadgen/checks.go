@@ -15,6 +15,7 @@ const maxViolationLines = 5
 // checker collects the violations of a run. Safe for concurrent use.
 type checker struct {
 	mutex, fencing, fifo, overIssued, doubleLeader atomic.Int64
+	duplicate, lost                                atomic.Int64
 	maxBypass                                      atomic.Int64
 
 	mu     sync.Mutex

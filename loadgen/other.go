@@ -292,7 +292,3 @@ func (w *barrierWork) loop(c *client) {
 		g.forget(round)
 	}
 }
-
-func newQueueWork(r *runner) (workload, error) {
-	return nil, fmt.Errorf("%w: the queue recipe is not supported by the load generator yet", ErrBadOptions)
-}

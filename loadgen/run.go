@@ -60,6 +60,7 @@ type runner struct {
 	opCtx       context.Context
 	opCancel    context.CancelFunc
 	fail        context.CancelCauseFunc // ends the run with an error
+	parent      context.Context         // the caller's: done means stop at once (partial)
 
 	tickets chan time.Time // open-loop arrivals: intended start times
 
@@ -152,6 +153,7 @@ func childListBuffer(n int) int { return n*80 + 8<<10 }
 
 // execute runs the run; see Run.
 func (r *runner) execute(ctx context.Context) (res *Result, err error) {
+	r.parent = ctx
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
 	r.fail = fail
@@ -250,13 +252,15 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		}
 	})
 	if rampErr == nil && !closed {
+		if r.run.Arrival.Kind.Open() {
+			r.tickets = make(chan time.Time, r.run.Clients)
+		}
 		for _, c := range r.clients {
 			startLoop(c)
 		}
 		before = r.snapshot(runCtx)
 		r.openWindow(time.Now())
 		if r.run.Arrival.Kind.Open() {
-			r.tickets = make(chan time.Time, r.run.Clients)
 			loops.Add(1)
 			go func() {
 				defer loops.Done()

@@ -1,0 +1,303 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// queueWork drives a queue: the first Producers clients put items (on the
+// arrival schedule), the others claim, work on and acknowledge them (the
+// lock-safe way: an item stays queued until acknowledged). Every item
+// carries a unique id and its enqueue time, so the run checks that each is
+// consumed exactly once and measures queue wait and end-to-end latency.
+//
+// When the window ends, producers stop and consumers drain the queue (for
+// at most drainTimeout) before they stop too; items still queued then are
+// counted as unconsumed, not lost.
+type queueWork struct {
+	r         *runner
+	path      string
+	producers int
+
+	nextID   atomic.Int64
+	put      atomic.Int64 // items confirmed in the queue
+	acked    atomic.Int64 // items acknowledged
+	prodLeft atomic.Int64 // producer loops still running
+	prodDone chan struct{}
+
+	mu     sync.Mutex
+	status map[int64]uint8 // by item id
+
+	drainOnce   sync.Once
+	drainCtx    context.Context
+	drainCancel context.CancelFunc
+
+	depthMu sync.Mutex
+	depths  []int64 // sampled once per interval
+}
+
+// Item states.
+const (
+	itemMaybe    uint8 = iota + 1 // Put failed: the item may or may not be queued
+	itemQueued                    // Put confirmed
+	itemConsumed                  // acknowledged
+)
+
+// drainTimeout bounds how long consumers keep draining after the window.
+const drainTimeout = 10 * time.Second
+
+func newQueueWork(r *runner) (*queueWork, error) {
+	q := r.run.Queue
+	if q == nil || q.Producers < 1 || q.Consumers < 1 || q.Producers+q.Consumers != r.run.Clients {
+		return nil, fmt.Errorf("%w: a queue run needs at least one producer and one consumer, adding up to the clients", ErrBadOptions)
+	}
+	w := &queueWork{
+		r:         r,
+		path:      r.ns + "/queue",
+		producers: q.Producers,
+		prodDone:  make(chan struct{}),
+		status:    make(map[int64]uint8),
+	}
+	w.prodLeft.Store(int64(q.Producers))
+	w.drainCtx, w.drainCancel = context.WithCancel(context.Background())
+	return w, nil
+}
+
+func (w *queueWork) mainPhase() metrics.Phase { return metrics.EndToEnd }
+func (w *queueWork) extraPhases() []metrics.Phase {
+	return nil
+}
+func (w *queueWork) slotOf(i int) int {
+	if i < w.producers {
+		return 0
+	}
+	return 1
+}
+
+// recvBuffer fits a listing of tens of thousands of items.
+func (w *queueWork) recvBuffer() int { return max(childListBuffer(w.r.run.Clients), 2<<20) }
+
+func (w *queueWork) prepare(_ context.Context, conn *zk.Conn) error {
+	return createDirs(conn, []string{w.path})
+}
+
+func (w *queueWork) depth() int64 { return w.put.Load() - w.acked.Load() }
+
+func (w *queueWork) sample() {
+	w.depthMu.Lock()
+	w.depths = append(w.depths, w.depth())
+	w.depthMu.Unlock()
+}
+
+func (w *queueWork) loop(c *client) {
+	if c.slot == 0 {
+		w.produce(c)
+		return
+	}
+	w.drainOnce.Do(func() { go w.drainWatch() })
+	w.consume(c)
+}
+
+// drainWatch ends the consumers: at once when the caller cancelled the
+// run, otherwise once the producers have stopped and the queue is empty,
+// or drainTimeout after that.
+func (w *queueWork) drainWatch() {
+	defer w.drainCancel()
+	r := w.r
+	select {
+	case <-r.stopCh:
+	case <-w.prodDone:
+	case <-w.drainCtx.Done():
+		return
+	}
+	deadline := time.Now().Add(drainTimeout)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for w.depth() > 0 && time.Now().Before(deadline) && r.parent.Err() == nil {
+		select {
+		case <-t.C:
+		case <-r.parent.Done():
+		}
+	}
+}
+
+func (w *queueWork) produce(c *client) {
+	r := w.r
+	defer func() {
+		if w.prodLeft.Add(-1) == 0 {
+			close(w.prodDone)
+		}
+	}()
+	var (
+		q     *recipes.Queue
+		bound *recipes.Session
+	)
+	for first := true; ; first = false {
+		intended, ok := r.next(first)
+		if !ok {
+			return
+		}
+		s := r.session(c)
+		if s == nil {
+			return
+		}
+		if s != bound {
+			q, bound = recipes.NewQueue(s, w.path), s
+		}
+		id := w.nextID.Add(1)
+		start := time.Now()
+		data := strconv.FormatInt(id, 10) + " " + strconv.FormatInt(start.UnixNano(), 10)
+		_, err := q.Put(r.opCtx, []byte(data))
+		done := time.Now()
+		w.mu.Lock()
+		if err != nil {
+			w.status[id] = itemMaybe
+		} else {
+			w.status[id] = itemQueued
+		}
+		w.mu.Unlock()
+		if err != nil {
+			r.opFailed(err)
+			continue
+		}
+		w.put.Add(1)
+		if !r.stopping() {
+			r.recordAcquire(c, metrics.Enqueue, start, intended, done)
+		}
+	}
+}
+
+// parseItem reads an item's id and enqueue time.
+func parseItem(data []byte) (id int64, at time.Time, ok bool) {
+	a, b, found := strings.Cut(string(data), " ")
+	if !found {
+		return 0, time.Time{}, false
+	}
+	id, err1 := strconv.ParseInt(a, 10, 64)
+	ns, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, time.Time{}, false
+	}
+	return id, time.Unix(0, ns), true
+}
+
+func (w *queueWork) consume(c *client) {
+	r := w.r
+	sampler := scenarios.NewSampler(r.run.Hold, r.run.Seed, uint64(c.idx))
+	var (
+		q     *recipes.Queue
+		bound *recipes.Session
+	)
+	for w.drainCtx.Err() == nil {
+		s := r.session(c)
+		if s == nil {
+			// Stopping: sessions are no longer replaced; drain with the one
+			// we have, if it lives.
+			if s = c.session(); s == nil {
+				return
+			}
+		}
+		if s != bound {
+			q, bound = recipes.NewQueue(s, w.path), s
+		}
+		start := time.Now()
+		cl, err := q.Claim(w.drainCtx)
+		if err != nil {
+			if w.drainCtx.Err() == nil {
+				r.opFailed(err)
+				if errors.Is(err, recipes.ErrSessionClosed) {
+					return
+				}
+			}
+			continue
+		}
+		claimed := time.Now()
+		id, enq, ok := parseItem(cl.Data)
+		inWindow := !r.stopping()
+		if inWindow {
+			c.shard.Record(metrics.Dequeue, claimed.Sub(start))
+			if ok {
+				c.shard.Record(metrics.QueueWait, claimed.Sub(enq))
+			}
+			r.hold(sampler.Next(), nil)
+			c.shard.Record(metrics.Hold, time.Since(claimed))
+		}
+		if err := r.release(s, cl.Ack); err != nil {
+			r.opFailed(err)
+			continue
+		}
+		acked := time.Now()
+		w.acked.Add(1)
+		if !ok {
+			r.chk.note("queue", &r.chk.mutex, "item %s holds %q, not an item of this run", cl.Item(), cl.Data)
+			continue
+		}
+		w.mu.Lock()
+		prev := w.status[id]
+		w.status[id] = itemConsumed
+		w.mu.Unlock()
+		if prev == itemConsumed {
+			r.chk.note("duplicate item", &r.chk.duplicate, "item %d consumed twice", id)
+		}
+		if inWindow {
+			c.shard.Record(metrics.EndToEnd, acked.Sub(enq))
+			r.opDone()
+		}
+	}
+}
+
+// finish counts items still queued (and removes them), then items lost:
+// confirmed in the queue but neither consumed nor still there.
+func (w *queueWork) finish(ctx context.Context, conn *zk.Conn, res *Result) {
+	r := w.r
+	w.depthMu.Lock()
+	res.QueueDepth = append([]int64(nil), w.depths...)
+	w.depthMu.Unlock()
+	children, _, err := conn.Children(w.path)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		res.Notes = append(res.Notes, fmt.Sprintf("could not list the queue to count lost items: %v", err))
+		return
+	}
+	remaining := map[int64]bool{}
+	for _, name := range children {
+		p := w.path + "/" + name
+		if strings.HasSuffix(name, recipes.ClaimSuffix) {
+			conn.Delete(p, -1)
+			continue
+		}
+		data, _, err := conn.Get(p)
+		if err == nil {
+			if id, _, ok := parseItem(data); ok {
+				remaining[id] = true
+			}
+			res.Checks.Unconsumed++
+		}
+		conn.Delete(p, -1)
+	}
+	if res.Checks.Unconsumed > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d item(s) were still queued when the run stopped (removed)", res.Checks.Unconsumed))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id, st := range w.status {
+		if st == itemQueued && !remaining[id] {
+			res.Checks.LostItems++
+			if res.Checks.LostItems <= maxViolationLines {
+				r.chk.note("lost item", &r.chk.lost, "item %d was queued but never consumed", id)
+			}
+		}
+	}
+	res.Checks.DuplicateItems = r.chk.duplicate.Load()
+}
