@@ -138,6 +138,7 @@ func TestRWLockWritersExclude(t *testing.T) {
 					}
 					for m := maxReaders.Load(); n > m && !maxReaders.CompareAndSwap(m, n); m = maxReaders.Load() {
 					}
+					work(t, s, path, 3)
 					inReaders.Add(-1)
 				}
 				if err := l.Unlock(ctx); err != nil {
@@ -162,6 +163,17 @@ func TestRWLockWritersExclude(t *testing.T) {
 	t.Logf("at most %d readers inside at once", maxReaders.Load())
 	if left := children(t, ss[0], path); len(left) != 0 {
 		t.Errorf("nodes left: %q", left)
+	}
+}
+
+// work stands for a critical section's work: a few round trips to the
+// servers, so that holders overlap when the recipe allows it.
+func work(t testing.TB, s *Session, path string, trips int) {
+	for range trips {
+		if _, _, err := s.Conn().Exists(path); err != nil {
+			t.Errorf("work: %v", err)
+			return
+		}
 	}
 }
 
