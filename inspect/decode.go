@@ -82,7 +82,7 @@ func Decode(data []byte, textLimit, hexLimit int) Decoded {
 	d.Kind = DataBinary
 	shown := data[:min(len(data), hexLimit)]
 	d.Shown = len(shown)
-	d.Lines = hexDump(shown)
+	d.Lines = HexDump(shown, 16)
 	return d
 }
 
@@ -104,13 +104,15 @@ func looksJSON(data []byte) bool {
 	return len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']')
 }
 
-// hexDump formats 16 bytes per line: offset, hex, ASCII.
-func hexDump(data []byte) []string {
-	lines := make([]string, 0, (len(data)+15)/16)
-	for off := 0; off < len(data); off += 16 {
-		row := data[off:min(off+16, len(data))]
+// HexDump formats perLine bytes per line (16 fits 80 columns, 8 fits 48):
+// offset, hex, ASCII.
+func HexDump(data []byte, perLine int) []string {
+	perLine = max(perLine, 1)
+	lines := make([]string, 0, (len(data)+perLine-1)/perLine)
+	for off := 0; off < len(data); off += perLine {
+		row := data[off:min(off+perLine, len(data))]
 		var hex, ascii strings.Builder
-		for i := 0; i < 16; i++ {
+		for i := 0; i < perLine; i++ {
 			if i == 8 {
 				hex.WriteByte(' ')
 			}

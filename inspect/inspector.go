@@ -49,6 +49,9 @@ type Options struct {
 	// Servers are "host:port" addresses of the ensemble members; every one
 	// is polled with four-letter words.
 	Servers []string
+	// AdminURLs optionally maps a server address to its AdminServer
+	// ("http://127.0.0.1:8080"), asked when a four-letter word is refused.
+	AdminURLs map[string]string
 	// Chroot, when set, is prefixed to every path; 4lw output outside it is
 	// ignored.
 	Chroot string
@@ -77,7 +80,7 @@ type Options struct {
 // Inspector reads one ensemble. Its methods are safe for concurrent use.
 type Inspector struct {
 	opts   Options
-	poller poller
+	poller *fourlwPoller
 
 	mu     sync.Mutex
 	sess   *recipes.Session
@@ -123,10 +126,11 @@ func Open(ctx context.Context, opts Options) (*Inspector, error) {
 		pending:      map[string]ChangeKind{},
 		notify:       make(chan struct{}, 1),
 	}
-	in.poller = newPoller(opts.Servers, in.pollTimeout())
+	in.poller = newPoller(opts.Servers, opts.AdminURLs, in.pollInterval(), in.pollTimeout())
 	if _, err := in.session(ctx); err != nil {
 		return nil, err
 	}
+	in.poller.start()
 	return in, nil
 }
 
@@ -202,11 +206,15 @@ func (in *Inspector) Writable() bool { return in.opts.AllowWrites }
 // Servers are the members polled.
 func (in *Inspector) Servers() []string { return in.opts.Servers }
 
-// Close ends the session. Idempotent.
+// Close stops polling and ends the session. Idempotent.
 func (in *Inspector) Close() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
+	if in.closed {
+		return
+	}
 	in.closed = true
+	in.poller.stop()
 	if in.sess != nil {
 		in.sess.Close()
 		in.sess = nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/zkherd/zkherd/recipes"
@@ -197,7 +198,7 @@ func flagWaiters(l *Lock, nodes []recipes.Node) {
 		index[n.Name] = i
 	}
 	noWatch, wrong := 0, 0
-	var firstNoWatch, firstWrong string
+	var firstNoWatch, firstNoWatchNode, firstWrong, firstWrongNode string
 	for i := range l.Entries {
 		e := &l.Entries[i]
 		if e.Role != RoleWaiter || e.Node == "" {
@@ -207,23 +208,24 @@ func flagWaiters(l *Lock, nodes []recipes.Node) {
 		case len(e.Watching) == 0:
 			e.Flags = e.Flags.With(AnomalyNoWatch)
 			if noWatch == 0 {
-				firstNoWatch = e.Node
+				firstNoWatch, firstNoWatchNode = ShortName(e.Node), e.Node
 			}
 			noWatch++
 		case !slices.Contains(e.Watching, e.Expect) && !(e.Kind == string(recipes.KindRead) && watchesEarlierWriter(e, nodes, index)):
 			e.Flags = e.Flags.With(AnomalyWrongWatch)
 			if wrong == 0 {
-				firstWrong = fmt.Sprintf("%s watches %s, expected %s", e.Node, e.Watching[0], e.Expect)
+				firstWrongNode = e.Node
+				firstWrong = fmt.Sprintf("%s watches %s, expected %s", ShortName(e.Node), ShortName(e.Watching[0]), ShortName(e.Expect))
 			}
 			wrong++
 		}
 	}
 	if noWatch > 0 {
-		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyNoWatch, Node: firstNoWatch,
+		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyNoWatch, Node: firstNoWatchNode,
 			Detail: fmt.Sprintf("%d waiter(s) watch no node of the lock, first %s (a child watch on the directory would not show: wchp lists data watches only)", noWatch, firstNoWatch)})
 	}
 	if wrong > 0 {
-		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyWrongWatch, Node: firstWrong,
+		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyWrongWatch, Node: firstWrongNode,
 			Detail: fmt.Sprintf("%d waiter(s) watch the wrong node: %s", wrong, firstWrong)})
 	}
 }
@@ -274,7 +276,7 @@ func flagHerd(l *Lock, watchers map[string][]int64, herdMin int) {
 	slices.Sort(names)
 	for _, name := range names {
 		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyHerd, Node: name,
-			Detail: fmt.Sprintf("%d sessions watch %s: its release wakes them all", len(watchers[name]), name)})
+			Detail: fmt.Sprintf("%d sessions watch %s: its release wakes them all", len(watchers[name]), ShortName(name))})
 	}
 	if len(herd) == 0 {
 		return
@@ -302,9 +304,9 @@ func flagHolders(l *Lock, c *Cluster) {
 		var detail string
 		switch {
 		case !known:
-			detail = fmt.Sprintf("holder %s: session %s is unknown to the servers", e.Node, SessionHex(e.Session))
+			detail = fmt.Sprintf("holder %s: session %s is unknown to the servers", ShortName(e.Node), SessionHex(e.Session))
 		case s.Member == "":
-			detail = fmt.Sprintf("holder %s: session %s is connected to no member; the lock stays held until it expires", e.Node, SessionHex(e.Session))
+			detail = fmt.Sprintf("holder %s: session %s is connected to no member; the lock stays held until it expires", ShortName(e.Node), SessionHex(e.Session))
 			if s.Timeout > 0 {
 				detail += fmt.Sprintf(" (timeout %s)", s.Timeout)
 			}
@@ -314,4 +316,23 @@ func flagHolders(l *Lock, c *Cluster) {
 		e.Flags = e.Flags.With(AnomalyHolderGone)
 		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyHolderGone, Node: e.Node, Detail: detail})
 	}
+}
+
+// ShortName shortens a recipe node name to what tells contenders apart: the
+// recipe part and the sequence ("lock-0000000042", "READ-0000000007"),
+// dropping the per-attempt GUID. Other names are returned as they are.
+func ShortName(name string) string {
+	n, ok := recipes.ParseNode(name)
+	if !ok || n.Seq < 0 {
+		return name
+	}
+	seq := name[len(name)-recipes.SeqDigits:]
+	switch n.Layout {
+	case recipes.LayoutCurator, recipes.LayoutGoZookeeper, recipes.LayoutKazoo:
+		part := n.Prefix[strings.Index(n.Prefix, n.GUID)+len(n.GUID):]
+		return strings.Trim(part, "_-") + "-" + seq
+	case recipes.LayoutZooKeeper:
+		return "x-…-" + seq
+	}
+	return name
 }

@@ -19,6 +19,15 @@ type memberPoll struct {
 	Wchp map[string][]int64
 	Dump *dumpInfo
 	Caps []Capability
+	// Window is what the member did since its previous poll (from two
+	// mntr replies); nil until there are two.
+	Window *windowInfo
+}
+
+type windowInfo struct {
+	RequestsPerSec float64
+	LatencyAvg     float64 // ms
+	FanOut         []FanOut
 }
 
 type srvrInfo struct {
@@ -162,6 +171,9 @@ func memberFrom(p memberPoll) Member {
 			setFloat(&m.LatencyMax, mn, "zk_max_latency")
 		}
 		m.FanOut = fanOut(mn)
+	}
+	if w := p.Window; w != nil {
+		m.RequestsPerSec, m.RecentLatencyAvg, m.RecentFanOut = w.RequestsPerSec, w.LatencyAvg, w.FanOut
 	}
 	return m
 }

@@ -99,16 +99,22 @@ type Member struct {
 	Ephemerals                         int64
 	PacketsReceived, PacketsSent       int64
 	// FanOut is how many watchers each kind of event fired, from mntr's
-	// node_*_watch_count summaries: the herd effect as the server sees it.
+	// node_*_watch_count summaries since the server started: the herd
+	// effect as the server sees it.
 	FanOut []FanOut
+	// RequestsPerSec, RecentLatencyAvg (ms) and RecentFanOut cover the
+	// time since the member's previous poll, from two mntr replies.
+	RequestsPerSec   float64
+	RecentLatencyAvg float64
+	RecentFanOut     []FanOut
 }
 
 // FanOut summarises the watchers fired per event of one kind.
 type FanOut struct {
-	Event string // created, deleted, changed, children
-	Count int64  // events
-	Avg   float64
-	Max   int64
+	Event string  // created, deleted, changed, children
+	Count int64   // events
+	Avg   float64 // watchers per event
+	Max   int64   // most watchers of one event (0 in windows)
 }
 
 // Session is one client session, merged from cons, dump and wchp of every

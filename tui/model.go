@@ -454,7 +454,8 @@ type helpKeys struct {
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
-	return append(append([]key.Binding{}, h.view...), h.global[0], h.global[len(h.global)-1])
+	// The view's keys, then ? help, the view switch and q quit.
+	return append(append([]key.Binding{}, h.view...), h.global[0], h.global[len(h.global)-1], h.global[len(h.global)-2])
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {

@@ -5,7 +5,8 @@
 package chain
 
 import (
-	"strings"
+	"slices"
+	"strconv"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -59,22 +60,23 @@ func (m Model) Cursor() int { return m.table.Cursor() }
 // needs, with node names shortened to their recipe part and sequence.
 func (m *Model) layout() {
 	cols := []table.Column{
-		{Title: "#", Width: 5, Right: true},
-		{Title: "role", Width: 7},
-		{Title: "node", Width: 16},
+		{Title: "#", Width: 4, Right: true},
+		{Title: "role", Width: 6},
+		{Title: "node", Width: 15},
 		{Title: "session", Width: 17},
 		{Title: "endpoint", Width: 15},
 		{Title: "age", Width: 6, Right: true},
-		{Title: "watches", MinWidth: 10},
+		{Title: "watches", MinWidth: 8},
 	}
 	switch {
 	case m.Width >= 120:
-		cols[2].Width = 24
+		cols[0].Width = 6
+		cols[2].Width = 20
 		cols[4].Width = 21
-		cols = append(cols[:6], table.Column{Title: "watches", Width: 18}, table.Column{Title: "state", MinWidth: 10})
+		cols = append(cols[:6], table.Column{Title: "watches", Width: 20}, table.Column{Title: "state", MinWidth: 10})
 	case m.Width < 76:
-		// 60 columns: the endpoint gives way first, then the session.
-		cols = append(cols[:3:3], table.Column{Title: "session", Width: 17}, table.Column{Title: "age", Width: 6, Right: true}, table.Column{Title: "watches", MinWidth: 8})
+		// 60 columns: the endpoint gives way.
+		cols = append(cols[:4:4], table.Column{Title: "age", Width: 6, Right: true}, table.Column{Title: "watches", MinWidth: 8})
 	}
 	m.table.SetColumns(cols)
 	m.table.SetSize(m.Width, m.Height)
@@ -92,11 +94,11 @@ func (m Model) row(i int) []string {
 	if endpoint == "" {
 		endpoint = "-"
 	}
-	watch, state := watchCells(e)
+	watch, state := watchCells(e, m.Width >= 120)
 	if e.Flags != 0 {
 		state = s.Bad.Render(state)
 	}
-	node := ShortName(e.Node)
+	node := inspect.ShortName(e.Node)
 	if e.Node == "" {
 		node = "(no node)"
 	}
@@ -105,7 +107,7 @@ func (m Model) row(i int) []string {
 		return cells
 	}
 	if e.Flags != 0 {
-		watch = s.Bad.Render("! " + watch)
+		watch = s.Bad.Render(watch)
 	}
 	if m.Width < 76 {
 		return []string{cells[0], role, node, session, common.Duration(e.Age), watch}
@@ -137,30 +139,51 @@ func roleName(e *inspect.LockEntry) string {
 	return e.Kind
 }
 
-// watchCells says what the contender watches and whether that is right.
-func watchCells(e *inspect.LockEntry) (watch, state string) {
+// watchCells says what the contender watches and whether that is right:
+// in full (wide) the watched node's short name and a state column; compact,
+// the watched node's sequence number, "ok", or what is wrong.
+func watchCells(e *inspect.LockEntry, wide bool) (watch, state string) {
 	switch {
 	case e.Role == inspect.RoleHolder:
-		watch = "-"
 		state = "holds"
 		if e.Flags.Has(inspect.AnomalyHolderGone) {
 			state = "session gone"
+			if !wide {
+				return "! session gone", state
+			}
 		}
-		return watch, state
+		return "-", state
 	case e.Role != inspect.RoleWaiter:
 		return "-", ""
 	case len(e.Watching) == 0:
+		if !wide {
+			return "! none", ""
+		}
 		return "none", "no watch: may never wake"
 	}
-	watch = ShortName(e.Watching[0])
+	name := inspect.ShortName
+	if !wide {
+		name = seqLabel
+	}
+	first := e.Watching[0]
+	if slices.Contains(e.Watching, e.Expect) {
+		first = e.Expect
+	}
+	watch = "→" + name(first)
 	if len(e.Watching) > 1 {
 		watch += " +" + common.Count(int64(len(e.Watching)-1))
 	}
 	switch {
 	case e.Flags.Has(inspect.AnomalyWrongWatch):
-		state = "wrong node, want " + ShortName(e.Expect)
+		state = "wrong node, want " + inspect.ShortName(e.Expect)
+		if !wide {
+			watch = "! " + watch + " want " + seqLabel(e.Expect)
+		}
 	case e.Flags.Has(inspect.AnomalyHerd):
 		state = "herd: shared watch"
+		if !wide {
+			watch = "! " + watch + " herd"
+		}
 	default:
 		watch += " ok"
 		state = "ok"
@@ -168,21 +191,11 @@ func watchCells(e *inspect.LockEntry) (watch, state string) {
 	return watch, state
 }
 
-// ShortName shortens a recipe node name to what tells contenders apart: the
-// recipe part and the sequence ("lock-0000000042", "READ-0000000007"),
-// dropping the per-attempt GUID.
-func ShortName(name string) string {
-	n, ok := recipes.ParseNode(name)
-	if !ok || n.Seq < 0 {
-		return name
-	}
-	seq := name[len(name)-recipes.SeqDigits:]
-	switch n.Layout {
-	case recipes.LayoutCurator, recipes.LayoutGoZookeeper, recipes.LayoutKazoo:
-		part := n.Prefix[strings.Index(n.Prefix, n.GUID)+len(n.GUID):]
-		return strings.Trim(part, "_-") + "-" + seq
-	case recipes.LayoutZooKeeper:
-		return "x-…-" + seq
+// seqLabel is a node's sequence number without leading zeros ("42"), or
+// its name when it has none ("herd-lock").
+func seqLabel(name string) string {
+	if n, ok := recipes.ParseNode(name); ok && n.Seq >= 0 {
+		return strconv.FormatInt(n.Seq, 10)
 	}
 	return name
 }

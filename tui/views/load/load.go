@@ -20,7 +20,6 @@ import (
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
-	"github.com/zkherd/zkherd/tui/components/chain"
 	"github.com/zkherd/zkherd/tui/components/histogram"
 	"github.com/zkherd/zkherd/tui/components/sparkline"
 	"github.com/zkherd/zkherd/tui/loadview"
@@ -297,12 +296,12 @@ func (m Model) chainLines(l *inspect.Lock, w, rows int) []string {
 			case len(e.Watching) == 0:
 				watch = st.Bad.Render(" ! no watch")
 			case e.Flags.Has(inspect.AnomalyWrongWatch):
-				watch = st.Bad.Render(" ! watches " + chain.ShortName(e.Watching[0]))
+				watch = st.Bad.Render(" ! watches " + inspect.ShortName(e.Watching[0]))
 			default:
-				watch = " → " + chain.ShortName(e.Watching[0])
+				watch = " → " + inspect.ShortName(e.Watching[0])
 			}
 		}
-		node := chain.ShortName(e.Node)
+		node := inspect.ShortName(e.Node)
 		if node == "" {
 			node = inspect.SessionHex(e.Session)
 		}

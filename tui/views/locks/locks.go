@@ -12,6 +12,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
@@ -176,7 +177,7 @@ func summary(l *inspect.Lock) string {
 	return set.String()
 }
 
-// anomalyLines explain the selected lock's anomalies, at most
+// anomalyLines explain the selected lock's anomalies, wrapped, at most
 // maxAnomalyLines lines.
 func (m Model) anomalyLines() []string {
 	l := m.selected()
@@ -185,11 +186,22 @@ func (m Model) anomalyLines() []string {
 	}
 	var lines []string
 	for i, a := range l.Anomalies {
-		if i == maxAnomalyLines-1 && len(l.Anomalies) > maxAnomalyLines {
-			lines = append(lines, fmt.Sprintf("  … and %d more", len(l.Anomalies)-i))
+		text := m.Styles.Bad.Render("! "+a.Kind.String()+":") + " " + a.Detail
+		wrapped := strings.Split(ansi.Wrap(text, max(m.Width, 10), " "), "\n")
+		for j, w := range wrapped {
+			if j > 0 {
+				w = "  " + w
+			}
+			lines = append(lines, w)
+		}
+		if len(lines) >= maxAnomalyLines {
+			if rest := len(l.Anomalies) - i - 1; rest > 0 || len(lines) > maxAnomalyLines {
+				lines = lines[:maxAnomalyLines-1]
+				more := fmt.Sprintf("  … (%d anomalies in all)", len(l.Anomalies))
+				lines = append(lines, more)
+			}
 			break
 		}
-		lines = append(lines, m.Styles.Bad.Render("! "+a.Kind.String()+": ")+a.Detail)
 	}
 	return lines
 }

@@ -58,15 +58,20 @@ func (m *Model) layout() {
 		{Title: "mode", Width: 10},
 		{Title: "zxid", Width: 12},
 		{Title: "lat avg/max", Width: 11, Right: true},
+		{Title: "req/s", Width: 7, Right: true},
 		{Title: "out", Width: 4, Right: true},
 		{Title: "conns", Width: 5, Right: true},
 		{Title: "watches", Width: 7, Right: true},
 		{Title: "znodes", Width: 7, Right: true},
 		{Title: "eph", Width: 6, Right: true},
 	}
-	if m.Width < 76 {
-		// 60 columns: drop zxid and the znode count.
-		cols = append(cols[:3:3], cols[4], cols[6], cols[7], cols[9])
+	switch {
+	case m.Width < 76:
+		// 60 columns: drop zxid, outstanding requests and znodes.
+		cols = append(cols[:3:3], cols[4], cols[5], cols[7], cols[8])
+	case m.Width < 100:
+		// 80 columns: zxid, znodes and ephemerals move to the details.
+		cols = append(cols[:3:3], cols[4:9]...)
 	}
 	m.members.SetColumns(cols)
 	n := 0
@@ -131,12 +136,15 @@ func (m Model) memberRow(i int) []string {
 	}
 	lat := strconv.FormatFloat(mb.LatencyAvg, 'f', 1, 64) + "/" + strconv.FormatFloat(mb.LatencyMax, 'f', 0, 64)
 	row := []string{
-		mb.Addr, s.OK.Render("up"), mb.Mode, "0x" + strconv.FormatInt(mb.Zxid, 16), lat,
+		mb.Addr, s.OK.Render("up"), mb.Mode, "0x" + strconv.FormatInt(mb.Zxid, 16), lat, common.Rate(mb.RequestsPerSec),
 		common.Count(mb.Outstanding), common.Count(mb.Connections), common.Count(mb.Watches),
 		common.Count(mb.Znodes), common.Count(mb.Ephemerals),
 	}
-	if m.Width < 76 {
-		return []string{row[0], row[1], row[2], row[4], row[6], row[7], row[9]}
+	switch {
+	case m.Width < 76:
+		return []string{row[0], row[1], row[2], row[4], row[5], row[7], row[8]}
+	case m.Width < 100:
+		return append(row[:3:3], row[4:9]...)
 	}
 	return row
 }
@@ -153,21 +161,47 @@ func (m Model) detailLines() []string {
 		lines = append(lines, fmt.Sprintf("watches: %s data watches itemised; child watches unknown (mntr or wchp missing)", common.Count(c.ItemisedWatches)))
 	}
 	lines = append(lines, fanOutLines(c)...)
+	if m.Width < 100 {
+		for _, mb := range c.Members {
+			if mb.Up {
+				lines = append(lines, fmt.Sprintf("%s: zxid 0x%x, %s znodes, %s ephemerals, version %s", mb.Addr, mb.Zxid,
+					common.Count(mb.Znodes), common.Count(mb.Ephemerals), strings.SplitN(mb.Version, "-", 2)[0]))
+			}
+		}
+	}
 	lines = append(lines, "", s.Title.Render("Capabilities"))
 	lines = append(lines, capabilityLines(m, c.Capabilities)...)
 	return lines
 }
 
-// fanOutLines sums mntr's per-event watcher fan-out over the members.
+// fanOutLines sums the members' watcher fan-out per event: over the last
+// poll interval when known, and since the servers started.
 func fanOutLines(c *inspect.Cluster) []string {
+	var lines []string
+	recent := make([][]inspect.FanOut, 0, len(c.Members))
+	total := make([][]inspect.FanOut, 0, len(c.Members))
+	for _, mb := range c.Members {
+		recent = append(recent, mb.RecentFanOut)
+		total = append(total, mb.FanOut)
+	}
+	if s := fanOutText(recent, false); s != "" {
+		lines = append(lines, "watchers woken per event, last interval: "+s)
+	}
+	if s := fanOutText(total, true); s != "" {
+		lines = append(lines, "watchers woken per event, since start:   "+s)
+	}
+	return lines
+}
+
+func fanOutText(perMember [][]inspect.FanOut, withMax bool) string {
 	type agg struct {
 		count int64
 		sum   float64
 		max   int64
 	}
 	byEvent := map[string]*agg{}
-	for _, mb := range c.Members {
-		for _, f := range mb.FanOut {
+	for _, fs := range perMember {
+		for _, f := range fs {
 			a := byEvent[f.Event]
 			if a == nil {
 				a = &agg{}
@@ -178,24 +212,26 @@ func fanOutLines(c *inspect.Cluster) []string {
 			a.max = max(a.max, f.Max)
 		}
 	}
-	if len(byEvent) == 0 {
-		return nil
-	}
 	events := make([]string, 0, len(byEvent))
-	for e := range byEvent {
-		events = append(events, e)
+	for e, a := range byEvent {
+		if a.count > 0 {
+			events = append(events, e)
+		}
+	}
+	if len(events) == 0 {
+		return ""
 	}
 	sort.Strings(events)
 	parts := make([]string, 0, len(events))
 	for _, e := range events {
 		a := byEvent[e]
-		avg := 0.0
-		if a.count > 0 {
-			avg = a.sum / float64(a.count)
+		p := fmt.Sprintf("%s %.1f (%s ev)", e, a.sum/float64(a.count), common.Count(a.count))
+		if withMax {
+			p = fmt.Sprintf("%s %.1f, max %d (%s ev)", e, a.sum/float64(a.count), a.max, common.Count(a.count))
 		}
-		parts = append(parts, fmt.Sprintf("%s %s ev avg %.1f max %d", e, common.Count(a.count), avg, a.max))
+		parts = append(parts, p)
 	}
-	return []string{"watchers fired per event: " + strings.Join(parts, "; ")}
+	return strings.Join(parts, "; ")
 }
 
 // capabilityLines groups the probe by command: available everywhere, or

@@ -60,13 +60,16 @@ func (m *Model) layout() {
 		{Title: "server", Width: 15},
 		{Title: "last op", Width: 8},
 		{Title: "lat avg/max", Width: 11, Right: true},
-		{Title: "eph", Width: 4, Right: true},
-		{Title: "watches", MinWidth: 7, Right: true},
+		{Title: "eph", Width: 5, Right: true},
+		{Title: "watches", Width: 7, Right: true},
 	}
 	switch {
 	case m.Width >= 110:
 		cols[1].Width, cols[2].Width = 21, 21
-	case m.Width < 76:
+	case m.Width >= 76:
+		// 80 columns: the server moves to the selected-session line.
+		cols = []table.Column{cols[0], cols[1], cols[3], cols[4], cols[5], cols[6]}
+	default:
 		cols = []table.Column{cols[0], cols[1], cols[4], cols[5], cols[6]}
 	}
 	m.top.SetColumns(cols)
@@ -164,8 +167,11 @@ func sessionMatches(s *inspect.Session, f string) bool {
 func (m Model) sessionRow(i int) []string {
 	s := &m.snap.Cluster.Sessions[m.sessions[i]]
 	endpoint, member := s.Endpoint, s.Member
-	if member == "" {
+	switch {
+	case member == "":
 		endpoint, member = m.Styles.Warn.Render("not connected"), "-"
+	case s.ID == m.snap.Cluster.Self:
+		endpoint = "this inspector"
 	}
 	lat := "-"
 	if s.Member != "" {
@@ -173,10 +179,13 @@ func (m Model) sessionRow(i int) []string {
 	}
 	row := []string{inspect.SessionHex(s.ID), endpoint, member, s.LastOp, lat,
 		common.Count(int64(len(s.Ephemerals))), common.Count(int64(len(s.Watches)))}
-	if m.Width < 76 {
-		return []string{row[0], row[1], row[4], row[5], row[6]}
+	switch {
+	case m.Width >= 110:
+		return row
+	case m.Width >= 76:
+		return []string{row[0], row[1], row[3], row[4], row[5], row[6]}
 	}
-	return row
+	return []string{row[0], row[1], row[4], row[5], row[6]}
 }
 
 func (m Model) pathRow(i int) []string {
@@ -199,6 +208,12 @@ func (m Model) selectedLine() string {
 	}
 	s := &m.snap.Cluster.Sessions[m.sessions[m.top.Cursor()]]
 	parts := []string{inspect.SessionHex(s.ID)}
+	if s.ID == m.snap.Cluster.Self {
+		parts = append(parts, "this inspector's own session")
+	}
+	if s.Member != "" {
+		parts = append(parts, "on "+s.Member)
+	}
 	if s.Timeout > 0 {
 		parts = append(parts, "timeout "+common.Duration(s.Timeout))
 	}

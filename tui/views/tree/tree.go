@@ -449,32 +449,35 @@ func (m Model) nodeLines(w int) []string {
 	s := m.Styles
 	lines := []string{s.Title.Render(n.Path)}
 	add := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
-	add("version %d · cversion %d · aversion %d · %s · %s children",
-		st.Version, st.Cversion, st.Aversion, common.Bytes(int64(st.DataLength)), common.Count(int64(st.NumChildren)))
-	add("created %s · modified %s", st.Ctime.Format("2006-01-02 15:04:05.000"), st.Mtime.Format("2006-01-02 15:04:05.000"))
-	add("czxid 0x%x · mzxid 0x%x · pzxid 0x%x", st.Czxid, st.Mzxid, st.Pzxid)
+	kind := "persistent"
 	if st.EphemeralOwner != 0 {
-		owner := "ephemeral, owner " + inspect.SessionHex(st.EphemeralOwner)
+		kind = "ephemeral"
+	}
+	add("%s · %s children · %s", common.Bytes(int64(st.DataLength)), common.Count(int64(st.NumChildren)), kind)
+	if st.EphemeralOwner != 0 {
+		owner := "owner " + inspect.SessionHex(st.EphemeralOwner)
 		if m.snap != nil {
 			if sess, ok := m.snap.Cluster.Session(st.EphemeralOwner); ok && sess.Member != "" {
-				owner += fmt.Sprintf(" (%s via %s)", sess.Endpoint, sess.Member)
+				owner += fmt.Sprintf(" %s via %s", sess.Endpoint, sess.Member)
 			} else if ok {
 				owner += " (connected to no member)"
 			}
 		}
 		add("%s", owner)
-	} else {
-		add("persistent")
 	}
+	add("version %d · cversion %d · aversion %d", st.Version, st.Cversion, st.Aversion)
+	add("created  %s", st.Ctime.Format("2006-01-02 15:04:05.000"))
+	add("modified %s", st.Mtime.Format("2006-01-02 15:04:05.000"))
+	add("czxid 0x%x · mzxid 0x%x · pzxid 0x%x", st.Czxid, st.Mzxid, st.Pzxid)
 	switch {
 	case n.ACLErr != "":
-		add("acl: %s", n.ACLErr)
+		add("acl %s", n.ACLErr)
 	default:
 		acl := make([]string, len(n.ACL))
 		for i, a := range n.ACL {
 			acl[i] = a.String()
 		}
-		add("acl: %s", strings.Join(acl, ", "))
+		add("acl %s", strings.Join(acl, ", "))
 	}
 	if n.NoAccess {
 		add("%s", s.Bad.Render("data: no access (the ACL denies read to this session)"))
@@ -483,14 +486,21 @@ func (m Model) nodeLines(w int) []string {
 	d := m.decoded
 	head := fmt.Sprintf("data: %s, %s", d.Kind, common.Bytes(int64(d.Total)))
 	if d.Truncated() {
-		head += fmt.Sprintf(", showing the first %s", common.Bytes(int64(d.Shown)))
-		if d.Kind == inspect.DataBinary {
-			head += " as hex"
-		}
+		head += fmt.Sprintf(", first %s shown", common.Bytes(int64(d.Shown)))
 	}
 	lines = append(lines, s.Label.Render(head))
+	if d.Kind == inspect.DataBinary {
+		perLine := 16
+		switch {
+		case w < 48:
+			perLine = 4
+		case w < 78:
+			perLine = 8
+		}
+		return append(lines, inspect.HexDump(n.Data[:d.Shown], perLine)...)
+	}
 	for _, l := range d.Lines {
-		if d.Kind == inspect.DataBinary || ansi.StringWidth(l) <= w {
+		if ansi.StringWidth(l) <= w {
 			lines = append(lines, l)
 			continue
 		}

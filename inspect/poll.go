@@ -1,8 +1,0 @@
-package inspect
-
-import "context"
-
-// poller polls every member once.
-type poller interface {
-	Poll(ctx context.Context) []memberPoll
-}
