@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/report"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -275,46 +276,41 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		Chroot:         cs.Chroot,
 		SessionOptions: g.sessionOptions(),
 		SourceAddrs:    o.sourceAddrs,
-		Logf: func(format string, args ...any) {
-			fmt.Fprintf(stderr, format+"\n", args...)
-		},
 	}
-	prog := newProgressLine(stderr)
-	opts.Progress = prog.update
-
-	var results []*loadgen.Result
-	partial := false
-	for i, run := range plan.runs {
-		if ctx.Err() != nil {
-			partial = true
-			break
+	var (
+		results []*loadgen.Result
+		partial bool
+	)
+	if !o.noTUI && isTerminal(stdout) && isTerminal(os.Stdin) {
+		results, partial, err = runWithTUI(ctx, plan, opts, server)
+	} else {
+		prog := newProgressLine(stderr)
+		opts.Progress = prog.update
+		opts.Logf = func(format string, args ...any) {
+			prog.finish()
+			fmt.Fprintf(stderr, format+"\n", args...)
 		}
-		if len(plan.runs) > 1 {
-			fmt.Fprintf(stderr, "run %d of %d: %s (%s, %d clients)\n", i+1, len(plan.runs), run.Name, run.Recipe, run.Clients)
-		}
-		res, err := loadgen.Run(ctx, run, opts)
-		prog.finish()
-		if err != nil {
-			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-				partial = true
-				break
+		results, partial, err = runAll(ctx, plan, opts, func(i int, run scenarios.Run) {
+			prog.finish()
+			if len(plan.runs) > 1 {
+				fmt.Fprintf(stderr, "run %d of %d: %s (%s, %d clients)\n", i+1, len(plan.runs), run.Name, run.Recipe, run.Clients)
 			}
-			return usageErr("%s", strings.TrimPrefix(err.Error(), "loadgen: "))
-		}
-		results = append(results, res)
-		if res.Partial {
-			partial = true
-			break
-		}
+		})
+		prog.finish()
+	}
+	if err != nil {
+		return err
 	}
 	if len(results) == 0 {
 		return ctx.Err()
 	}
 	rep := buildReport(plan, server, local, results, partial)
-	printSummary(stdout, rep)
+	if err := report.WriteSummary(stdout, rep); err != nil {
+		return err
+	}
 	if plan.out != "" {
-		if err := writeReport(plan.out, rep); err != nil {
-			return usageErr("writing the report to %s: %v", plan.out, err)
+		if err := report.WriteDir(plan.out, rep); err != nil {
+			return usageErr("%v", err)
 		}
 		where := filepath.Join(plan.out, "report.html")
 		if _, err := os.Stat(where); err != nil {
@@ -322,13 +318,38 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		}
 		fmt.Fprintf(stdout, "\nreport: %s\n", where)
 	}
-	if failed := rep.failedChecks(); len(failed) > 0 {
+	if failed := failedChecks(rep); len(failed) > 0 {
 		return &exitError{code: exitCheckFailed, err: fmt.Errorf("correctness checks failed: %s", strings.Join(failed, "; "))}
 	}
 	if partial {
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the run was stopped early and its report is marked partial")}
 	}
 	return nil
+}
+
+// runAll runs every run of the plan in turn, stopping after one that was
+// cut short; starting is called before each run.
+func runAll(ctx context.Context, plan *loadPlan, opts loadgen.Options, starting func(int, scenarios.Run)) (results []*loadgen.Result, partial bool, err error) {
+	for i, run := range plan.runs {
+		if ctx.Err() != nil {
+			return results, true, nil
+		}
+		if starting != nil {
+			starting(i, run)
+		}
+		res, err := loadgen.Run(ctx, run, opts)
+		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				return results, true, nil
+			}
+			return results, false, usageErr("%s", strings.TrimPrefix(err.Error(), "loadgen: "))
+		}
+		results = append(results, res)
+		if res.Partial {
+			return results, true, nil
+		}
+	}
+	return results, false, nil
 }
 
 // heapFor sizes the local ensemble's JVM heap for the sessions a run opens.

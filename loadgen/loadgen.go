@@ -216,6 +216,10 @@ type Progress struct {
 	Throughput []float64
 	// WakeupsPerRelease and ZKRequestsPerAcquisition so far.
 	WakeupsPerRelease, ZKRequestsPerAcquisition float64
+	// PacketsPerAcquisition is server packets (every member, mntr) per
+	// operation since the window opened, polled once per interval; -1
+	// until known.
+	PacketsPerAcquisition float64
 	// QueueDepth is the queue's current depth (queue scenarios).
 	QueueDepth int64
 	// Violations lists failed checks so far.

@@ -73,6 +73,11 @@ type runner struct {
 	adminLog lastLine
 
 	throughput []float64 // ops per second per interval; the ticker's
+
+	// The server counters at the window's start and the latest poll, for
+	// live packets per operation.
+	serverBefore, serverNow atomic.Pointer[serverCounters]
+	opsBefore               atomic.Int64
 }
 
 // lastLine keeps the last line a session logged, for error messages.
@@ -225,10 +230,13 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	}
 
 	before := r.snapshot(runCtx)
+	r.noteBefore(before)
 	tickDone := make(chan struct{})
 	tickStop := make(chan struct{})
+	pollDone := make(chan struct{})
 	go r.ticker(runCtx, tickStop, tickDone)
-	stopTicker := sync.OnceFunc(func() { close(tickStop); <-tickDone })
+	go r.pollServers(runCtx, tickStop, pollDone)
+	stopTicker := sync.OnceFunc(func() { close(tickStop); <-tickDone; <-pollDone })
 	defer stopTicker()
 
 	var loops sync.WaitGroup
@@ -259,6 +267,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 			startLoop(c)
 		}
 		before = r.snapshot(runCtx)
+		r.noteBefore(before)
 		r.openWindow(time.Now())
 		if r.run.Arrival.Kind.Open() {
 			loops.Add(1)
@@ -350,6 +359,37 @@ type snapshot struct {
 	byKind    map[string]int64
 	server    serverCounters
 	serverErr error
+}
+
+func (r *runner) noteBefore(s snapshot) {
+	if s.serverErr == nil {
+		c := s.server
+		r.serverBefore.Store(&c)
+		r.opsBefore.Store(r.ops.Load())
+	}
+}
+
+// pollServers reads the servers' counters once per interval until stop,
+// for the live packets-per-operation figure.
+func (r *runner) pollServers(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(r.opts.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, r.opts.Interval)
+			c, err := readCounters(pctx, r.opts.Members)
+			cancel()
+			if err == nil {
+				r.serverNow.Store(&c)
+			}
+		}
+	}
 }
 
 func (r *runner) snapshot(ctx context.Context) snapshot {
@@ -850,6 +890,12 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 	}
 	if rel := r.releases.Load(); rel > 0 {
 		p.WakeupsPerRelease = float64(counts.Wakeups) / float64(rel)
+	}
+	p.PacketsPerAcquisition = -1
+	if b, n := r.serverBefore.Load(), r.serverNow.Load(); b != nil && n != nil {
+		if ops := r.ops.Load() - r.opsBefore.Load(); ops > 0 {
+			p.PacketsPerAcquisition = float64(n.packets-b.packets) / float64(ops)
+		}
 	}
 	r.opts.Progress(p)
 }
