@@ -53,7 +53,7 @@ func newClusterUpCmd(g *globalOptions) *cobra.Command {
 	}
 	cmd.Flags().IntVar(&o.nodes, "nodes", 1, "ensemble size: 1 or 3")
 	cmd.Flags().BoolVar(&o.fsync, "fsync", true, "fsync the transaction log (--fsync=false is faster, for tests and demos)")
-	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temporary directory, removed on exit)")
+	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temporary directory, removed on exit; a directory you name is kept)")
 	return cmd
 }
 
