@@ -20,6 +20,13 @@ type Interval struct {
 	UnknownPhase int64
 }
 
+// empty reports whether nothing happened in the interval.
+func (iv *Interval) empty() bool {
+	c := iv.Counts
+	return len(iv.Phases) == 0 && iv.UnknownPhase == 0 && c.Ops == 0 && c.Errors == 0 && c.Wakeups == 0 &&
+		c.ZKRequests == 0
+}
+
 // PhaseInterval holds one phase's values of one interval.
 type PhaseInterval struct {
 	// Raw holds the values as measured, Corrected the values corrected for

@@ -480,3 +480,33 @@ func TestSpectrum(t *testing.T) {
 		})
 	}
 }
+
+func TestFinishAfterRotateAtTheSameTime(t *testing.T) {
+	tests := []struct {
+		name          string
+		recordBetween bool
+		wantIntervals int
+	}{
+		{"nothing in between", false, 1},
+		{"a value in between", true, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newTestRecorder(t)
+			s := r.NewShard()
+			s.Record(Hold, time.Millisecond)
+			end := t0.Add(time.Second)
+			r.Rotate(end)
+			if tt.recordBetween {
+				s.Record(Hold, time.Millisecond)
+			}
+			res := r.Finish(end)
+			if got := len(res.Intervals); got != tt.wantIntervals {
+				t.Errorf("intervals: got %d, want %d", got, tt.wantIntervals)
+			}
+			if got, want := res.Totals[Hold].Raw.TotalCount(), int64(len(res.Intervals)); got != want {
+				t.Errorf("hold count: got %d, want %d", got, want)
+			}
+		})
+	}
+}

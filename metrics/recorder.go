@@ -310,13 +310,16 @@ func (r *Recorder) Summary(p Phase) Summary {
 	return s
 }
 
-// Finish closes the last interval at end, like Rotate, and returns the
-// result of the run so far. The result shares nothing mutable with the
+// Finish closes the last interval at end, like Rotate (an empty interval of
+// no length, after a Rotate at end, is not kept), and returns the result of
+// the run so far. The result shares nothing mutable with the
 // recorder.
 func (r *Recorder) Finish(end time.Time) *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.rotate(end)
+	if iv := r.rotate(end); !iv.End.After(iv.Start) && iv.empty() {
+		r.intervals = r.intervals[:len(r.intervals)-1] // a Rotate at end already closed the last interval
+	}
 	res := &Result{
 		Start:        r.start,
 		End:          end,

@@ -1,0 +1,10 @@
+// Package report turns load runs into reports: report.json (field names in
+// issue 4, stable for scripts and CI), a terminal summary, a side-by-side
+// comparison of two runs, .hgrm and .hlog files per phase, and report.html,
+// one self-contained page with inline SVG plots.
+//
+// A Run holds Scenarios. NewScenario builds one from what the metrics
+// package measured (a *metrics.Result) and what the load generator knows
+// (ScenarioInfo: herd measures, checks, events). WriteDir writes every file
+// of a run into a directory; ReadJSON reads a report.json back for Compare.
+package report

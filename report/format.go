@@ -1,0 +1,122 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// fmtMs writes a latency in milliseconds with a unit that keeps it short:
+// 812us, 1.23ms, 45.6ms, 456ms, 4.56s, 45.6s, 12.5m.
+func fmtMs(ms float64) string {
+	switch {
+	case ms <= 0:
+		return "0"
+	case ms < 1:
+		return fmt.Sprintf("%.0fus", ms*1000)
+	case ms < 10:
+		return fmt.Sprintf("%.2fms", ms)
+	case ms < 100:
+		return fmt.Sprintf("%.1fms", ms)
+	case ms < 1000:
+		return fmt.Sprintf("%.0fms", ms)
+	case ms < 10_000:
+		return fmt.Sprintf("%.2fs", ms/1000)
+	case ms < 60_000:
+		return fmt.Sprintf("%.1fs", ms/1000)
+	}
+	return fmt.Sprintf("%.1fm", ms/60_000)
+}
+
+// fmtInt writes n with thousands separators.
+func fmtInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// fmtNum writes v with the given decimals and thousands separators.
+func fmtNum(v float64, decimals int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	s := strconv.FormatFloat(math.Abs(v), 'f', decimals, 64)
+	whole, frac, _ := strings.Cut(s, ".")
+	n, _ := strconv.ParseInt(whole, 10, 64)
+	out := fmtInt(n)
+	if frac != "" {
+		out += "." + frac
+	}
+	if v < 0 && strings.Trim(out, "0.,") != "" {
+		out = "-" + out
+	}
+	return out
+}
+
+// fmtPerOp writes a per-operation measure; negative means unknown.
+func fmtPerOp(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return fmtNum(v, 1)
+}
+
+// fmtRatio writes b/a as a factor, "-" when it has no meaning.
+func fmtRatio(a, b float64) string {
+	if a <= 0 || b < 0 || math.IsNaN(a) || math.IsNaN(b) {
+		return "-"
+	}
+	r := b / a
+	switch {
+	case r >= 100:
+		return fmtNum(r, 0) + "x"
+	case r >= 10:
+		return fmt.Sprintf("%.1fx", r)
+	case r >= 0.1:
+		return fmt.Sprintf("%.2fx", r)
+	case r == 0:
+		return "0x"
+	}
+	return strconv.FormatFloat(r, 'g', 2, 64) + "x"
+}
+
+func passFail(passed bool) string {
+	if passed {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
+// wrapItems joins items with " · " into lines no wider than width, the
+// first starting with head and the others indented to head's width.
+func wrapItems(head string, items []string, width int) string {
+	var b strings.Builder
+	line := head
+	indent := strings.Repeat(" ", len(head))
+	for i, it := range items {
+		sep := ""
+		if i > 0 {
+			sep = " · "
+		}
+		if i > 0 && len([]rune(line))+len([]rune(sep))+len([]rune(it)) > width {
+			b.WriteString(line + "\n")
+			line = indent + it
+			continue
+		}
+		line += sep + it
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}

@@ -1,0 +1,439 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/zkherd/zkherd/metrics"
+)
+
+//go:embed report.html.tmpl
+var htmlTemplate string
+
+var pageTemplate = template.Must(template.New("report").Parse(htmlTemplate))
+
+// WriteHTML writes report.html: one self-contained page (inline CSS and
+// SVG, no script, nothing fetched) with the verdict, the herd-vs-fair
+// comparison when the run has several scenarios (bar charts and the main
+// phase's percentile spectrum), and per scenario its checks, phase table,
+// percentile spectrum, latency and throughput over time with events marked.
+func WriteHTML(w io.Writer, run *Run) error {
+	if err := pageTemplate.Execute(w, newPage(run)); err != nil {
+		return fmt.Errorf("report: writing HTML: %w", err)
+	}
+	return nil
+}
+
+type page struct {
+	Title, RunID, Version, Server, Started string
+	Local, Partial, Passed                 bool
+	PassedCount, Total                     int
+	Side                                   *sideView
+	Scenarios                              []scenarioView
+}
+
+type sideView struct {
+	Headlines []string
+	Bars      []template.HTML
+	Spectrum  template.HTML
+	Names     []string
+	Rows      []cmpRow
+}
+
+type cmpRow struct {
+	Label  string
+	Values []string
+}
+
+type scenarioView struct {
+	ID, Name, Recipe                         string
+	Clients, Window, Ops, Throughput, Errors string
+	ErrorKinds                               string
+	Passed, Partial                          bool
+	Checks                                   []checkRow
+	Violations                               []string
+	Phases                                   []phaseRow
+	Herd                                     []kv
+	MntrError                                string
+	Anomalies                                string
+	SpectrumSVG, LatencySVG                  template.HTML
+	ThroughputSVG, PopulationSVG             template.HTML
+	MainPhase                                string
+	Events                                   []eventRow
+	Notes                                    []string
+}
+
+type checkRow struct {
+	Name, Value string
+	Bad         bool
+}
+
+type phaseRow struct {
+	Name, Color                                          string
+	Count, Rate, P50, P90, P99, P999, Max, Mean, CorrP99 string
+}
+
+type kv struct{ Key, Value string }
+
+type eventRow struct{ T, Kind, Detail, Color string }
+
+// builder hands out unique ids to the page's SVG elements.
+type builder struct{ seq int }
+
+func (b *builder) next() int { b.seq++; return b.seq }
+
+func newPage(run *Run) page {
+	var b builder
+	p := page{
+		Title:   run.Title,
+		RunID:   orDash(run.RunID),
+		Version: orDash(run.ZkherdVersion),
+		Server:  orDash(run.Server),
+		Local:   run.LocalEnsemble,
+		Partial: run.Partial,
+		Passed:  run.Passed(),
+		Total:   len(run.Scenarios),
+	}
+	if p.Title == "" {
+		p.Title = "zkherd load report"
+	}
+	if !run.StartedAt.IsZero() {
+		p.Started = run.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	used := map[string]bool{}
+	for _, s := range run.Scenarios {
+		if s.Checks.Passed {
+			p.PassedCount++
+		}
+		p.Scenarios = append(p.Scenarios, b.scenarioView(s, "s-"+fileBase(s.Name, used)))
+	}
+	if len(run.Scenarios) > 1 {
+		p.Side = b.sideView(run.Scenarios)
+	}
+	return p
+}
+
+func (b *builder) sideView(ss []*Scenario) *sideView {
+	v := &sideView{}
+	first := ss[0]
+	for _, o := range ss[1:] {
+		var items []string
+		if first.ThroughputPerS > 0 && o.ThroughputPerS > 0 {
+			items = append(items, "throughput "+factor(first.ThroughputPerS, o.ThroughputPerS, "higher", "lower"))
+		}
+		if x, y := first.Herd.ServerPacketsPerAcquisition, o.Herd.ServerPacketsPerAcquisition; x > 0 && y > 0 {
+			items = append(items, "server packets per acquisition "+factor(x, y, "higher", "lower"))
+		}
+		if x, y := first.Herd.WakeupsPerRelease, o.Herd.WakeupsPerRelease; x > 0 && y > 0 {
+			items = append(items, "wake-ups per release "+factor(x, y, "higher", "lower"))
+		}
+		main := first.MainPhase()
+		if x, y := first.LatencyMs[main].P99, o.LatencyMs[main].P99; x > 0 && y > 0 {
+			items = append(items, main+" p99 "+factor(x, y, "higher", "lower"))
+		}
+		if len(items) > 0 {
+			v.Headlines = append(v.Headlines, fmt.Sprintf("%s vs %s: %s", o.Name, first.Name, joinDot(items)))
+		}
+	}
+
+	bars := func(title, ylabel string, value func(*Scenario) float64, text func(float64) string) template.HTML {
+		c := barChart{Title: title, YLabel: ylabel}
+		for i, s := range ss {
+			val := value(s)
+			t := "n/a"
+			if val >= 0 {
+				t = text(val)
+			}
+			c.Bars = append(c.Bars, bar{Label: s.Name, Value: val, Text: t, Color: palette[i%len(palette)]})
+		}
+		return c.svg(b.next())
+	}
+	one := func(v float64) string { return fmtNum(v, 1) }
+	main := first.MainPhase()
+	v.Bars = []template.HTML{
+		bars("Throughput", "operations per second", func(s *Scenario) float64 { return s.ThroughputPerS }, one),
+		bars("Server packets per acquisition", "packets (all members)",
+			func(s *Scenario) float64 { return s.Herd.ServerPacketsPerAcquisition }, one),
+		bars("Wake-ups per release", "watch events delivered",
+			func(s *Scenario) float64 { return s.Herd.WakeupsPerRelease }, one),
+		bars(main+" p99", "milliseconds", func(s *Scenario) float64 {
+			if l, ok := s.LatencyMs[main]; ok {
+				return l.P99
+			}
+			return -1
+		}, fmtMs),
+	}
+
+	lp := linePlot{
+		Title: main + " latency by percentile, every scenario",
+		X:     axis{Kind: percentile, Label: "percentile"},
+		Y:     axis{Kind: logarithmic, Label: "latency (log scale)", Format: tickMs},
+	}
+	for i, s := range ss {
+		color := palette[i%len(palette)]
+		if pts := s.Spectrum[main]; len(pts) > 0 {
+			lp.Series = append(lp.Series, series{Name: s.Name, Color: color, Pts: spectrumXY(pts)})
+		}
+		if pts := s.CorrectedSpectrum[main]; len(pts) > 0 {
+			lp.Series = append(lp.Series, series{Name: s.Name + " corrected", Color: color, Dash: true, Pts: spectrumXY(pts)})
+		}
+	}
+	v.Spectrum = lp.svg(b.next())
+
+	for _, s := range ss {
+		v.Names = append(v.Names, s.Name)
+	}
+	row := func(label string, f func(*Scenario) string) {
+		r := cmpRow{Label: label}
+		for _, s := range ss {
+			r.Values = append(r.Values, f(s))
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	row("recipe", func(s *Scenario) string { return s.Recipe })
+	row("clients", func(s *Scenario) string { return fmtInt(int64(s.Clients)) })
+	row("window", func(s *Scenario) string { return fmtSeconds(s.DurationS) })
+	row("operations", func(s *Scenario) string { return fmtInt(s.Operations) })
+	row("throughput per second", func(s *Scenario) string { return fmtNum(s.ThroughputPerS, 1) })
+	for _, q := range []struct {
+		name string
+		get  func(Latency) float64
+	}{
+		{"p50", func(l Latency) float64 { return l.P50 }},
+		{"p99", func(l Latency) float64 { return l.P99 }},
+		{"p99.9", func(l Latency) float64 { return l.P999 }},
+		{"max", func(l Latency) float64 { return l.Max }},
+	} {
+		row(main+" "+q.name, func(s *Scenario) string {
+			if l, ok := s.LatencyMs[main]; ok {
+				return fmtMs(q.get(l))
+			}
+			return "-"
+		})
+	}
+	row("wake-ups per release", func(s *Scenario) string { return fmtNum(s.Herd.WakeupsPerRelease, 1) })
+	row("zk requests per acquisition", func(s *Scenario) string { return fmtNum(s.Herd.ZKRequestsPerAcquisition, 1) })
+	row("server packets per acquisition", func(s *Scenario) string { return fmtPerOp(s.Herd.ServerPacketsPerAcquisition) })
+	row("watch fan-out per acquisition", func(s *Scenario) string { return fmtPerOp(s.Herd.WatchFanoutPerAcquisition) })
+	row("errors", func(s *Scenario) string { return fmtInt(s.Errors.Total) })
+	row("checks", func(s *Scenario) string { return passFail(s.Checks.Passed) })
+	return v
+}
+
+func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
+	v := scenarioView{
+		ID:         id,
+		Name:       s.Name,
+		Recipe:     s.Recipe,
+		Clients:    fmtInt(int64(s.Clients)),
+		Window:     fmtSeconds(s.DurationS),
+		Ops:        fmtInt(s.Operations),
+		Throughput: fmtNum(s.ThroughputPerS, 1),
+		Errors:     fmtInt(s.Errors.Total),
+		ErrorKinds: errorKinds(s.Errors.ByKind),
+		Passed:     s.Checks.Passed,
+		Partial:    s.Partial,
+		Violations: s.Checks.Violations,
+		MntrError:  s.Herd.MntrError,
+		MainPhase:  s.MainPhase(),
+		Notes:      s.Notes,
+	}
+	for _, ch := range checkList(s.Checks) {
+		v.Checks = append(v.Checks, checkRow{Name: ch.Name, Value: ch.Value(), Bad: ch.Bad()})
+	}
+	if a := s.Anomalies; a != nil {
+		v.Anomalies = fmt.Sprintf("%s values over range (recorded at the top), %s negative (recorded as 0), %s lost, %s under an unknown phase",
+			fmtInt(a.OverRange), fmtInt(a.Negative), fmtInt(a.Lost), fmtInt(a.UnknownPhase))
+	}
+	h := s.Herd
+	v.Herd = []kv{
+		{"wake-ups per release", fmtNum(h.WakeupsPerRelease, 1)},
+		{"ZooKeeper requests per acquisition", fmtNum(h.ZKRequestsPerAcquisition, 1)},
+		{"server packets per acquisition", fmtPerOp(h.ServerPacketsPerAcquisition)},
+		{"watch fan-out per acquisition", fmtPerOp(h.WatchFanoutPerAcquisition)},
+		{"wake-ups / requests / server packets", fmtInt(h.Wakeups) + " / " + fmtInt(h.ZKRequests) + " / " + fmtInt(h.ServerPackets)},
+	}
+
+	phases := s.Phases()
+	for _, p := range phases {
+		l := s.LatencyMs[p]
+		corr := "-"
+		if l.Corrected {
+			corr = fmtMs(l.CorrectedP99)
+		}
+		v.Phases = append(v.Phases, phaseRow{
+			Name: p, Color: phaseColor(p), Count: fmtInt(l.Count), Rate: fmtNum(ratio(float64(l.Count), s.DurationS), 1),
+			P50: fmtMs(l.P50), P90: fmtMs(l.P90), P99: fmtMs(l.P99), P999: fmtMs(l.P999), Max: fmtMs(l.Max),
+			Mean: fmtMs(l.Mean), CorrP99: corr,
+		})
+	}
+
+	events := slices.Clone(s.Events)
+	slices.SortStableFunc(events, func(a, b Event) int { return cmpFloat(a.T, b.T) })
+	markers := eventMarkers(events)
+	for _, e := range events {
+		v.Events = append(v.Events, eventRow{T: fmt.Sprintf("%.1fs", e.T), Kind: e.Kind, Detail: e.Detail, Color: eventColor(e.Kind)})
+	}
+
+	if len(phases) > 0 {
+		lp := linePlot{
+			Title: s.Name + ": latency by percentile",
+			X:     axis{Kind: percentile, Label: "percentile"},
+			Y:     axis{Kind: logarithmic, Label: "latency (log scale)", Format: tickMs},
+		}
+		for _, p := range phases {
+			lp.Series = append(lp.Series, series{Name: p, Color: phaseColor(p), Pts: spectrumXY(s.Spectrum[p])})
+			if pts := s.CorrectedSpectrum[p]; len(pts) > 0 {
+				lp.Series = append(lp.Series, series{Name: p + " corrected", Color: phaseColor(p), Dash: true, Pts: spectrumXY(pts)})
+			}
+		}
+		v.SpectrumSVG = lp.svg(b.next())
+	}
+
+	if len(s.Timeline) > 0 {
+		main := v.MainPhase
+		var p50, p99, pmax, tput, errs, alive, depth []xy
+		hasErrs, hasDepth := false, false
+		for _, pt := range s.Timeline {
+			if l, ok := pt.LatencyMs[main]; ok {
+				p50 = append(p50, xy{pt.T, l.P50})
+				p99 = append(p99, xy{pt.T, l.P99})
+				pmax = append(pmax, xy{pt.T, l.Max})
+			}
+			tput = append(tput, xy{pt.T, pt.ThroughputPerS})
+			errs = append(errs, xy{pt.T, ratio(float64(pt.Errors), pt.IntervalS)})
+			hasErrs = hasErrs || pt.Errors > 0
+			alive = append(alive, xy{pt.T, float64(pt.SessionsAlive)})
+			if pt.QueueDepth != nil {
+				depth = append(depth, xy{pt.T, float64(*pt.QueueDepth)})
+				hasDepth = true
+			}
+		}
+		xAxis := axis{Kind: linear, Label: "seconds since start", Format: func(v float64) string { return trimZero(fmt.Sprintf("%.1f", v)) }}
+		if main != "" && len(p50) > 0 {
+			yKind := linear
+			if spansDecades(append(append([]xy{}, p50...), pmax...)) {
+				yKind = logarithmic
+			}
+			ylabel := "latency"
+			if yKind == logarithmic {
+				ylabel = "latency (log scale)"
+			}
+			v.LatencySVG = linePlot{
+				Title:   s.Name + ": " + main + " latency per interval",
+				X:       xAxis,
+				Y:       axis{Kind: yKind, Label: ylabel, Format: tickMs},
+				Series:  []series{{Name: main + " p50", Color: palette[0], Pts: p50}, {Name: main + " p99", Color: palette[1], Pts: p99}, {Name: main + " max", Color: palette[9], Dash: true, Pts: pmax}},
+				Markers: markers,
+			}.svg(b.next())
+		}
+		tp := linePlot{
+			Title:   s.Name + ": throughput per interval",
+			X:       xAxis,
+			Y:       axis{Kind: linear, Label: "operations per second", Format: shortNum},
+			Series:  []series{{Name: "operations/s", Color: palette[4], Pts: tput}},
+			Markers: markers,
+		}
+		if hasErrs {
+			tp.Series = append(tp.Series, series{Name: "errors/s", Color: palette[2], Pts: errs})
+		}
+		v.ThroughputSVG = tp.svg(b.next())
+		pop := linePlot{
+			Title:   s.Name + ": sessions alive",
+			X:       xAxis,
+			Y:       axis{Kind: linear, Label: "sessions", Format: shortNum},
+			Series:  []series{{Name: "sessions alive", Color: palette[6], Pts: alive}},
+			Markers: markers,
+			H:       220,
+		}
+		if hasDepth {
+			pop.Title = s.Name + ": sessions alive and queue depth"
+			pop.Y.Label = "sessions, items"
+			pop.Series = append(pop.Series, series{Name: "queue depth", Color: palette[8], Pts: depth})
+		}
+		v.PopulationSVG = pop.svg(b.next())
+	}
+	return v
+}
+
+func eventMarkers(events []Event) []marker {
+	var ms []marker
+	for _, e := range events {
+		ms = append(ms, marker{X: e.T, Label: e.Kind + ": " + e.Detail, Color: eventColor(e.Kind)})
+	}
+	return ms
+}
+
+func eventColor(kind string) string {
+	switch kind {
+	case EventFault:
+		return "#d35400"
+	case EventRecover:
+		return "#27ae60"
+	case EventViolation:
+		return "#c0392b"
+	}
+	return "#7f8c8d"
+}
+
+func phaseColor(p string) string {
+	if i := slices.Index(metrics.Phases(), metrics.Phase(p)); i >= 0 {
+		return palette[i%len(palette)]
+	}
+	h := 0
+	for _, c := range p {
+		h = h*31 + int(c)
+	}
+	return palette[(h%len(palette)+len(palette))%len(palette)]
+}
+
+func spectrumXY(pts []SpectrumPoint) []xy {
+	out := make([]xy, len(pts))
+	for i, p := range pts {
+		out[i] = xy{p.Percentile, p.Ms}
+	}
+	return out
+}
+
+// spansDecades reports whether the positive values span more than 1.5
+// decades, when a log scale shows them better.
+func spansDecades(pts []xy) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, p := range pts {
+		if p.Y > 0 {
+			lo, hi = math.Min(lo, p.Y), math.Max(hi, p.Y)
+		}
+	}
+	return hi > 0 && hi/lo > math.Pow(10, 1.5)
+}
+
+// tickMs writes an axis value given in milliseconds: 100us, 2ms, 1.5s,
+// 1000s.
+func tickMs(ms float64) string {
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 1:
+		return g(ms*1000) + "us"
+	case ms < 1000:
+		return g(ms) + "ms"
+	}
+	return g(ms/1000) + "s"
+}
+
+func joinDot(items []string) string {
+	out := ""
+	for i, it := range items {
+		if i > 0 {
+			out += " · "
+		}
+		out += it
+	}
+	return out
+}

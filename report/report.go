@@ -1,0 +1,426 @@
+package report
+
+import (
+	"errors"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/zkherd/zkherd/metrics"
+)
+
+var (
+	// ErrUnwritable is matched (errors.Is) by the error WriteDir returns
+	// when it cannot write into the output directory.
+	ErrUnwritable = errors.New("report: output directory not writable")
+	// ErrMalformed is returned by ReadJSON for a file that is not a report.
+	ErrMalformed = errors.New("report: not a zkherd report")
+)
+
+// Run is a whole report: report.json's top level.
+type Run struct {
+	ZkherdVersion string `json:"zkherd_version"`
+	RunID         string `json:"run_id"`
+	// Title names what was run (a built-in scenario, a comparison, a file).
+	Title string `json:"title,omitempty"`
+	// Partial is set when the run was stopped before it was done.
+	Partial bool   `json:"partial"`
+	Server  string `json:"server"`
+	// LocalEnsemble is set when zkherd started the ensemble for the run.
+	LocalEnsemble bool        `json:"local_ensemble"`
+	StartedAt     time.Time   `json:"started_at,omitzero"`
+	Scenarios     []*Scenario `json:"scenarios"`
+}
+
+// Passed reports whether every scenario's checks passed.
+func (r *Run) Passed() bool {
+	for _, s := range r.Scenarios {
+		if !s.Checks.Passed {
+			return false
+		}
+	}
+	return true
+}
+
+// Scenario is one scenario run of a report.
+type Scenario struct {
+	Name    string `json:"name"`
+	Recipe  string `json:"recipe"`
+	Clients int    `json:"clients"`
+	// DurationS is the length of the operations window in seconds.
+	DurationS      float64 `json:"duration_s"`
+	Operations     int64   `json:"operations"`
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	Errors         Errors  `json:"errors"`
+	// LatencyMs sums up every phase with values, keyed by phase name.
+	LatencyMs map[string]Latency `json:"latency_ms"`
+	Herd      Herd               `json:"herd"`
+	Checks    Checks             `json:"checks"`
+
+	// Partial is set when this scenario was stopped before it was done.
+	Partial bool `json:"partial"`
+	// StartedAt is the origin of every t_s: when the scenario's metrics
+	// started (its first session).
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// WindowStartS is when operations began, in seconds since StartedAt
+	// (after the ramp-up).
+	WindowStartS float64 `json:"window_start_s"`
+	// Requests counts the clients' ZooKeeper requests by kind.
+	Requests map[string]int64 `json:"zk_requests_by_kind,omitempty"`
+	// Notes are things the user should know, one line each.
+	Notes []string `json:"notes,omitempty"`
+	// Anomalies counts values not recorded as measured (see metrics.Anomalies).
+	Anomalies *Anomalies `json:"anomalies,omitempty"`
+	// Timeline has one point per metrics interval (normally a second).
+	Timeline []Point `json:"timeline,omitempty"`
+	// Events are faults, recoveries and check violations in time.
+	Events []Event `json:"events,omitempty"`
+	// Spectrum is each phase's latency by percentile, for plots;
+	// CorrectedSpectrum the same for phases with coordinated-omission
+	// correction.
+	Spectrum          map[string][]SpectrumPoint `json:"spectrum,omitempty"`
+	CorrectedSpectrum map[string][]SpectrumPoint `json:"corrected_spectrum,omitempty"`
+
+	// Metrics holds the histograms behind the figures, for the .hgrm and
+	// .hlog files; nil for a scenario read back from JSON.
+	Metrics *metrics.Result `json:"-"`
+}
+
+// Errors counts failed operations.
+type Errors struct {
+	Total  int64            `json:"total"`
+	ByKind map[string]int64 `json:"by_kind"`
+}
+
+// Latency sums up one phase in milliseconds.
+type Latency struct {
+	Count         int64   `json:"count"`
+	P50           float64 `json:"p50"`
+	P90           float64 `json:"p90"`
+	P99           float64 `json:"p99"`
+	P999          float64 `json:"p999"`
+	Max           float64 `json:"max"`
+	CorrectedP99  float64 `json:"corrected_p99"`
+	Mean          float64 `json:"mean"`
+	CorrectedP999 float64 `json:"corrected_p999"`
+	CorrectedMax  float64 `json:"corrected_max"`
+	// Corrected is set when coordinated-omission correction applied.
+	Corrected bool `json:"corrected"`
+	// OverRange counts values above the histograms' range, recorded as
+	// its top.
+	OverRange int64 `json:"over_range,omitempty"`
+}
+
+// Herd holds the herd-effect measures. Its fields are those of
+// loadgen.Herd, so one converts to the other.
+type Herd struct {
+	// WakeupsPerRelease is watch events delivered to clients per release.
+	WakeupsPerRelease float64 `json:"wakeups_per_release"`
+	// ZKRequestsPerAcquisition is client requests per operation.
+	ZKRequestsPerAcquisition float64 `json:"zk_requests_per_acquisition"`
+	// ServerPacketsPerAcquisition is server packets (received plus sent,
+	// every member, from mntr) per operation; -1 when unknown.
+	ServerPacketsPerAcquisition float64 `json:"server_packets_per_acquisition"`
+	// WatchFanoutPerAcquisition is watches triggered on the servers per
+	// operation; -1 when unknown.
+	WatchFanoutPerAcquisition float64 `json:"watch_fanout_per_acquisition"`
+	// The totals behind the ratios.
+	Wakeups       int64 `json:"wakeups"`
+	ZKRequests    int64 `json:"zk_requests"`
+	ServerPackets int64 `json:"server_packets"`
+	WatchFanout   int64 `json:"watch_fanout"`
+	// MntrError says why server counters are missing, if they are.
+	MntrError string `json:"mntr_error,omitempty"`
+}
+
+// Checks are the correctness checks. Its fields are those of
+// loadgen.Checks, so one converts to the other.
+type Checks struct {
+	MutualExclusionViolations int64 `json:"mutual_exclusion_violations"`
+	FencingViolations         int64 `json:"fencing_violations"`
+	// FIFOBypasses counts fair-lock grants out of creation order; MaxBypass
+	// is the most grants that overtook one waiter.
+	FIFOBypasses int64 `json:"fifo_bypasses"`
+	MaxBypass    int64 `json:"max_bypass"`
+	// FIFOChecked says whether FIFO order was checked (fair lock only).
+	FIFOChecked         bool  `json:"fifo_checked"`
+	SemaphoreOverIssued int64 `json:"semaphore_over_issued"`
+	DoubleLeaders       int64 `json:"double_leaders"`
+	LostItems           int64 `json:"lost_items"`
+	DuplicateItems      int64 `json:"duplicate_items"`
+	// Unconsumed counts queue items still queued at the end (not a failure).
+	Unconsumed     int64 `json:"unconsumed"`
+	LeftoverZnodes int64 `json:"leftover_znodes"`
+	// LeftoverPaths names some of the leftover znodes.
+	LeftoverPaths []string `json:"leftover_paths,omitempty"`
+	// Violations describe the failures, one line each.
+	Violations []string `json:"violations"`
+	Passed     bool     `json:"passed"`
+}
+
+// Anomalies count latency values not recorded as measured.
+type Anomalies struct {
+	OverRange    int64 `json:"over_range"`
+	Negative     int64 `json:"negative"`
+	Lost         int64 `json:"lost"`
+	UnknownPhase int64 `json:"unknown_phase"`
+}
+
+// Point is one interval of a scenario's timeline.
+type Point struct {
+	// T is the end of the interval in seconds since the scenario started;
+	// IntervalS its length.
+	T              float64 `json:"t_s"`
+	IntervalS      float64 `json:"interval_s"`
+	Ops            int64   `json:"ops"`
+	ThroughputPerS float64 `json:"throughput_per_s"`
+	Errors         int64   `json:"errors"`
+	SessionsAlive  int64   `json:"sessions_alive"`
+	Wakeups        int64   `json:"wakeups"`
+	ZKRequests     int64   `json:"zk_requests"`
+	// QueueDepth is the queue's depth at the end of the interval (queue
+	// scenarios only).
+	QueueDepth *int64 `json:"queue_depth,omitempty"`
+	// LatencyMs holds the phases with values in the interval.
+	LatencyMs map[string]PointLatency `json:"latency_ms,omitempty"`
+}
+
+// PointLatency sums up one phase in one interval, in milliseconds.
+type PointLatency struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Event kinds.
+const (
+	EventFault     = "fault"
+	EventRecover   = "recover"
+	EventViolation = "violation"
+	EventNote      = "note"
+)
+
+// Event is something that happened during a scenario: a fault injected, a
+// recovery, a check violation.
+type Event struct {
+	// T is in seconds since the scenario started.
+	T      float64 `json:"t_s"`
+	Kind   string  `json:"kind"`
+	Detail string  `json:"detail"`
+}
+
+// SpectrumPoint is the latency in milliseconds at a percentile (0-100).
+type SpectrumPoint struct {
+	Percentile float64 `json:"percentile"`
+	Ms         float64 `json:"ms"`
+}
+
+// ScenarioInfo is what the load generator knows about a scenario run
+// beyond its metrics.
+type ScenarioInfo struct {
+	Name, Recipe string
+	Clients      int
+	Partial      bool
+	// WindowStart and WindowStop bound the operations window; zero values
+	// mean the metrics' start and end.
+	WindowStart, WindowStop time.Time
+	// Ops counts operations in the window; zero means the metrics' Ops
+	// counter.
+	Ops int64
+	// Herd and Checks are copied as they are, except that a zero Herd is
+	// derived from the metrics' counters (wake-ups and requests per
+	// operation; server figures unknown).
+	Herd   Herd
+	Checks Checks
+	// Requests counts requests by kind.
+	Requests map[string]int64
+	// QueueDepth has one sample per metrics interval (queue scenarios).
+	QueueDepth []int64
+	Notes      []string
+	// Events are placed in time relative to the metrics' start.
+	Events []TimedEvent
+}
+
+// TimedEvent is an Event with a wall-clock time.
+type TimedEvent struct {
+	At     time.Time
+	Kind   string
+	Detail string
+}
+
+// NewScenario builds a scenario report from what the metrics package
+// measured and what the load generator knows. m may be nil (a run that
+// never started): the scenario then has no latencies.
+func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
+	s := &Scenario{
+		Name:      info.Name,
+		Recipe:    info.Recipe,
+		Clients:   info.Clients,
+		Partial:   info.Partial,
+		Herd:      info.Herd,
+		Checks:    info.Checks,
+		Requests:  maps.Clone(info.Requests),
+		Notes:     slices.Clone(info.Notes),
+		LatencyMs: map[string]Latency{},
+		Errors:    Errors{ByKind: map[string]int64{}},
+		Metrics:   m,
+	}
+	if s.Checks.Violations == nil {
+		s.Checks.Violations = []string{}
+	}
+	if m == nil {
+		s.Operations = info.Ops
+		return s
+	}
+	s.StartedAt = m.Start
+	start, stop := m.Start, m.End
+	if !info.WindowStart.IsZero() {
+		start = info.WindowStart
+	}
+	if !info.WindowStop.IsZero() {
+		stop = info.WindowStop
+	}
+	s.WindowStartS = round3(start.Sub(m.Start).Seconds())
+	s.DurationS = round3(stop.Sub(start).Seconds())
+	s.Operations = info.Ops
+	if s.Operations == 0 {
+		s.Operations = m.Counts.Ops
+	}
+	s.ThroughputPerS = ratio(float64(s.Operations), stop.Sub(start).Seconds())
+	s.Errors.Total = m.Counts.Errors
+	maps.Copy(s.Errors.ByKind, m.Counts.ErrorsByKind)
+	if s.Herd == (Herd{}) {
+		s.Herd = Herd{
+			Wakeups:                     m.Counts.Wakeups,
+			ZKRequests:                  m.Counts.ZKRequests,
+			WakeupsPerRelease:           ratio(float64(m.Counts.Wakeups), float64(s.Operations)),
+			ZKRequestsPerAcquisition:    ratio(float64(m.Counts.ZKRequests), float64(s.Operations)),
+			ServerPacketsPerAcquisition: -1,
+			WatchFanoutPerAcquisition:   -1,
+		}
+	}
+
+	var an Anomalies
+	s.Spectrum = map[string][]SpectrumPoint{}
+	for _, p := range m.Phases {
+		sum := m.Summary(p)
+		s.LatencyMs[string(p)] = Latency{
+			Count: sum.Count, P50: sum.P50, P90: sum.P90, P99: sum.P99, P999: sum.P999, Max: sum.Max,
+			CorrectedP99: sum.CorrectedP99, Mean: sum.Mean, CorrectedP999: sum.CorrectedP999,
+			CorrectedMax: sum.CorrectedMax, Corrected: sum.HasCorrection, OverRange: sum.OverRange,
+		}
+		an.OverRange += sum.OverRange
+		an.Negative += sum.Negative
+		an.Lost += sum.RecordErrors + sum.MergeDropped
+		s.Spectrum[string(p)] = spectrum(m.Spectrum(p, false))
+		if sum.HasCorrection {
+			if s.CorrectedSpectrum == nil {
+				s.CorrectedSpectrum = map[string][]SpectrumPoint{}
+			}
+			s.CorrectedSpectrum[string(p)] = spectrum(m.Spectrum(p, true))
+		}
+	}
+	an.UnknownPhase = m.UnknownPhase
+	if an != (Anomalies{}) {
+		s.Anomalies = &an
+	}
+
+	for i, iv := range m.Intervals {
+		pt := Point{
+			T:              round3(iv.End.Sub(m.Start).Seconds()),
+			IntervalS:      round3(iv.Seconds()),
+			Ops:            iv.Counts.Ops,
+			ThroughputPerS: ratio(float64(iv.Counts.Ops), iv.Seconds()),
+			Errors:         iv.Counts.Errors,
+			SessionsAlive:  iv.Counts.SessionsAlive,
+			Wakeups:        iv.Counts.Wakeups,
+			ZKRequests:     iv.Counts.ZKRequests,
+		}
+		if i < len(info.QueueDepth) {
+			d := info.QueueDepth[i]
+			pt.QueueDepth = &d
+		}
+		for p, pp := range iv.Phases {
+			if pt.LatencyMs == nil {
+				pt.LatencyMs = map[string]PointLatency{}
+			}
+			pt.LatencyMs[string(p)] = PointLatency{Count: pp.Count, P50: pp.P50, P99: pp.P99, Max: pp.Max}
+		}
+		s.Timeline = append(s.Timeline, pt)
+	}
+	for _, e := range info.Events {
+		s.Events = append(s.Events, Event{T: round3(e.At.Sub(m.Start).Seconds()), Kind: e.Kind, Detail: e.Detail})
+	}
+	slices.SortStableFunc(s.Events, func(a, b Event) int { return cmpFloat(a.T, b.T) })
+	return s
+}
+
+// MainPhase returns the phase that stands for the scenario's operations:
+// acquire when measured, else the first of end_to_end, dequeue, barrier_wait
+// and the phases in metrics order that has values; "" when none has.
+func (s *Scenario) MainPhase() string {
+	for _, p := range []metrics.Phase{metrics.Acquire, metrics.EndToEnd, metrics.Dequeue, metrics.BarrierWait} {
+		if _, ok := s.LatencyMs[string(p)]; ok {
+			return string(p)
+		}
+	}
+	phases := s.Phases()
+	if len(phases) == 0 {
+		return ""
+	}
+	return phases[0]
+}
+
+// Phases returns the scenario's phases with values, built-in phases in
+// metrics order first, then any others by name.
+func (s *Scenario) Phases() []string {
+	var out []string
+	for _, p := range metrics.Phases() {
+		if _, ok := s.LatencyMs[string(p)]; ok {
+			out = append(out, string(p))
+		}
+	}
+	var extra []string
+	for p := range s.LatencyMs {
+		if !slices.Contains(out, p) {
+			extra = append(extra, p)
+		}
+	}
+	slices.Sort(extra)
+	return append(out, extra...)
+}
+
+func spectrum(pts []metrics.SpectrumPoint) []SpectrumPoint {
+	out := make([]SpectrumPoint, len(pts))
+	for i, p := range pts {
+		out[i] = SpectrumPoint{Percentile: p.Percentile, Ms: p.Ms}
+	}
+	return out
+}
+
+// ratio returns a/b rounded to three decimals, zero when b is not positive.
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return round3(a / b)
+}
+
+func round3(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return math.Round(v*1000) / 1000
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,222 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/zkherd/zkherd/metrics"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
+
+func checkGolden(t *testing.T, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", t.Name()+".golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run with -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run with -update if intended)\ngot:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// lockRun simulates a lock scenario deterministically: clients contend for
+// one lock for ten seconds, acquire latency around acquireMs, one second of
+// stall at stallAt (0: none).
+type lockRun struct {
+	name, recipe string
+	clients      int
+	acquireMs    float64
+	perSecond    int
+	stallAt      int
+	wakeups      int64 // per release
+	packets      float64
+	errors       map[string]int
+	seed         uint64
+}
+
+// results caches the simulated metrics, which tests only read.
+var results = map[uint64]*metrics.Result{}
+
+func (l lockRun) result(t *testing.T) *metrics.Result {
+	t.Helper()
+	if m, ok := results[l.seed]; ok {
+		return m
+	}
+	m := l.simulate(t)
+	results[l.seed] = m
+	return m
+}
+
+func (l lockRun) simulate(t *testing.T) *metrics.Result {
+	t.Helper()
+	rec, err := metrics.NewRecorder(t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := []*metrics.Shard{rec.NewShard(), rec.NewShard(), rec.NewShard()}
+	rng := rand.New(rand.NewPCG(l.seed, 99))
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+	rec.AddSessions(int64(l.clients))
+	for sec := 1; sec <= 10; sec++ {
+		n := l.perSecond
+		if sec == l.stallAt {
+			n /= 10
+		}
+		for i := range n {
+			sh := shards[i%len(shards)]
+			acq := l.acquireMs * (0.5 + rng.ExpFloat64())
+			if sec == l.stallAt {
+				acq *= 20
+			}
+			sh.RecordCorrected(metrics.Acquire, ms(acq), time.Second/time.Duration(l.perSecond))
+			sh.Record(metrics.Create, ms(0.4+rng.Float64()*0.3))
+			sh.Record(metrics.GetChildren, ms(0.3+rng.Float64()*0.2*float64(l.wakeups)/10))
+			sh.Record(metrics.WatchSet, ms(0.3+rng.Float64()*0.2))
+			sh.Record(metrics.Handoff, ms(0.5+rng.ExpFloat64()*float64(l.wakeups)/20))
+			sh.Record(metrics.Hold, ms(1+rng.Float64()))
+			sh.Record(metrics.Delete, ms(0.35+rng.Float64()*0.2))
+			rec.AddOps(1)
+			rec.AddWakeups(l.wakeups)
+			rec.AddZKRequests(4 + l.wakeups/10)
+		}
+		for kind, k := range l.errors {
+			if sec%5 == 0 {
+				for range k {
+					rec.AddError(kind)
+				}
+			}
+		}
+		if sec == 7 {
+			rec.AddSessions(-int64(l.clients / 10))
+		}
+		rec.Rotate(t0.Add(time.Duration(sec) * time.Second))
+	}
+	return rec.Finish(t0.Add(10 * time.Second))
+}
+
+func (l lockRun) scenario(t *testing.T) *Scenario {
+	m := l.result(t)
+	ops := m.Counts.Ops
+	info := ScenarioInfo{
+		Name: l.name, Recipe: l.recipe, Clients: l.clients,
+		WindowStart: t0, WindowStop: t0.Add(10 * time.Second),
+		Herd: Herd{
+			WakeupsPerRelease: float64(l.wakeups), ZKRequestsPerAcquisition: round3(float64(m.Counts.ZKRequests) / float64(ops)),
+			ServerPacketsPerAcquisition: l.packets, WatchFanoutPerAcquisition: float64(l.wakeups),
+			Wakeups: m.Counts.Wakeups, ZKRequests: m.Counts.ZKRequests, ServerPackets: int64(l.packets * float64(ops)),
+			WatchFanout: l.wakeups * ops,
+		},
+		Checks:   Checks{FIFOChecked: l.recipe == "lock-fair", Passed: true},
+		Requests: map[string]int64{"create": ops, "delete": ops, "get_children": ops * (1 + l.wakeups/10)},
+		Events: []TimedEvent{
+			{At: t0.Add(4 * time.Second), Kind: EventFault, Detail: "paused member 2 (leader)"},
+			{At: t0.Add(6 * time.Second), Kind: EventRecover, Detail: "resumed member 2"},
+		},
+	}
+	return NewScenario(info, m)
+}
+
+var (
+	herdLock = lockRun{name: "herd-lock", recipe: "lock-herd", clients: 1000, acquireMs: 400, perSecond: 40,
+		stallAt: 5, wakeups: 999, packets: 2004.5, errors: map[string]int{"connection_loss": 2, "timeout": 1}, seed: 1}
+	fairLock = lockRun{name: "fair-lock", recipe: "lock-fair", clients: 1000, acquireMs: 3, perSecond: 600,
+		wakeups: 1, packets: 8.1, seed: 2}
+)
+
+// herdVsFair is a run of two passing scenarios.
+func herdVsFair(t *testing.T) *Run {
+	return &Run{
+		ZkherdVersion: "0.1.0-test", RunID: "3f9c2a1e", Title: "herd-vs-fair", Server: "127.0.0.1:2181",
+		LocalEnsemble: true, StartedAt: t0,
+		Scenarios: []*Scenario{herdLock.scenario(t), fairLock.scenario(t)},
+	}
+}
+
+// failedRun is a partial run whose mutual-exclusion check failed.
+func failedRun(t *testing.T) *Run {
+	broken := fairLock
+	broken.name, broken.recipe, broken.seed = "broken-lock", "lock-broken", 3
+	s := broken.scenario(t)
+	s.Partial = true
+	s.Checks = Checks{
+		MutualExclusionViolations: 3, FencingViolations: 1, LeftoverZnodes: 2,
+		LeftoverPaths: []string{"/zkherd/runs/77aa/lock/n_0000000012", "/zkherd/runs/77aa/lock/n_0000000013"},
+		Violations: []string{
+			"t=2.1s: client 17 granted the lock while client 4 held it (in-section count 2)",
+			"t=2.1s: fencing token 118 not above previous 118",
+			"t=7.9s: client 3 granted the lock while client 99 held it (in-section count 2)",
+			"2 znodes left in /zkherd/runs/77aa after the run",
+		},
+	}
+	s.Events = append(s.Events, Event{T: 2.1, Kind: EventViolation, Detail: "mutual exclusion: clients 17 and 4"})
+	s.Notes = []string{"stopped by Ctrl-C after 10.0s; the report is partial"}
+	s.Anomalies = &Anomalies{OverRange: 2}
+	return &Run{ZkherdVersion: "0.1.0-test", RunID: "77aa", Partial: true, Server: "127.0.0.1:2181,127.0.0.1:2182",
+		StartedAt: t0, Scenarios: []*Scenario{s}}
+}
+
+func TestNewScenario(t *testing.T) {
+	s := fairLock.scenario(t)
+	tests := []struct {
+		name      string
+		got, want any
+	}{
+		{"operations", s.Operations, int64(6000)},
+		{"duration", s.DurationS, 10.0},
+		{"throughput", s.ThroughputPerS, 600.0},
+		{"timeline points", len(s.Timeline), 10},
+		{"first point time", s.Timeline[0].T, 1.0},
+		{"sessions alive at the end", s.Timeline[9].SessionsAlive, int64(900)},
+		{"events", len(s.Events), 2},
+		{"fault time", s.Events[0].T, 4.0},
+		{"acquire corrected", s.LatencyMs["acquire"].Corrected, true},
+		{"hold not corrected", s.LatencyMs["hold"].Corrected, false},
+		{"acquire count", s.LatencyMs["acquire"].Count, int64(6000)},
+		{"corrected spectra", len(s.CorrectedSpectrum), 1},
+		{"spectra", len(s.Spectrum), 7},
+		{"main phase", s.MainPhase(), "acquire"},
+		{"phases", len(s.Phases()), 7},
+		{"anomalies", s.Anomalies == nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got %v, want %v", tt.got, tt.want)
+			}
+		})
+	}
+	t.Run("zero herd derived from counters", func(t *testing.T) {
+		m := fairLock.result(t)
+		s := NewScenario(ScenarioInfo{Name: "x"}, m)
+		want := Herd{WakeupsPerRelease: 1, ZKRequestsPerAcquisition: 4, ServerPacketsPerAcquisition: -1,
+			WatchFanoutPerAcquisition: -1, Wakeups: 6000, ZKRequests: 24000}
+		if s.Herd != want {
+			t.Errorf("got %+v, want %+v", s.Herd, want)
+		}
+	})
+	t.Run("no metrics", func(t *testing.T) {
+		s := NewScenario(ScenarioInfo{Name: "never-ran", Ops: 0}, nil)
+		if len(s.LatencyMs) != 0 || s.Checks.Violations == nil || s.Errors.ByKind == nil {
+			t.Errorf("got %+v, want empty latencies and non-nil lists", s)
+		}
+	})
+}
+
+func nan() float64 { zero := 0.0; return zero / zero }
