@@ -168,10 +168,18 @@ func kindOf(name string) Kind {
 	return KindOther
 }
 
+// hexDigit marks the bytes isHex accepts; a table because ParseNode runs
+// over every child of a listing on every wake-up.
+var hexDigit = func() (t [256]bool) {
+	for _, c := range "0123456789abcdefABCDEF" {
+		t[c] = true
+	}
+	return t
+}()
+
 func isHex(s string) bool {
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+		if !hexDigit[s[i]] {
 			return false
 		}
 	}
@@ -180,22 +188,8 @@ func isHex(s string) bool {
 
 // isUUID checks the 8-4-4-4-12 form.
 func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		switch i {
-		case 8, 13, 18, 23:
-			if s[i] != '-' {
-				return false
-			}
-		default:
-			if !isHex(s[i : i+1]) {
-				return false
-			}
-		}
-	}
-	return true
+	return len(s) == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-' &&
+		isHex(s[:8]) && isHex(s[9:13]) && isHex(s[14:18]) && isHex(s[19:23]) && isHex(s[24:])
 }
 
 // ParseChildren parses a directory listing: recognised nodes sorted by

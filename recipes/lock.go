@@ -48,7 +48,10 @@ var (
 // releases when the count returns to zero. Safe for concurrent use, and a
 // Java process using Curator's InterProcessMutex on the same path excludes
 // it and is excluded by it.
-type Lock struct{ core lockCore }
+type Lock struct {
+	core lockCore
+	hint listingHint // guarded by core.sem
+}
 
 // NewLock returns a fair lock on path (an absolute znode path, used as the
 // lock's directory; created on first use). It does not talk to ZooKeeper.
@@ -102,8 +105,22 @@ func (l *Lock) Path() string { return l.core.path }
 
 // acquire is the fair lock's algorithm (recipes.md): protected create,
 // list, and wait on the predecessor only.
+//
+// One refinement saves the listing that usually follows the create. The
+// sequence the server appends is the directory's child version (cversion)
+// before the create, and every child created or deleted bumps it. The
+// listing that granted this value the lock last time saw cversion cv and a
+// queue ending with tail; the release of that grant deleted our node
+// (cv+1). So if our new node's sequence is cv+1, nothing else changed in
+// between, the directory is that listing minus our old node plus our new
+// one, and tail is our predecessor: watch it at once. If tail is gone by
+// then, or anything else differs, we list as usual. (With no tail, that is
+// nobody queued behind us then, the listing is done anyway: "nothing
+// changed" alone cannot rule out a directory deleted and re-created.)
 func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
 	c := &l.core
+	hint := l.hint
+	l.hint = listingHint{}
 	prefix := newProtectedPrefix(PrefixLock)
 	node, err := createWithPrefix(ctx, c.s, c.path, prefix, c.cfg.data, zk.FlagEphemeralSequential, tr)
 	if err != nil {
@@ -114,23 +131,34 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 		return acquired{}, c.abandon(ctx, node, tr, err)
 	}
 	ours := baseName(node)
+	var pred string
+	if seq, _ := parseSeq(ours); hint.tail != "" && int64(hint.cversion)+1 == seq {
+		pred = hint.tail
+	}
 	for {
-		var children []string
-		err := retryConn(ctx, c.s, func() (err error) {
-			start := time.Now()
-			children, _, err = c.s.Conn().Children(c.path)
-			tr.request(OpGetChildren, start, err)
-			return err
-		})
-		if err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
-		}
-		found, pred := predecessorOf(children, ours)
-		if !found {
-			return acquired{}, c.ownGone(node)
-		}
 		if pred == "" {
-			return own, nil
+			var (
+				children []string
+				stat     *zk.Stat
+			)
+			err := retryConn(ctx, c.s, func() (err error) {
+				start := time.Now()
+				children, stat, err = c.s.Conn().Children(c.path)
+				tr.request(OpGetChildren, start, err)
+				return err
+			})
+			if err != nil {
+				return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
+			}
+			found, p, tail := scanListing(children, ours)
+			if !found {
+				return acquired{}, c.ownGone(node)
+			}
+			if p == "" {
+				l.hint = listingHint{cversion: stat.Cversion, tail: tail}
+				return own, nil
+			}
+			pred = p
 		}
 		if try {
 			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
@@ -138,16 +166,17 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 		start := time.Now()
 		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, pred))
 		tr.request(OpWatch, start, err)
+		pred = ""
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
-			continue // gone between the list and the watch: look again
+			continue // gone before the watch was set: look again
 		case isConnErr(err):
 			if werr := awaitConn(ctx, c.s); werr != nil {
 				return acquired{}, c.abandon(ctx, node, tr, werr)
 			}
 			continue
 		case err != nil:
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch %s: %w", pred, sessionErr(c.s, err)))
+			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch predecessor: %w", sessionErr(c.s, err)))
 		}
 		if err := c.waitWake(ctx, ch, &own, tr); err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, err)
@@ -155,29 +184,46 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	}
 }
 
+// listingHint is what the listing that granted the lock saw: the
+// directory's cversion and the last node queued (see Lock.acquire).
+type listingHint struct {
+	cversion int32
+	tail     string
+}
+
 // predecessorOf finds our node among a listing and the recognised node with
 // the highest sequence below ours. Allocation-free: it scans once instead of
 // sorting, and a listing of thousands is done per wake-up.
 func predecessorOf(children []string, ours string) (found bool, pred string) {
+	found, pred, _ = scanListing(children, ours)
+	return found, pred
+}
+
+// scanListing is predecessorOf that also returns the recognised node with
+// the highest sequence of all but ours (the queue's tail).
+func scanListing(children []string, ours string) (found bool, pred, tail string) {
 	ourSeq, ok := parseSeq(ours)
 	if !ok {
-		return false, ""
+		return false, "", ""
 	}
-	best := int64(-1)
+	best, last := int64(-1), int64(-1)
 	for _, name := range children {
 		if name == ours {
 			found = true
 			continue
 		}
 		n, ok := ParseNode(name)
-		if !ok || n.Seq < 0 || n.Seq >= ourSeq {
+		if !ok || n.Seq < 0 {
 			continue
 		}
-		if n.Seq > best {
+		if n.Seq > last {
+			last, tail = n.Seq, name
+		}
+		if n.Seq < ourSeq && n.Seq > best {
 			best, pred = n.Seq, name
 		}
 	}
-	return found, pred
+	return found, pred, tail
 }
 
 // LockOption configures NewLock, NewHerdLock and NewHerdChildrenLock.
