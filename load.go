@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -192,7 +193,7 @@ func checkOutDir(dir string) (string, error) {
 			return "", usageErr("--out %s: cannot write there: %v", dir, err)
 		}
 		return abs, nil
-	case !errors.Is(err, os.ErrNotExist):
+	case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 		return "", usageErr("--out %s: %v", dir, err)
 	}
 	parent := filepath.Dir(abs)
@@ -207,7 +208,7 @@ func checkOutDir(dir string) (string, error) {
 			}
 			return abs, nil
 		}
-		if !errors.Is(err, os.ErrNotExist) {
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return "", usageErr("--out %s: %v", dir, err)
 		}
 		next := filepath.Dir(parent)

@@ -201,16 +201,20 @@ loop:
 func (p *sessionParams) explainOpenErr(err error, idx int, opened int64, total int) error {
 	servers := strings.Join(p.servers, ",")
 	if errors.Is(err, errEarlyClose) {
-		where := "from this host"
+		from := "one client address"
 		if p.sourceAddrs > 1 {
-			where = fmt.Sprintf("from each of %d loopback source addresses", p.sourceAddrs)
+			from = fmt.Sprintf("%d loopback addresses (127.0.0.1-127.0.0.%d)", p.sourceAddrs, p.sourceAddrs)
 		}
-		hint := "raise maxClientCnxns in the server's zoo.cfg (0 means no limit) or run fewer --clients"
-		if p.sourceAddrs <= 1 && !loopbackServers(p.servers) {
-			hint += " (zkherd spreads connections over 127.0.0.x source addresses only when the server is on loopback)"
+		fix := "raise maxClientCnxns (0 means no limit)"
+		switch {
+		case loopbackServers(p.servers):
+			fix += " or spread the clients over more loopback addresses with --source-addrs"
+		default:
+			fix += " (zkherd spreads connections over 127.0.0.x source addresses only when the server is on loopback)"
 		}
-		return fmt.Errorf("%w: %s accepted %d of %d sessions and then closed new connections right after they were opened: it limits connections per client address %s (maxClientCnxns, default 60); %s",
-			ErrRefused, servers, opened, total, where, hint)
+		return fmt.Errorf("%w: %s accepted %d of %d sessions, then closed new connections right after they were opened: "+
+			"it limits connections per client address (maxClientCnxns in zoo.cfg, default 60) and these come from %s; %s, or run fewer --clients",
+			ErrRefused, servers, opened, total, from, fix)
 	}
 	return fmt.Errorf("%w: session %d of %d (after %d opened): %w", ErrSessions, idx+1, total, opened, err)
 }

@@ -169,7 +169,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	// the server for the run.
 	adminOpts := append(slices.Clone(r.opts.SessionOptions),
 		recipes.WithSessionTimeout(r.run.SessionTimeout), recipes.WithLogger(&r.adminLog))
-	actx, cancel := context.WithTimeout(ctx, r.params.connectTimeout)
+	actx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
 	admin, err := recipes.NewSession(actx, r.opts.Servers, adminOpts...)
 	cancel()
 	if err != nil {
