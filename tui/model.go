@@ -459,7 +459,18 @@ func (h helpKeys) ShortHelp() []key.Binding {
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{h.view, h.nav, h.global}
+	// The view's column lists only what the other two do not.
+	seen := map[string]bool{}
+	for _, b := range append(append([]key.Binding{}, h.nav...), h.global...) {
+		seen[b.Help().Key] = true
+	}
+	var own []key.Binding
+	for _, b := range h.view {
+		if !seen[b.Help().Key] {
+			own = append(own, b)
+		}
+	}
+	return [][]key.Binding{own, h.nav, h.global}
 }
 
 func (m Model) helpKeys() helpKeys {
@@ -534,6 +545,16 @@ func (m Model) tabBar() string {
 		return tabs + " " + common.FitRight(s.Dim.Render(right), room)
 	}
 	return common.Fit(tabs, m.common.Width)
+}
+
+// viewTitleOf names a view without a model (for tests and commands).
+func (Model) viewTitleOf(v viewID) string {
+	for name, id := range viewNames {
+		if id == v && name != "watches" {
+			return name
+		}
+	}
+	return "view"
 }
 
 func (m Model) viewTitle(v viewID) string {

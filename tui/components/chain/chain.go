@@ -7,6 +7,7 @@ package chain
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -60,9 +61,9 @@ func (m Model) Cursor() int { return m.table.Cursor() }
 // needs, with node names shortened to their recipe part and sequence.
 func (m *Model) layout() {
 	cols := []table.Column{
-		{Title: "#", Width: 4, Right: true},
+		{Title: "#", Width: 5, Right: true},
 		{Title: "role", Width: 6},
-		{Title: "node", Width: 15},
+		{Title: "node", Width: 12},
 		{Title: "session", Width: 17},
 		{Title: "endpoint", Width: 15},
 		{Title: "age", Width: 6, Right: true},
@@ -71,7 +72,7 @@ func (m *Model) layout() {
 	switch {
 	case m.Width >= 120:
 		cols[0].Width = 6
-		cols[2].Width = 20
+		cols[2].Width = 19
 		cols[4].Width = 21
 		cols = append(cols[:6], table.Column{Title: "watches", Width: 20}, table.Column{Title: "state", MinWidth: 10})
 	case m.Width < 76:
@@ -99,10 +100,13 @@ func (m Model) row(i int) []string {
 		state = s.Bad.Render(state)
 	}
 	node := inspect.ShortName(e.Node)
+	if m.Width < 120 {
+		node = compactName(e)
+	}
 	if e.Node == "" {
 		node = "(no node)"
 	}
-	cells := []string{common.Count(int64(i)), role, node, session, endpoint, common.Duration(e.Age), watch, state}
+	cells := []string{strconv.Itoa(i), role, node, session, endpoint, common.Duration(e.Age), watch, state}
 	if m.Width >= 120 {
 		return cells
 	}
@@ -177,18 +181,35 @@ func watchCells(e *inspect.LockEntry, wide bool) (watch, state string) {
 	case e.Flags.Has(inspect.AnomalyWrongWatch):
 		state = "wrong node, want " + inspect.ShortName(e.Expect)
 		if !wide {
-			watch = "! " + watch + " want " + seqLabel(e.Expect)
+			watch = "!" + strings.TrimPrefix(watch, "→") + " want " + seqLabel(e.Expect)
 		}
 	case e.Flags.Has(inspect.AnomalyHerd):
 		state = "herd: shared watch"
 		if !wide {
-			watch = "! " + watch + " herd"
+			watch = "!" + watch
 		}
 	default:
 		watch += " ok"
 		state = "ok"
 	}
 	return watch, state
+}
+
+// compactName is the node's 10-digit sequence, prefixed with r or w for
+// the two sides of a read/write lock: what fits 80 columns.
+func compactName(e *inspect.LockEntry) string {
+	n, ok := recipes.ParseNode(e.Node)
+	if !ok || n.Seq < 0 {
+		return inspect.ShortName(e.Node)
+	}
+	seq := e.Node[len(e.Node)-recipes.SeqDigits:]
+	switch n.Kind {
+	case recipes.KindRead:
+		return "r" + seq
+	case recipes.KindWrite:
+		return "w" + seq
+	}
+	return seq
 }
 
 // seqLabel is a node's sequence number without leading zeros ("42"), or

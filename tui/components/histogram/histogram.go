@@ -5,6 +5,7 @@ package histogram
 import (
 	"math"
 	"strings"
+	"time"
 
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/loadview"
@@ -110,6 +111,39 @@ func halve(bs []loadview.Bucket) []loadview.Bucket {
 			b.Count += bs[i+1].Count
 		}
 		out = append(out, b)
+	}
+	return out
+}
+
+// Spectrum draws the percentile spectrum of p as one row per percentile
+// (p50, p90, p99, p99.9, max), bars on a log scale up to the maximum: the
+// plot to show when a phase carries percentiles but no buckets.
+func Spectrum(p loadview.Phase, width, height int) []string {
+	if height <= 0 || width <= 0 {
+		return nil
+	}
+	if p.Count == 0 {
+		return []string{common.Fit("no samples yet", width)}
+	}
+	rows := []struct {
+		label string
+		v     time.Duration
+	}{{"p50", p.P50}, {"p90", p.P90}, {"p99", p.P99}, {"p99.9", p.P999}, {"max", p.Max}}
+	if height < len(rows) {
+		rows = append(rows[:height-1:height-1], rows[len(rows)-1])
+	}
+	const labelW, valueW = 6, 8
+	barW := width - labelW - valueW - 2
+	top := math.Log10(float64(p.Max)/float64(time.Microsecond) + 1)
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		frac := 0.0
+		if top > 0 {
+			frac = math.Log10(float64(r.v)/float64(time.Microsecond)+1) / top
+		}
+		n := int(math.Round(frac * float64(barW*8)))
+		line := common.Fit(r.label, labelW) + " " + bar(int64(n), int64(barW*8), barW) + " " + common.FitRight(common.Duration(r.v), valueW)
+		out = append(out, common.Fit(line, width))
 	}
 	return out
 }

@@ -174,8 +174,12 @@ func (m Model) scenario(sc *loadview.Scenario, w, h int, herdMax float64) []stri
 	if n := len(sc.Throughput); n > 0 {
 		rate = sc.Throughput[n-1]
 	}
-	add(&top, fmt.Sprintf("clients %s · alive %s · ops %s · %s/s",
-		common.Count(int64(sc.Clients)), common.Count(int64(sc.SessionsAlive)), common.Count(sc.Ops), common.Rate(rate)))
+	alive := "sessions alive"
+	if w < 40 {
+		alive = "alive"
+	}
+	add(&top, fmt.Sprintf("clients %s · %s %s", common.Count(int64(sc.Clients)), alive, common.Count(int64(sc.SessionsAlive))))
+	add(&top, fmt.Sprintf("ops %s · now %s/s", common.Count(sc.Ops), common.Rate(rate)))
 	sparkW := max(w-11, 1)
 	add(&top, "ops/s     "+st.Spark.Render(sparkline.Render(sc.Throughput, sparkW, 0)))
 	if marks := m.faultMarks(sc, sparkW); marks != "" {
@@ -184,14 +188,15 @@ func (m Model) scenario(sc *loadview.Scenario, w, h int, herdMax float64) []stri
 	top = append(top, m.phaseTable(sc.Phases, w)...)
 	// The herd meter.
 	wake := sc.Herd.WakeupsPerRelease
-	meterW := max(w-27, 4)
+	value := fmtFloat(wake)
+	meterW := max(w-len("wake-ups/release ")-len(value)-1, 4)
 	meter := herdBar(wake, herdMax, meterW)
 	wakeStyle := st.OK
 	if wake >= float64(inspect.DefaultHerdThreshold) {
 		wakeStyle = st.Bad
 	}
-	add(&tail, fmt.Sprintf("herd      %s %s wake-ups/release", wakeStyle.Render(meter), fmtFloat(wake)))
-	add(&tail, fmt.Sprintf("          %s pkts/acq · %s zk req/acq",
+	add(&tail, "wake-ups/release "+value+" "+wakeStyle.Render(meter))
+	add(&tail, fmt.Sprintf("pkts/acq %s · zk req/acq %s",
 		fmtFloat(sc.Herd.PacketsPerAcquisition), fmtFloat(sc.Herd.ZKRequestsPerAcquisition)))
 	if sc.ErrorsTotal > 0 {
 		parts := make([]string, 0, len(sc.Errors))
@@ -218,10 +223,22 @@ func (m Model) scenario(sc *loadview.Scenario, w, h int, herdMax float64) []stri
 		middle = append(middle, m.chainLines(sc.Lock, w, rows)...)
 		left -= len(middle)
 	}
-	if left >= 2 && len(sc.Phases) > 0 {
-		p := sc.Phases[m.phase%len(sc.Phases)]
-		add(&middle, st.Label.Render(p.Name+" latency histogram"))
-		middle = append(middle, histogram.Render(p.Buckets, w, min(left-1, 10))...)
+	// Histograms of the chosen phase, then of the next ones while they fit.
+	for i := 0; i < len(sc.Phases) && left >= 2; i++ {
+		if i > 0 && left < 6 {
+			break
+		}
+		p := sc.Phases[(m.phase+i)%len(sc.Phases)]
+		var rows []string
+		if len(p.Buckets) > 0 {
+			rows = append(rows, common.Fit(st.Label.Render(p.Name+" latency (tab: phase)"), w))
+			rows = append(rows, histogram.Render(p.Buckets, w, min(left-1, 10))...)
+		} else {
+			rows = append(rows, common.Fit(st.Label.Render(p.Name+" percentiles (tab: phase)"), w))
+			rows = append(rows, histogram.Spectrum(p, w, min(left-1, 5))...)
+		}
+		middle = append(middle, rows...)
+		left -= len(rows)
 	}
 	out := append(append(top, middle...), tail...)
 	if len(out) > h {
@@ -241,8 +258,13 @@ func (m Model) phaseTable(phases []loadview.Phase, w int) []string {
 		return []string{common.Fit("latency: no samples yet", w)}
 	}
 	wide := w >= 56
-	cell := func(s string) string { return common.FitRight(s, 8) }
-	head := common.Fit("phase", 10) + cell("p50")
+	withCount := w >= 46
+	cellW, labelW := 8, 10
+	if w < 40 {
+		cellW, labelW = 7, 8
+	}
+	cell := func(s string) string { return common.FitRight(s, cellW) }
+	head := common.Fit("phase", labelW) + cell("p50")
 	if wide {
 		head += cell("p90")
 	}
@@ -250,10 +272,13 @@ func (m Model) phaseTable(phases []loadview.Phase, w int) []string {
 	if wide {
 		head += cell("p99.9")
 	}
-	head += cell("max") + cell("count")
+	head += cell("max")
+	if withCount {
+		head += cell("count")
+	}
 	out := []string{common.Fit(m.Styles.Header.Render(ansi.Strip(head)), w)}
 	for _, p := range phases {
-		row := common.Fit(p.Name, 10) + cell(common.Duration(p.P50))
+		row := common.Fit(p.Name, labelW) + cell(common.Duration(p.P50))
 		if wide {
 			row += cell(common.Duration(p.P90))
 		}
@@ -261,7 +286,10 @@ func (m Model) phaseTable(phases []loadview.Phase, w int) []string {
 		if wide {
 			row += cell(common.Duration(p.P999))
 		}
-		row += cell(common.Duration(p.Max)) + cell(shortCount(p.Count))
+		row += cell(common.Duration(p.Max))
+		if withCount {
+			row += cell(shortCount(p.Count))
+		}
 		out = append(out, common.Fit(row, w))
 	}
 	return out
@@ -271,10 +299,11 @@ func (m Model) phaseTable(phases []loadview.Phase, w int) []string {
 // rows-1 contenders.
 func (m Model) chainLines(l *inspect.Lock, w, rows int) []string {
 	st := m.Styles
-	head := fmt.Sprintf("chain %s: %d holding → %s waiting", l.Path, l.Holders(), common.Count(int64(l.Waiters())))
+	head := fmt.Sprintf("chain: %d holding → %s waiting", l.Holders(), common.Count(int64(l.Waiters())))
 	if len(l.Anomalies) > 0 {
 		head += " " + st.Bad.Render("! "+l.Anomalies[0].Kind.String())
 	}
+	head += " · " + l.Path
 	out := []string{common.Fit(head, w)}
 	show := min(len(l.Entries), rows-1)
 	if show < len(l.Entries) && show > 1 {

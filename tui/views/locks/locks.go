@@ -234,12 +234,13 @@ func (m Model) chainHeader() string {
 		}
 		return m.Styles.Dim.Render("no lock matches the filter")
 	}
-	h := fmt.Sprintf("%s: %d holding → %s waiting", l.Path, l.Holders(), common.Count(int64(l.Waiters())))
+	h := fmt.Sprintf("%d holding → %s waiting", l.Holders(), common.Count(int64(l.Waiters())))
 	if n := len(l.Entries); n > m.chain.Height-1 && m.chain.Height > 1 {
 		h += fmt.Sprintf(" · row %s of %s", common.Count(int64(m.chain.Cursor()+1)), common.Count(int64(n)))
 	}
 	if len(l.Unrecognised) > 0 {
 		h += fmt.Sprintf(" · %d unrecognised", len(l.Unrecognised))
 	}
-	return m.Styles.Title.Render(h)
+	h += " · "
+	return m.Styles.Title.Render(h + common.TruncateLeft(l.Path, max(m.Width-common.Width(h), 8)))
 }

@@ -64,7 +64,7 @@ func (m *Model) layout() {
 		cols = slices.Delete(cols, 5, 6)
 	}
 	m.list.SetColumns(cols)
-	m.list.SetSize(m.Width, max(m.Height-4, 1))
+	m.list.SetSize(m.Width, min(len(m.shown)+1, max(m.Height-4, 1)))
 }
 
 // sparkWidth is the width of the sparkline column.
@@ -107,6 +107,7 @@ func (m *Model) refilter() {
 		}
 	}
 	m.list.SetRows(len(m.shown), m.row)
+	m.layout()
 }
 
 func (m Model) row(i int) []string {

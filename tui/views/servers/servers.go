@@ -124,15 +124,7 @@ func (m Model) memberRow(i int) []string {
 	mb := &m.snap.Cluster.Members[i]
 	s := m.Styles
 	if !mb.Up {
-		reason := mb.Err
-		if reason == "" {
-			reason = "not answering"
-		}
-		row := []string{mb.Addr, s.Bad.Render("DOWN"), s.Bad.Render(reason)}
-		if m.Width < 76 {
-			return row
-		}
-		return row
+		return []string{mb.Addr, s.Bad.Render("DOWN"), "-"}
 	}
 	lat := strconv.FormatFloat(mb.LatencyAvg, 'f', 1, 64) + "/" + strconv.FormatFloat(mb.LatencyMax, 'f', 0, 64)
 	row := []string{
@@ -159,6 +151,15 @@ func (m Model) detailLines() []string {
 			common.Count(c.TotalWatches), common.Count(c.ItemisedWatches), common.Count(n)))
 	} else {
 		lines = append(lines, fmt.Sprintf("watches: %s data watches itemised; child watches unknown (mntr or wchp missing)", common.Count(c.ItemisedWatches)))
+	}
+	for _, mb := range c.Members {
+		if !mb.Up {
+			reason := mb.Err
+			if reason == "" {
+				reason = "not answering"
+			}
+			lines = append(lines, s.Bad.Render(mb.Addr+" is down: ")+reason)
+		}
 	}
 	lines = append(lines, fanOutLines(c)...)
 	if m.Width < 100 {

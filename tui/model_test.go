@@ -1,0 +1,150 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/internal/tuitest"
+)
+
+var inspectViews = []viewID{viewTree, viewLocks, viewQueues, viewSessions, viewServers}
+
+// screen feeds msgs to a fresh inspector root of the given size and returns
+// the final model.
+func screen(t *testing.T, w, h int, order []viewID, msgs ...tea.Msg) Model {
+	t.Helper()
+	m := newModel(context.Background(), common.New(w, h), nil, order, feeds{}, "127.0.0.1:2181 · read-only")
+	var tm tea.Model = m
+	tm, _ = tm.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	for _, msg := range msgs {
+		tm, _ = tm.Update(msg)
+	}
+	return tm.(Model)
+}
+
+func keys(ks ...string) []tea.Msg {
+	out := make([]tea.Msg, len(ks))
+	for i, k := range ks {
+		out[i] = tuitest.Key(k)
+	}
+	return out
+}
+
+func TestScreen(t *testing.T) {
+	snap := common.SnapshotMsg{Snapshot: tuitest.Cluster(t, "standalone")}
+	tests := []struct {
+		name string
+		msgs []tea.Msg
+	}{
+		{"locks", append([]tea.Msg{snap}, keys("2")...)},
+		{"sessions", append([]tea.Msg{snap}, keys("4")...)},
+		{"servers", append([]tea.Msg{snap}, keys("5")...)},
+		{"next_view", append([]tea.Msg{snap}, keys("]", "]")...)},
+		{"help", append([]tea.Msg{snap}, keys("2", "?")...)},
+		{"filter_typing", append([]tea.Msg{snap}, keys("2", "/", "h", "e", "r")...)},
+		{"filter_applied", append([]tea.Msg{snap}, keys("2", "/", "h", "e", "r", "d", "enter")...)},
+		{"command_typing", append([]tea.Msg{snap}, keys("2", ":", "s", "e", "r")...)},
+		{"command_switches_view", append([]tea.Msg{snap}, keys(":", "s", "e", "r", "v", "e", "r", "s", "enter")...)},
+		{"confirm", []tea.Msg{snap, common.ConfirmMsg{Prompt: "delete /app/x (version 3)? y/N"}}},
+		{"notice", []tea.Msg{snap, common.NoticeMsg{Text: "read-only: start zkherd inspect with --allow-writes to delete or set data", Error: true}}},
+		{"capability_notice", []tea.Msg{missingCaps(t)}},
+	}
+	for _, tt := range tests {
+		for _, sz := range tuitest.Sizes {
+			t.Run(tt.name+"_"+sz.Name, func(t *testing.T) {
+				m := screen(t, sz.Width, sz.Height, inspectViews, tt.msgs...)
+				v := m.View()
+				got := tuitest.Plain(v.Content)
+				tuitest.CheckSize(t, got, sz.Width, sz.Height)
+				tuitest.Golden(t, tuitest.Screen(v.Content))
+				if !v.AltScreen {
+					t.Error("the view does not ask for the alternate screen")
+				}
+			})
+		}
+	}
+}
+
+func missingCaps(t *testing.T) common.SnapshotMsg {
+	snap := tuitest.Cluster(t, "standalone")
+	for i := range snap.Cluster.Capabilities {
+		c := &snap.Cluster.Capabilities[i]
+		if c.Command != "srvr" {
+			c.Available, c.Enable = false, "4lw.commands.whitelist=*"
+		}
+	}
+	snap.Notices = []string{"unavailable: [mntr cons wchp dump]; enable with: 4lw.commands.whitelist=* (see Servers)"}
+	return common.SnapshotMsg{Snapshot: snap}
+}
+
+// TestSmallTerminals: every view at 60x20 and smaller still draws a screen
+// of exactly the terminal's size, without panicking.
+func TestSmallTerminals(t *testing.T) {
+	order := append(append([]viewID{}, inspectViews...), viewLoad)
+	msgs := []tea.Msg{
+		common.SnapshotMsg{Snapshot: tuitest.Cluster(t, "ensemble3_member_down")},
+		common.LoadMsg{Snapshot: tuitest.HerdVsFair()},
+	}
+	for _, size := range [][2]int{{60, 20}, {40, 12}, {20, 5}, {1, 1}} {
+		for i := range order {
+			name := strings.ToLower((Model{}).viewTitleOf(order[i]))
+			t.Run(fmt.Sprintf("%s_%dx%d", name, size[0], size[1]), func(t *testing.T) {
+				m := screen(t, size[0], size[1], order, append(msgs, tuitest.Key(strconv.Itoa(i+1)), tuitest.Key("tab"), tuitest.Key("j"))...)
+				got := tuitest.Plain(m.View().Content)
+				tuitest.CheckSize(t, got, size[0], size[1])
+				if size == [2]int{60, 20} {
+					tuitest.Golden(t, tuitest.Screen(m.View().Content))
+				}
+			})
+		}
+	}
+}
+
+// TestNoColor: with the ASCII profile (NO_COLOR), no colour is sent, and the
+// cursor row still stands out in reverse video.
+func TestNoColor(t *testing.T) {
+	m := screen(t, 80, 24, inspectViews, common.SnapshotMsg{Snapshot: tuitest.Cluster(t, "standalone")}, tuitest.Key("2"))
+	out := tuitest.ASCII(m.View().Content)
+	if regexp.MustCompile("\x1b\\[[0-9;]*(38|48)[;:]").MatchString(out) {
+		t.Errorf("colour escape sequences under the ASCII profile:\n%q", out)
+	}
+	if !strings.Contains(out, "\x1b[7m") {
+		t.Errorf("no reverse video for the cursor under the ASCII profile:\n%q", out)
+	}
+}
+
+func TestQuit(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		quit bool
+	}{
+		{"q", []string{"q"}, true},
+		{"ctrl+c", []string{"ctrl+c"}, true},
+		{"q while filtering types q", []string{"/", "q"}, false},
+		{"colon q enter", []string{":", "q", "enter"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tm tea.Model = screen(t, 80, 24, inspectViews)
+			var cmd tea.Cmd
+			for _, k := range tt.keys {
+				tm, cmd = tm.Update(tuitest.Key(k))
+			}
+			quit := false
+			if cmd != nil {
+				_, quit = cmd().(tea.QuitMsg)
+			}
+			if quit != tt.quit {
+				t.Errorf("quit = %v, want %v", quit, tt.quit)
+			}
+		})
+	}
+}

@@ -1,0 +1,68 @@
+package locks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/internal/tuitest"
+)
+
+func TestView(t *testing.T) {
+	type step struct {
+		keys   []string
+		filter string
+	}
+	tests := []struct {
+		name    string
+		fixture string
+		steps   []step
+	}{
+		{"fair_lock", "standalone", nil},
+		{"herd_lock", "standalone", []step{{keys: []string{"j"}}}},
+		{"holder_gone", "ensemble3_member_down", []step{{keys: []string{"j", "j"}}}},
+		{"filtered", "ensemble3", []step{{filter: "herd"}}},
+	}
+	for _, tt := range tests {
+		for _, sz := range tuitest.Sizes {
+			t.Run(tt.name+"_"+sz.Name, func(t *testing.T) {
+				m := New(common.New(sz.Width, sz.Height))
+				m.SetSize(sz.Width, sz.Height)
+				m, _ = m.Update(common.SnapshotMsg{Snapshot: tuitest.Cluster(t, tt.fixture)})
+				for _, s := range tt.steps {
+					for _, k := range s.keys {
+						m, _ = m.Update(tuitest.Key(k))
+					}
+					if s.filter != "" {
+						m, _ = m.Update(common.FilterMsg{Text: s.filter})
+					}
+				}
+				got := tuitest.Plain(m.View())
+				tuitest.CheckSize(t, got, sz.Width, sz.Height)
+				tuitest.Golden(t, tuitest.Screen(m.View()))
+			})
+		}
+	}
+}
+
+// TestLongChain: thousands of waiters show the head of the chain and
+// counts, and scroll.
+func TestLongChain(t *testing.T) {
+	snap := &inspect.Snapshot{Locks: []inspect.Lock{*tuitest.Chain(10000, true)}}
+	m := New(common.New(80, 24))
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	got := tuitest.Plain(m.View())
+	tuitest.Golden(t, got)
+	for _, want := range []string{"1 holding → 9,999 waiting", "!100 want 102", "! none"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("screen lacks %q:\n%s", want, got)
+		}
+	}
+	m, _ = m.Update(tuitest.Key("tab"))
+	m, _ = m.Update(tuitest.Key("G"))
+	got = tuitest.Plain(m.View())
+	if !strings.Contains(got, "row 10,000 of 10,000") || !strings.Contains(got, "9999 └▶wait") {
+		t.Errorf("after G the chain does not show its last row:\n%s", got)
+	}
+}

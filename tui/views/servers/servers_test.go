@@ -1,0 +1,54 @@
+package servers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/internal/tuitest"
+)
+
+func TestView(t *testing.T) {
+	for _, fx := range []string{"standalone", "ensemble3", "ensemble3_member_down"} {
+		for _, sz := range tuitest.Sizes {
+			t.Run(fx+"_"+sz.Name, func(t *testing.T) {
+				m := New(common.New(sz.Width, sz.Height))
+				m.SetSize(sz.Width, sz.Height)
+				m, _ = m.Update(common.SnapshotMsg{Snapshot: tuitest.Cluster(t, fx)})
+				got := tuitest.Plain(m.View())
+				tuitest.CheckSize(t, got, sz.Width, sz.Height)
+				tuitest.Golden(t, tuitest.Screen(m.View()))
+			})
+		}
+	}
+}
+
+func TestMemberDownShown(t *testing.T) {
+	m := New(common.New(80, 24))
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: tuitest.Cluster(t, "ensemble3_member_down")})
+	got := tuitest.Plain(m.View())
+	if !strings.Contains(got, "DOWN") || !strings.Contains(got, "is down: ") {
+		t.Errorf("no member shown DOWN:\n%s", got)
+	}
+	if n := strings.Count(got, " up    "); n != 2 {
+		t.Errorf("got %d members up, want 2:\n%s", n, got)
+	}
+}
+
+func TestCapabilitiesMissing(t *testing.T) {
+	snap := tuitest.Cluster(t, "standalone")
+	for i := range snap.Cluster.Capabilities {
+		c := &snap.Cluster.Capabilities[i]
+		if c.Command == "wchp" || c.Command == "cons" {
+			c.Available, c.Enable = false, "4lw.commands.whitelist=*"
+		}
+	}
+	m := New(common.New(80, 24))
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	got := tuitest.Plain(m.View())
+	for _, want := range []string{"x cons unavailable on 127.0.0.1:", "x wchp unavailable", "enable: 4lw.commands.whitelist=*"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("screen lacks %q:\n%s", want, got)
+		}
+	}
+}
