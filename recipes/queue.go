@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -41,8 +42,12 @@ const ClaimSuffix = ".claim"
 // Consumers waiting on an empty queue watch its children, so every Put
 // wakes every idle consumer; busy consumers are not woken. A Queue value
 // caches the sorted listing between takes (a listing is the queue's whole
-// size), shares it among the goroutines using the value, and lists again
-// only when it is used up. Safe for concurrent use.
+// size: with protected names, about 57 bytes per item, so the default
+// 1 MiB receive buffer lists some 18,000 items; see WithBufferSizes),
+// shares it among the goroutines using the value, and lists again only
+// when it is used up. While Take deletes an item it already reads the next
+// one, so a consumer with items queued spends one round trip per item.
+// Safe for concurrent use.
 type Queue struct {
 	s       *Session
 	path    string
@@ -50,6 +55,17 @@ type Queue struct {
 
 	mu    sync.Mutex
 	batch []string // item names listed, lowest sequence first, not yet tried
+	ahead *readAhead
+}
+
+// readAhead is a read of the item Take expects to take next, started while
+// it deleted the one before.
+type readAhead struct {
+	name string
+	done chan struct{} // closed by the reading goroutine
+	data []byte
+	stat *zk.Stat
+	err  error
 }
 
 // NewQueue returns the queue at path (an absolute znode path, created on
@@ -85,7 +101,7 @@ func (q *Queue) Take(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, ok, err := q.take(ctx, joinPath(q.path, name))
+		data, ok, err := q.take(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("recipes: queue %s: take: %w", q.path, err)
 		}
@@ -95,22 +111,38 @@ func (q *Queue) Take(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// take reads and deletes one item; ok is false when another consumer got
-// it first.
-func (q *Queue) take(ctx context.Context, item string) (data []byte, ok bool, err error) {
+// take reads and deletes the item name; ok is false when another consumer
+// got it first.
+func (q *Queue) take(ctx context.Context, name string) (data []byte, ok bool, err error) {
 	conn := q.s.Conn()
+	item := joinPath(q.path, name)
+	ahead := q.claimAhead(name)
 	for {
 		var stat *zk.Stat
-		err := retryConn(ctx, q.s, func() (err error) {
-			data, stat, err = conn.Get(item)
-			return err
-		})
+		if ahead != nil {
+			select {
+			case <-ahead.done:
+			case <-ctx.Done():
+				return nil, false, ctx.Err()
+			}
+			data, stat, err = ahead.data, ahead.stat, ahead.err
+			ahead = nil
+			if isConnErr(err) {
+				continue // read again, with retries
+			}
+		} else {
+			err = retryConn(ctx, q.s, func() (err error) {
+				data, stat, err = conn.Get(item)
+				return err
+			})
+		}
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil, false, nil
 		case err != nil:
-			return nil, false, err
+			return nil, false, sessionErr(q.s, err)
 		}
+		q.readAhead()
 		err = conn.Delete(item, stat.Version)
 		for isConnErr(err) {
 			// Did our delete happen? If the item is still there, it did not.
@@ -240,6 +272,41 @@ func (q *Queue) next(ctx context.Context) (string, error) {
 		}
 		watch = false
 	}
+}
+
+// readAhead starts reading the next item of the batch, unless a read is
+// already under way. The goroutine ends with its one request.
+func (q *Queue) readAhead() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.batch) == 0 || q.ahead != nil {
+		return
+	}
+	r := &readAhead{name: q.batch[0], done: make(chan struct{})}
+	q.ahead = r
+	go func() {
+		defer close(r.done)
+		r.data, r.stat, r.err = q.s.Conn().Get(joinPath(q.path, r.name))
+	}()
+}
+
+// claimAhead returns the read started for name, if any, and forgets any
+// read of another item (the batch moved past it).
+func (q *Queue) claimAhead(name string) *readAhead {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	r := q.ahead
+	if r == nil {
+		return nil
+	}
+	if r.name != name {
+		if !slices.Contains(q.batch, r.name) {
+			q.ahead = nil
+		}
+		return nil
+	}
+	q.ahead = nil
+	return r
 }
 
 func (q *Queue) pop() (string, bool) {
