@@ -97,6 +97,9 @@ type Proxy struct {
 	onRequest func(Request) Action
 	cutDone   func() // set by CutAfter/CutBefore: runs when a cut completes
 	closed    bool
+	sessions  map[int64]Session       // by id, learnt from ConnectResponses (session.go)
+	holds     map[int64]chan struct{} // reconnects held back, by session id
+	holdSeen  map[int64]chan struct{} // closed when a held reconnect arrives
 
 	wg sync.WaitGroup
 }
@@ -277,6 +280,10 @@ type link struct {
 
 	replyTimer atomic.Pointer[time.Timer]
 	cutDone    func() // to run when a CutAfter completes
+
+	// The session the connection carries (see session.go).
+	session  atomic.Int64 // 0 until the server's ConnectResponse
+	dropThis atomic.Bool  // this connection alone is a black hole
 }
 
 type frame struct {
@@ -377,8 +384,12 @@ func (l *link) readClient(out chan<- frame) {
 			req.Xid = int32(binary.BigEndian.Uint32(buf[4:8]))
 			req.Op = int32(binary.BigEndian.Uint32(buf[8:12]))
 		}
+		if first && !l.awaitConnect(buf) {
+			l.closeBoth()
+			return
+		}
 		first = false
-		if l.p.dropping.Load() {
+		if l.dropping() {
 			l.dropped.Store(true)
 			continue
 		}
@@ -425,8 +436,11 @@ func (l *link) readServer(out chan<- frame) {
 			}
 			continue
 		}
+		if first {
+			l.noteConnectResponse(buf)
+		}
 		first = false
-		if l.p.dropping.Load() {
+		if l.dropping() {
 			l.dropped.Store(true)
 			continue
 		}
