@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bufio"
 	"encoding/binary"
 	"net"
 	"strings"
@@ -200,7 +201,9 @@ type tapConn struct {
 	gotConnect atomic.Bool // the connect response was read
 	early      atomic.Bool // onEarlyClose was called
 
-	// Reply parser state, touched only by the reading goroutine.
+	// Reply parser state and read buffer, touched only by the reading
+	// goroutine.
+	br   *bufio.Reader
 	hdr  []byte // the packet being assembled: length prefix, then the head of the body
 	need int    // bytes of the body still to come
 	keep int    // how many body bytes to keep in hdr
@@ -272,8 +275,17 @@ func readString(b []byte) (string, []byte) {
 	return string(b[4 : 4+n]), b[4+n:]
 }
 
+// readBuffer is each connection's read buffer: go-zookeeper reads a
+// reply's 4-byte length and then its body, two system calls per reply
+// without it; a small reply and its length now come in one. Larger reads
+// (long listings) bypass it.
+const readBuffer = 2 << 10
+
 func (c *tapConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
+	if c.br == nil {
+		c.br = bufio.NewReaderSize(c.Conn, readBuffer)
+	}
+	n, err := c.br.Read(p)
 	if n > 0 {
 		c.noteRead(p[:n], time.Now())
 	}
