@@ -9,7 +9,7 @@ import (
 
 func TestBuiltinsParseAndValidate(t *testing.T) {
 	want := []string{"barrier", "election-chaos", "election-churn", "fair-lock", "fair-lock-chaos",
-		"herd-children", "herd-lock", "herd-vs-fair", "queue", "queue-chaos", "rwlock-mix", "semaphore"}
+		"fair-lock-zombie", "herd-children", "herd-lock", "herd-vs-fair", "queue", "queue-chaos", "rwlock-mix", "semaphore"}
 	if got := Names(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("Names() = %v, want %v", got, want)
 	}

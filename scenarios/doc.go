@@ -31,6 +31,8 @@
 //	  - {at: 5s, kind: kill-leader, duration: 3s}
 //	  - {every: 2s, kind: expire-random, rate: 5, duration: 1s}
 //	  - {at: 8s, kind: delay-connections, member: 2, delay: 50ms, duration: 2s}
+//	  - {every: 500ms, kind: cut-connections, on: create}  # cut right after a create reaches the server
+//	ignore_lost: false         # true: holders ignore Lost() (shows fencing catching the overlap)
 //	compare:                   # instead of recipe: runs one after the other
 //	  - {name: herd, recipe: herd-lock}
 //	  - {name: fair, recipe: fair-lock}

@@ -109,7 +109,18 @@ type Fault struct {
 	Rate float64
 	// Delay is the added latency of delay-connections; required there.
 	Delay time.Duration
+	// On, for cut-connections only, cuts one connection per occurrence
+	// right after it sends the next request of this kind (FaultOnCreate or
+	// FaultOnDelete) to the server: the request is carried out and its
+	// reply lost, the hardest moment for a recipe. Rate is then unused.
+	On string
 }
+
+// Values of Fault.On.
+const (
+	FaultOnCreate = "create"
+	FaultOnDelete = "delete"
+)
 
 // Repeats reports whether the fault happens more than once.
 func (f Fault) Repeats() bool { return f.Every > 0 }
@@ -122,7 +133,7 @@ func (f Fault) Effective() Fault {
 			f.Duration = DefaultExpireWindow
 		}
 	}
-	if f.Rate == 0 && f.Kind.usesRate() {
+	if f.Rate == 0 && f.Kind.usesRate() && f.On == "" {
 		f.Rate = DefaultConnFraction
 		if f.Kind == ExpireRandom {
 			f.Rate = DefaultExpireRate

@@ -98,7 +98,7 @@ func sortErrors(errs ErrorList) {
 var (
 	topFields = []string{"name", "description", "recipe", "clients", "locks", "duration", "ops",
 		"arrival", "ramp_up", "hold", "session_timeout", "ensemble", "seed",
-		"rwlock", "semaphore", "queue", "barrier", "faults", "compare"}
+		"rwlock", "semaphore", "queue", "barrier", "faults", "compare", "ignore_lost"}
 	arrivalFields   = []string{"kind", "rate", "think_time"}
 	holdFields      = []string{"kind", "value", "min", "max", "mean"}
 	rwlockFields    = []string{"read_ratio"}
@@ -106,7 +106,7 @@ var (
 	queueFields     = []string{"producers", "consumers", "items"}
 	barrierFields   = []string{"size"}
 	stepFields      = []string{"name", "description", "recipe", "rwlock", "semaphore", "queue", "barrier"}
-	faultFields     = []string{"at", "every", "kind", "member", "duration", "rate", "delay"}
+	faultFields     = []string{"at", "every", "kind", "member", "duration", "rate", "delay", "on"}
 )
 
 // decoder walks a yaml.Node tree into a Spec, collecting every mistake.
@@ -215,6 +215,8 @@ func (d *decoder) document(data []byte) Spec {
 			s.Faults = d.faults(v, key)
 		case "compare":
 			s.Compare = d.steps(v, key)
+		case "ignore_lost":
+			s.IgnoreLost = d.bool(v, key)
 		}
 	})
 	return s
@@ -311,6 +313,19 @@ func (d *decoder) str(v *yaml.Node, field string) string {
 		return ""
 	}
 	return v.Value
+}
+
+// bool decodes true or false.
+func (d *decoder) bool(v *yaml.Node, field string) bool {
+	if !d.scalar(v, field) {
+		return false
+	}
+	var b bool
+	if err := v.Decode(&b); err != nil {
+		d.errorf(v, field, "%q is not true or false", v.Value)
+		return false
+	}
+	return b
 }
 
 // int decodes a whole number of at least min; below min it reports the
@@ -538,6 +553,8 @@ func (d *decoder) faults(v *yaml.Node, path string) []Fault {
 				f.Rate = d.float(v, field, true)
 			case "delay":
 				f.Delay = d.positiveDuration(v, field)
+			case "on":
+				f.On = d.str(v, field)
 			}
 		})
 		switch {

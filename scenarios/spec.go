@@ -266,6 +266,12 @@ type Spec struct {
 	// Compare, when set, makes this a compare scenario: each step runs one
 	// after the other with everything else shared.
 	Compare []Step
+	// IgnoreLost makes holders of locks and leaders ignore Lost(): a holder
+	// whose grant ends under it (its session expired) keeps working on the
+	// guarded resource until its hold time is up, as a buggy client would.
+	// The run then shows the overlap with the next holder and the fencing
+	// tokens that catch it. Lock recipes and election only.
+	IgnoreLost bool
 
 	src *source // positions of the fields, for a Spec that came from YAML
 }

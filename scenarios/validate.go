@@ -133,6 +133,14 @@ func (s Spec) validate(src *source) ErrorList {
 		s.validateCompare(v, e)
 	}
 	s.validateFaults(v, e)
+	if s.IgnoreLost {
+		for _, r := range s.recipes() {
+			if !r.IsLock() && r != Election {
+				v.errorf("ignore_lost", "only lock recipes and election have a Lost signal to ignore, not %s", r)
+				break
+			}
+		}
+	}
 	return v.errs
 }
 
@@ -316,8 +324,8 @@ func (s Spec) validateCompare(v *validator, e Spec) {
 	}
 }
 
-func (s Spec) validateFaults(v *validator, e Spec) {
-	// Recipes that the faults apply to: the scenario's, or every step's.
+// recipes returns the scenario's recipe, or every step's.
+func (s Spec) recipes() []Recipe {
 	recipes := []Recipe{s.Recipe}
 	if len(s.Compare) > 0 {
 		recipes = recipes[:0]
@@ -325,6 +333,12 @@ func (s Spec) validateFaults(v *validator, e Spec) {
 			recipes = append(recipes, st.Recipe)
 		}
 	}
+	return recipes
+}
+
+func (s Spec) validateFaults(v *validator, e Spec) {
+	// Recipes that the faults apply to: the scenario's, or every step's.
+	recipes := s.recipes()
 	for i, f := range s.Faults {
 		p := fmt.Sprintf("faults[%d]", i)
 		at := func(field string) string { return p + "." + field }
@@ -391,6 +405,14 @@ func (s Spec) validateFaults(v *validator, e Spec) {
 			v.errorf(at("rate"), "must be above 0, got %v", f.Rate)
 		case f.Kind != ExpireRandom && f.Rate > 1:
 			v.errorf(at("rate"), "%v is not a fraction of connections between 0 and 1, such as 0.5 for half of them", f.Rate)
+		}
+		switch {
+		case f.On != "" && f.Kind != CutConnections:
+			v.errorf(at("on"), "not used by %s (only by cut-connections)", f.Kind)
+		case f.On != "" && f.On != FaultOnCreate && f.On != FaultOnDelete:
+			v.errorf(at("on"), "%q is not a request to cut on; use %s or %s", f.On, FaultOnCreate, FaultOnDelete)
+		case f.On != "" && f.Rate != 0:
+			v.errorf(at("rate"), "not used with on (each occurrence cuts one connection, at its next %s)", f.On)
 		}
 		switch {
 		case f.Delay != 0 && !f.Kind.usesDelay():
