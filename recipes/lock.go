@@ -107,16 +107,12 @@ func (l *Lock) Path() string { return l.core.path }
 // list, and wait on the predecessor only.
 //
 // One refinement saves the listing that usually follows the create. The
-// sequence the server appends is the directory's child version (cversion)
-// before the create, and every child created or deleted bumps it. The
-// listing that granted this value the lock last time saw cversion cv and a
-// queue ending with tail; the release of that grant deleted our node
-// (cv+1). So if our new node's sequence is cv+1, nothing else changed in
-// between, the directory is that listing minus our old node plus our new
-// one, and tail is our predecessor: watch it at once. If tail is gone by
-// then, or anything else differs, we list as usual. (With no tail, that is
-// nobody queued behind us then, the listing is done anyway: "nothing
-// changed" alone cannot rule out a directory deleted and re-created.)
+// listing that granted this value the lock last time saw the queue behind
+// it, ending with tail. If our new node's sequence is tail's plus one and
+// tail still exists, no node can sit between the two, so tail is our
+// predecessor: watch it at once (the watch request proves it exists). If
+// not, list as usual. The wake-up is always followed by a listing, so the
+// grant itself never rests on the hint.
 func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
 	c := &l.core
 	hint := l.hint
@@ -132,18 +128,15 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	}
 	ours := baseName(node)
 	var pred string
-	if seq, _ := parseSeq(ours); hint.tail != "" && int64(hint.cversion)+1 == seq {
+	if seq, _ := parseSeq(ours); hint.tail != "" && hint.tailSeq+1 == seq {
 		pred = hint.tail
 	}
 	for {
 		if pred == "" {
-			var (
-				children []string
-				stat     *zk.Stat
-			)
+			var children []string
 			err := retryConn(ctx, c.s, func() (err error) {
 				start := time.Now()
-				children, stat, err = c.s.Conn().Children(c.path)
+				children, _, err = c.s.Conn().Children(c.path)
 				tr.request(OpGetChildren, start, err)
 				return err
 			})
@@ -155,7 +148,8 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 				return acquired{}, c.ownGone(node)
 			}
 			if p == "" {
-				l.hint = listingHint{cversion: stat.Cversion, tail: tail}
+				l.hint = listingHint{tail: tail}
+				l.hint.tailSeq, _ = parseSeq(tail)
 				return own, nil
 			}
 			pred = p
@@ -184,11 +178,11 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	}
 }
 
-// listingHint is what the listing that granted the lock saw: the
-// directory's cversion and the last node queued (see Lock.acquire).
+// listingHint is the last node queued in the listing that granted the
+// lock (see Lock.acquire).
 type listingHint struct {
-	cversion int32
-	tail     string
+	tail    string
+	tailSeq int64
 }
 
 // predecessorOf finds our node among a listing and the recognised node with

@@ -1,0 +1,324 @@
+package recipes
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// BenchmarkFairVsGoZookeeper compares zkherd's fair Lock with
+// go-zookeeper's zk.Lock in one run, on one ensemble (the shared test
+// server), each contender its own session, hold time 0. It needs a fixed
+// iteration count; b.N is the number of acquisitions measured per
+// implementation:
+//
+//	go test -run '^$' -bench FairVsGoZookeeper -benchtime 3000x ./recipes/
+//
+// The two implementations take turns on the same sessions, in benchRounds
+// rounds of b.N/benchRounds acquisitions (ABBA order, after one unmeasured
+// warm-up round each that lets the server's JIT settle), so that drift in
+// the machine's load hits both alike. Every round starts with all
+// contenders queued behind a gate holder: the steady state of a full queue.
+//
+// Reported: acq/s per implementation and their ratio; handoff p50 per
+// implementation (a holder's Unlock call to the next holder's Lock
+// return); and, measured by zkherd's own trace in the same rounds, the
+// p50 round trips of delete and getChildren and zkherd's handoff over their
+// sum.
+func BenchmarkFairVsGoZookeeper(b *testing.B) {
+	servers := sharedServers(b)
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("contenders=%d", n), func(b *testing.B) {
+			if b.N == 1 {
+				return // the framework's probe run; see the doc comment
+			}
+			if b.N > 1_000_000 {
+				b.Fatalf("b.N = %d: run with a fixed count, e.g. -benchtime 3000x", b.N)
+			}
+			sessions := openBenchSessions(b, n+1, servers)
+			defer func() {
+				for _, s := range sessions {
+					s.Close()
+				}
+			}()
+			impls := []benchImpl{zkherdImpl{}, goZookeeperImpl{}}
+			for _, impl := range impls {
+				runLockRound(b, sessions, impl, min(b.N, 300))
+			}
+			b.ResetTimer()
+			results := make([]roundResult, len(impls))
+			per := max(1, b.N/benchRounds)
+			for r := range benchRounds {
+				for k := range impls {
+					i := k
+					if r%2 == 1 {
+						i = len(impls) - 1 - k
+					}
+					results[i].add(runLockRound(b, sessions, impls[i], per))
+				}
+			}
+			b.StopTimer()
+			zk, gz := results[0], results[1]
+			b.ReportMetric(zk.rate(), "zkherd-acq/s")
+			b.ReportMetric(gz.rate(), "gozk-acq/s")
+			b.ReportMetric(zk.rate()/gz.rate(), "throughput-ratio")
+			b.ReportMetric(ms(p50(zk.handoffs)), "zkherd-handoff-p50-ms")
+			b.ReportMetric(ms(p50(gz.handoffs)), "gozk-handoff-p50-ms")
+			del, gc := p50(zk.deletes), p50(zk.lists)
+			b.ReportMetric(ms(del), "delete-p50-ms")
+			b.ReportMetric(ms(gc), "getChildren-p50-ms")
+			b.ReportMetric(float64(p50(zk.handoffs))/float64(del+gc), "handoff/(delete+getChildren)")
+			b.ReportMetric(0, "ns/op") // wall time includes queue set-up and drain: meaningless
+		})
+	}
+}
+
+// benchRounds is how many turns each implementation gets.
+const benchRounds = 4
+
+// roundResult accumulates measurements over rounds.
+type roundResult struct {
+	acquisitions             int
+	elapsed                  time.Duration
+	handoffs, deletes, lists []time.Duration
+}
+
+func (r *roundResult) add(o roundResult) {
+	r.acquisitions += o.acquisitions
+	r.elapsed += o.elapsed
+	r.handoffs = append(r.handoffs, o.handoffs...)
+	r.deletes = append(r.deletes, o.deletes...)
+	r.lists = append(r.lists, o.lists...)
+}
+
+func (r *roundResult) rate() float64 { return float64(r.acquisitions) / r.elapsed.Seconds() }
+
+// openBenchSessions opens n small-buffered sessions, a few at a time.
+func openBenchSessions(b *testing.B, n int, servers []string) []*Session {
+	b.Helper()
+	sessions := make([]*Session, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for i := range sessions {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			// A listing of 1,000 Curator-style names is about 60 KiB.
+			sessions[i], errs[i] = NewSession(ctx, servers, WithBufferSizes(16<<10, 128<<10))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			for _, s := range sessions {
+				if s != nil {
+					s.Close()
+				}
+			}
+			b.Fatalf("session %d: %v", i, err)
+		}
+	}
+	return sessions
+}
+
+// benchLocker is the part of a lock the benchmark drives.
+type benchLocker interface {
+	lock(ctx context.Context) error
+	unlock(ctx context.Context) error
+}
+
+type benchImpl interface {
+	name() string
+	// watchesQueued is the number of watches the server holds once n
+	// contenders wait behind a holder.
+	watchesQueued(n int) int
+	// make returns a lock on path; trace may be nil.
+	make(s *Session, path string, trace *LockTrace) benchLocker
+}
+
+type zkherdImpl struct{}
+
+func (zkherdImpl) name() string { return "zkherd" }
+
+// Each waiter watches its own node and its predecessor; the gate its own.
+func (zkherdImpl) watchesQueued(n int) int { return 2*n + 1 }
+func (zkherdImpl) make(s *Session, path string, trace *LockTrace) benchLocker {
+	var opts []LockOption
+	if trace != nil {
+		opts = append(opts, WithTrace(trace))
+	}
+	return zkherdLocker{NewLock(s, path, opts...)}
+}
+
+type zkherdLocker struct{ l *Lock }
+
+func (z zkherdLocker) lock(ctx context.Context) error   { return z.l.Lock(ctx) }
+func (z zkherdLocker) unlock(ctx context.Context) error { return z.l.Unlock(ctx) }
+
+type goZookeeperImpl struct{}
+
+func (goZookeeperImpl) name() string { return "go-zookeeper" }
+
+// Each waiter watches its predecessor.
+func (goZookeeperImpl) watchesQueued(n int) int { return n }
+func (goZookeeperImpl) make(s *Session, path string, _ *LockTrace) benchLocker {
+	return goZookeeperLocker{zk.NewLock(s.Conn(), path, zk.WorldACL(zk.PermAll))}
+}
+
+// goZookeeperLocker: zk.Lock takes no context.
+type goZookeeperLocker struct{ l *zk.Lock }
+
+func (g goZookeeperLocker) lock(context.Context) error   { return g.l.Lock() }
+func (g goZookeeperLocker) unlock(context.Context) error { return g.l.Unlock() }
+
+var benchRun atomic.Int64
+
+// runLockRound has len(sessions)-1 contenders take the lock count times,
+// starting from a full queue, and measures it.
+func runLockRound(b *testing.B, sessions []*Session, impl benchImpl, count int) roundResult {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	n := len(sessions) - 1
+	path := fmt.Sprintf("/zkherd-bench/%s-%d-%d", impl.name(), n, benchRun.Add(1))
+	gate := impl.make(sessions[0], path, nil)
+	if err := gate.lock(ctx); err != nil {
+		b.Fatalf("gate lock: %v", err)
+	}
+
+	type stats struct {
+		handoffs, deletes, lists []time.Duration
+		err                      error
+	}
+	var (
+		grants      atomic.Int64
+		started     atomic.Bool // the gate opened: measurements count
+		stop        atomic.Bool
+		lastRelease atomic.Int64 // UnixNano of the latest Unlock call
+		end         atomic.Int64 // UnixNano of the count-th grant
+		wg          sync.WaitGroup
+		per         = make([]stats, n)
+	)
+	for i := range n {
+		st := &per[i]
+		trace := &LockTrace{Request: func(op Op, took time.Duration, err error) {
+			if err != nil || !started.Load() || stop.Load() {
+				return
+			}
+			switch op {
+			case OpDelete:
+				st.deletes = append(st.deletes, took)
+			case OpGetChildren:
+				st.lists = append(st.lists, took)
+			}
+		}}
+		l := impl.make(sessions[i+1], path, trace)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				if err := l.lock(ctx); err != nil {
+					st.err = err
+					return
+				}
+				now := time.Now()
+				if g := grants.Add(1); g <= int64(count) {
+					st.handoffs = append(st.handoffs, now.Sub(time.Unix(0, lastRelease.Load())))
+					if g == int64(count) {
+						end.Store(now.UnixNano())
+						stop.Store(true)
+					}
+				}
+				lastRelease.Store(time.Now().UnixNano())
+				if err := l.unlock(ctx); err != nil {
+					st.err = err
+					return
+				}
+			}
+		}()
+	}
+	// Start once every contender waits behind the gate: its node created,
+	// its listing done and its watch set (the server's watch count says
+	// so), so that no queue-up traffic overlaps the measurement.
+	deadline := time.Now().Add(5 * time.Minute)
+	want := impl.watchesQueued(n)
+	for {
+		got, err := serverWatches(sessions[0].Conn().Server())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got >= want {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d watches set after 5 minutes", got, want)
+		}
+		time.Sleep(20 * time.Millisecond) // polling other sessions' progress
+	}
+	start := time.Now()
+	lastRelease.Store(start.UnixNano())
+	started.Store(true)
+	if err := gate.unlock(ctx); err != nil {
+		b.Fatalf("gate unlock: %v", err)
+	}
+	wg.Wait() // the queue drains: every contender finishes its last round
+
+	var r roundResult
+	for i := range per {
+		if per[i].err != nil {
+			b.Fatalf("%s contender %d: %v", impl.name(), i, per[i].err)
+		}
+		r.handoffs = append(r.handoffs, per[i].handoffs...)
+		r.deletes = append(r.deletes, per[i].deletes...)
+		r.lists = append(r.lists, per[i].lists...)
+	}
+	r.acquisitions = count
+	r.elapsed = time.Unix(0, end.Load()).Sub(start)
+	return r
+}
+
+func p50(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// serverWatches asks a server for its total watch count ("wchs").
+func serverWatches(addr string) (int, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(conn, "wchs"); err != nil {
+		return 0, err
+	}
+	out, err := io.ReadAll(conn)
+	if err != nil {
+		return 0, err
+	}
+	_, total, ok := strings.Cut(string(out), "Total watches:")
+	if !ok {
+		return 0, fmt.Errorf("wchs on %s: unexpected reply %q", addr, out)
+	}
+	return strconv.Atoi(strings.TrimSpace(total))
+}
