@@ -492,7 +492,7 @@ func (m Model) nodeLines(w int) []string {
 	if d.Kind == inspect.DataBinary {
 		perLine := 16
 		switch {
-		case w < 48:
+		case w < 45:
 			perLine = 4
 		case w < 78:
 			perLine = 8

@@ -1,0 +1,308 @@
+package inspect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherd/zkherd/recipes"
+)
+
+var at = time.Date(2026, 11, 21, 4, 52, 13, 0, time.UTC)
+
+// curator returns the i-th Curator mutex node name; kind is "lock-",
+// "__READ__" or "__WRIT__".
+func curator(i int, kind string) string {
+	return fmt.Sprintf("_c_%08x-0000-4000-8000-%012x-%s%010d", i, i, kind, i)
+}
+
+// fixture is a lock directory: children, their owners (session = 100+i),
+// who watches what, and which sessions are connected.
+type fixture struct {
+	names    []string
+	watches  map[string][]int64 // child name -> sessions
+	gone     []int64            // sessions known to dump but connected nowhere
+	unknown  []int64            // sessions not known at all
+	complete bool
+}
+
+func (f fixture) build(t *testing.T) Lock {
+	t.Helper()
+	dir := "/locks/l"
+	c := &Cluster{SessionsComplete: f.complete}
+	owner := map[string]int64{}
+	for i, n := range f.names {
+		id := int64(100 + i)
+		owner[n] = id
+		if slices.Contains(f.unknown, id) {
+			continue
+		}
+		s := Session{ID: id, Endpoint: fmt.Sprintf("127.0.0.1:%d", 40000+i), Member: "127.0.0.1:2181"}
+		if slices.Contains(f.gone, id) {
+			s.Endpoint, s.Member, s.Timeout = "", "", 10*time.Second
+		}
+		c.Sessions = append(c.Sessions, s)
+	}
+	for n, ids := range f.watches {
+		c.Watches = append(c.Watches, PathWatch{Path: dir + "/" + n, Sessions: ids})
+	}
+	slices.SortFunc(c.Watches, func(a, b PathWatch) int { return strings.Compare(a.Path, b.Path) })
+	for _, s := range append(f.watchers(), 0) {
+		if _, ok := c.Session(s); !ok && s >= 200 {
+			c.Sessions = append(c.Sessions, Session{ID: s, Endpoint: "127.0.0.9:1", Member: "127.0.0.1:2181"})
+		}
+	}
+	slices.SortFunc(c.Sessions, func(a, b Session) int { return cmpInt64(a.ID, b.ID) })
+	nodes, unrecognised := recipes.ParseChildren(f.names)
+	return buildLock(lockInput{
+		Dir: dir, Nodes: nodes, Unrecognised: unrecognised, Cluster: c, At: at,
+		Info: func(name string) (nodeInfo, bool) {
+			id, ok := owner[name]
+			return nodeInfo{Owner: id, Created: at.Add(-time.Duration(len(f.names)-slices.Index(f.names, name)) * time.Second)}, ok
+		},
+	})
+}
+
+func (f fixture) watchers() []int64 {
+	var all []int64
+	for _, ids := range f.watches {
+		all = append(all, ids...)
+	}
+	return all
+}
+
+// chain is a fair chain of n Curator nodes, each waiter watching its
+// predecessor.
+func chain(n int) fixture {
+	f := fixture{watches: map[string][]int64{}, complete: true}
+	for i := 0; i < n; i++ {
+		f.names = append(f.names, curator(i, "lock-"))
+		if i > 0 {
+			f.watches[curator(i-1, "lock-")] = append(f.watches[curator(i-1, "lock-")], int64(100+i))
+		}
+	}
+	return f
+}
+
+func kinds(l Lock) []AnomalyKind {
+	var ks []AnomalyKind
+	for _, a := range l.Anomalies {
+		ks = append(ks, a.Kind)
+	}
+	return ks
+}
+
+func TestBuildLock(t *testing.T) {
+	tests := []struct {
+		name      string
+		fixture   func() fixture
+		layout    string
+		holders   int
+		waiters   int
+		anomalies []AnomalyKind
+		flagged   map[int]AnomalyKind // entry index -> flag it must carry
+	}{
+		{
+			name: "fair chain", fixture: func() fixture { return chain(4) },
+			layout: "curator mutex", holders: 1, waiters: 3,
+		},
+		{
+			name: "waiter watching the wrong node",
+			fixture: func() fixture {
+				f := chain(4)
+				f.watches[curator(2, "lock-")] = nil
+				f.watches[curator(0, "lock-")] = append(f.watches[curator(0, "lock-")], 103)
+				return f
+			},
+			layout: "curator mutex", holders: 1, waiters: 3,
+			anomalies: []AnomalyKind{AnomalyWrongWatch}, flagged: map[int]AnomalyKind{3: AnomalyWrongWatch},
+		},
+		{
+			name: "waiter without a watch",
+			fixture: func() fixture {
+				f := chain(3)
+				f.watches[curator(1, "lock-")] = nil
+				return f
+			},
+			layout: "curator mutex", holders: 1, waiters: 2,
+			anomalies: []AnomalyKind{AnomalyNoWatch}, flagged: map[int]AnomalyKind{2: AnomalyNoWatch},
+		},
+		{
+			name: "many sessions watching the holder",
+			fixture: func() fixture {
+				f := chain(4)
+				f.watches = map[string][]int64{curator(0, "lock-"): {101, 102, 103}}
+				return f
+			},
+			layout: "curator mutex", holders: 1, waiters: 3,
+			anomalies: []AnomalyKind{AnomalyWrongWatch, AnomalyHerd}, flagged: map[int]AnomalyKind{1: AnomalyHerd, 2: AnomalyHerd, 3: AnomalyHerd},
+		},
+		{
+			name: "holder connected to no member",
+			fixture: func() fixture {
+				f := chain(3)
+				f.gone = []int64{100}
+				return f
+			},
+			layout: "curator mutex", holders: 1, waiters: 2,
+			anomalies: []AnomalyKind{AnomalyHolderGone}, flagged: map[int]AnomalyKind{0: AnomalyHolderGone},
+		},
+		{
+			name: "holder unknown to the servers",
+			fixture: func() fixture {
+				f := chain(2)
+				f.unknown = []int64{100}
+				return f
+			},
+			layout: "curator mutex", holders: 1, waiters: 1,
+			anomalies: []AnomalyKind{AnomalyHolderGone},
+		},
+		{
+			name: "holder's session not judged without every member's cons",
+			fixture: func() fixture {
+				f := chain(2)
+				f.gone, f.complete = []int64{100}, false
+				return f
+			},
+			layout: "curator mutex", holders: 1, waiters: 1,
+		},
+		{
+			name: "unrecognised children",
+			fixture: func() fixture {
+				f := chain(2)
+				f.names = append(f.names, "config", "not-a-lock")
+				return f
+			},
+			layout: "curator mutex", holders: 1, waiters: 1,
+			anomalies: []AnomalyKind{AnomalyUnrecognised},
+		},
+		{
+			name: "readers share a writer: neither herd nor wrong",
+			fixture: func() fixture {
+				f := fixture{complete: true, names: []string{
+					curator(0, "__WRIT__"), curator(1, "__READ__"), curator(2, "__READ__"), curator(3, "__READ__"), curator(4, "__WRIT__"),
+				}}
+				f.watches = map[string][]int64{curator(0, "__WRIT__"): {101, 102, 103}, curator(3, "__READ__"): {104}}
+				return f
+			},
+			layout: "curator rwlock", holders: 1, waiters: 4,
+		},
+		{
+			name: "zkherd herd lock: one node, every waiter watching it",
+			fixture: func() fixture {
+				return fixture{complete: true, names: []string{recipes.HerdNodeName},
+					watches: map[string][]int64{recipes.HerdNodeName: {201, 202, 203, 204}}}
+			},
+			layout: "zkherd-herd", holders: 1, waiters: 4,
+			anomalies: []AnomalyKind{AnomalyHerd}, flagged: map[int]AnomalyKind{1: AnomalyHerd, 2: AnomalyHerd, 3: AnomalyHerd, 4: AnomalyHerd},
+		},
+		{
+			name: "semaphore leases: the limit is not in ZooKeeper",
+			fixture: func() fixture {
+				return fixture{complete: true, names: []string{curator(0, "lease-"), curator(1, "lease-")}}
+			},
+			layout: "curator semaphore", holders: 0, waiters: 0,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := tt.fixture().build(t)
+			if l.Layout != tt.layout {
+				t.Errorf("layout = %q, want %q", l.Layout, tt.layout)
+			}
+			if l.Holders() != tt.holders || l.Waiters() != tt.waiters {
+				t.Errorf("holders %d waiters %d, want %d and %d", l.Holders(), l.Waiters(), tt.holders, tt.waiters)
+			}
+			if got := kinds(l); !slices.Equal(got, tt.anomalies) {
+				t.Errorf("anomalies = %v, want %v (%+v)", got, tt.anomalies, l.Anomalies)
+			}
+			for i, k := range tt.flagged {
+				if !l.Entries[i].Flags.Has(k) {
+					t.Errorf("entry %d flags = %v, want %v", i, l.Entries[i].Flags, k)
+				}
+			}
+			for i, e := range l.Entries {
+				if _, want := tt.flagged[i]; !want && e.Flags != 0 && tt.flagged != nil {
+					t.Errorf("entry %d flagged %v, want none", i, e.Flags)
+				}
+			}
+		})
+	}
+}
+
+func TestBuildLockDetails(t *testing.T) {
+	l := chain(3).build(t)
+	e := l.Entries[1]
+	if e.Session != 101 || e.Endpoint != "127.0.0.1:40001" {
+		t.Errorf("waiter 1 session %s endpoint %q, want 0x65 and 127.0.0.1:40001", SessionHex(e.Session), e.Endpoint)
+	}
+	if e.Age != 2*time.Second {
+		t.Errorf("waiter 1 age = %v, want 2s", e.Age)
+	}
+	if e.Expect != curator(0, "lock-") || !slices.Equal(e.Watching, []string{curator(0, "lock-")}) {
+		t.Errorf("waiter 1 expects %q watches %v, want its predecessor", e.Expect, e.Watching)
+	}
+	if l.Entries[0].Role != RoleHolder || l.Entries[0].Expect != "" {
+		t.Errorf("entry 0 = %+v, want the holder, expecting nothing", l.Entries[0])
+	}
+}
+
+// TestBuildLockIgnoresSelf: the inspector's own watch on a node it shows
+// does not make a herd or a wrong watch.
+func TestBuildLockIgnoresSelf(t *testing.T) {
+	f := chain(3)
+	f.watches[curator(0, "lock-")] = append(f.watches[curator(0, "lock-")], 300, 301)
+	nodes, _ := recipes.ParseChildren(f.names)
+	c := &Cluster{SessionsComplete: true, Self: 300}
+	for i := range f.names {
+		c.Sessions = append(c.Sessions, Session{ID: int64(100 + i), Member: "m"})
+	}
+	for n, ids := range f.watches {
+		slices.Sort(ids)
+		c.Watches = append(c.Watches, PathWatch{Path: "/l/" + n, Sessions: ids})
+	}
+	slices.SortFunc(c.Watches, func(a, b PathWatch) int { return strings.Compare(a.Path, b.Path) })
+	l := buildLock(lockInput{Dir: "/l", Nodes: nodes, Cluster: c, At: at, Info: func(string) (nodeInfo, bool) { return nodeInfo{}, false }})
+	for _, a := range l.Anomalies {
+		if a.Kind == AnomalyHerd {
+			t.Errorf("herd reported with the inspector's own watch: %+v", a)
+		}
+	}
+}
+
+func TestConfirmAnomalies(t *testing.T) {
+	f := chain(3)
+	f.watches[curator(1, "lock-")] = nil
+	l := f.build(t)
+	prev, now := map[anomalyKey]bool{}, map[anomalyKey]bool{}
+	if got := confirmAnomalies(l, prev, now); len(got) != 0 {
+		t.Errorf("first sighting reported: %+v", got)
+	}
+	l = f.build(t)
+	got := confirmAnomalies(l, now, map[anomalyKey]bool{})
+	if len(got) != 1 || got[0].Kind != AnomalyNoWatch || !l.Entries[2].Flags.Has(AnomalyNoWatch) {
+		t.Errorf("second sighting = %+v, flags %v; want the no-watch anomaly", got, l.Entries[2].Flags)
+	}
+}
+
+func TestShortName(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{curator(42, "lock-"), "lock-0000000042"},
+		{curator(7, "__READ__"), "READ-0000000007"},
+		{"_c_0123456789abcdef0123456789abcdef-lock-0000000003", "lock-0000000003"},
+		{"0123456789abcdef0123456789abcdef__rlock__0000000009", "rlock-0000000009"},
+		{"x-72057594037927937-0000000001", "x-…-0000000001"},
+		{"qn-0000000012", "qn-0000000012"},
+		{recipes.HerdNodeName, recipes.HerdNodeName},
+		{"config", "config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			if got := ShortName(tt.in); got != tt.want {
+				t.Errorf("ShortName(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
