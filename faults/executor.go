@@ -1,0 +1,692 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/faultproxy"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// ErrBadFault is returned by New for a fault that cannot be carried out on
+// the run's ensemble: a member it does not have, a server fault without a
+// local ensemble.
+var ErrBadFault = errors.New("faults: fault cannot be carried out")
+
+// Event kinds; the same names as the report's.
+const (
+	EventFault   = "fault"
+	EventRecover = "recover"
+	// EventNote is a fault occurrence that could not be carried out.
+	EventNote = "note"
+)
+
+// Event is a fault or a recovery at a moment of the run.
+type Event struct {
+	At     time.Time
+	Kind   string // EventFault, EventRecover or EventNote
+	Fault  scenarios.FaultKind
+	Detail string
+	// Member is the ensemble member concerned (1-based), 0 for none.
+	Member int
+	// Session is the client session concerned, 0 for none.
+	Session int64
+}
+
+// Ensemble is the local ensemble server faults act on;
+// *ensemble.Ensemble implements it.
+type Ensemble interface {
+	Members() []ensemble.Member
+	Leader(ctx context.Context) (int, error)
+	Kill(id int) error
+	Restart(ctx context.Context, id int) error
+	Pause(id int) error
+	Resume(id int) error
+}
+
+// Holder is a client that holds something now: a lock, a lease, the
+// leadership.
+type Holder struct {
+	// Slot is which lock (election...) of the run, from 0.
+	Slot int
+	// Name is what is held, for messages ("lock-000").
+	Name    string
+	Session int64
+	Token   uint64
+}
+
+// Clients is what the executor needs to know of the run's clients.
+type Clients interface {
+	// Holders returns the current holders.
+	Holders() []Holder
+	// Ops returns the operations completed so far.
+	Ops() int64
+}
+
+// Options configure an Executor.
+type Options struct {
+	// Faults is the schedule (defaults are applied by New).
+	Faults []scenarios.Fault
+	// Start is the origin of the faults' times: when operations began.
+	Start time.Time
+	// SessionTimeout is the clients' session timeout, which unavailability
+	// is compared with.
+	SessionTimeout time.Duration
+	// Seed seeds the random choices (members, connections, sessions).
+	Seed uint64
+	// Ensemble is required by kill-leader, kill-member and pause-member.
+	Ensemble Ensemble
+	// Network is required by the connection faults and the expiries.
+	Network *Network
+	// Clients is required by expire-holder; it also gives the measures.
+	Clients Clients
+	// OnEvent receives every event as it happens, from the executor's
+	// goroutines (and the proxies', for cuts on a request); it must not
+	// block for long.
+	OnEvent func(Event)
+}
+
+// Executor carries out a fault schedule; see Run.
+type Executor struct {
+	opts    Options
+	members int
+
+	mu      sync.Mutex
+	rng     *rand.Rand
+	sum     Summary
+	waiters []*waiter
+	nwait   atomic.Int64
+
+	history opsHistory
+}
+
+// waiter is a measure waiting for a grant or for throughput to come back.
+type waiter struct {
+	m        *Measure
+	slot     int // grant on this slot; -1 any slot
+	after    time.Time
+	preRate  float64 // throughput waiters: ops/s before the fault
+	what     string
+	resolved bool
+}
+
+// New checks opts.Faults against what the run has (members, a local
+// ensemble, proxies) and returns an executor for them.
+func New(opts Options) (*Executor, error) {
+	x := &Executor{opts: opts, rng: rand.New(rand.NewPCG(opts.Seed, 0x6661756c7473))}
+	switch {
+	case opts.Ensemble != nil:
+		x.members = len(opts.Ensemble.Members())
+	case opts.Network != nil:
+		x.members = opts.Network.Members()
+	}
+	x.opts.Faults = slices.Clone(opts.Faults)
+	var errs []error
+	for i, f := range x.opts.Faults {
+		f = f.Effective()
+		x.opts.Faults[i] = f
+		if err := x.check(f); err != nil {
+			errs = append(errs, fmt.Errorf("faults[%d] (%s): %w", i, f.Kind, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadFault, err)
+	}
+	x.sum.SessionTimeout = opts.SessionTimeout
+	x.sum.ByKind = make(map[scenarios.FaultKind]int)
+	return x, nil
+}
+
+func (x *Executor) check(f scenarios.Fault) error {
+	if !f.Kind.Valid() {
+		return fmt.Errorf("unknown kind %q", f.Kind)
+	}
+	if f.Kind.NeedsLocalEnsemble() && x.opts.Ensemble == nil {
+		return errors.New("acts on server processes, which only a local ensemble started by zkherd allows")
+	}
+	if f.Kind != scenarios.KillLeader && f.Kind != scenarios.KillMember && f.Kind != scenarios.PauseMember && x.opts.Network == nil {
+		return errors.New("needs the fault proxies between clients and servers")
+	}
+	if f.Kind == scenarios.ExpireHolder && x.opts.Clients == nil {
+		return errors.New("needs to know the holders")
+	}
+	if f.Member < 0 || f.Member > x.members {
+		return fmt.Errorf("member %d does not exist: the ensemble has %s", f.Member, memberList(x.members))
+	}
+	if f.On != "" && f.On != scenarios.FaultOnCreate && f.On != scenarios.FaultOnDelete {
+		return fmt.Errorf("cannot cut on %q requests; only on create or delete", f.On)
+	}
+	return nil
+}
+
+func memberList(n int) string {
+	switch n {
+	case 0:
+		return "no members"
+	case 1:
+		return "only member 1"
+	}
+	return fmt.Sprintf("members 1..%d", n)
+}
+
+// Run carries out the schedule until ctx ends, then undoes what is still
+// in effect (restarts killed members, resumes paused ones, lifts delays
+// and drops) and returns what happened. Faults happen at Start plus their
+// time; an occurrence that is due while the previous one of the same fault
+// is still going on starts when it ends.
+func (x *Executor) Run(ctx context.Context) *Summary {
+	var wg sync.WaitGroup
+	samplerDone := make(chan struct{})
+	sctx, stopSampler := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(samplerDone)
+		x.sample(sctx)
+	}()
+	for i, f := range x.opts.Faults {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x.runFault(ctx, i, f)
+		}()
+	}
+	wg.Wait()
+	// Measures still resolve after the last fault, until the run ends.
+	<-ctx.Done()
+	if x.opts.Network != nil {
+		x.opts.Network.disarm()
+	}
+	stopSampler()
+	<-samplerDone
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	sum := x.sum
+	sum.ByKind = make(map[scenarios.FaultKind]int)
+	for k, v := range x.sum.ByKind {
+		sum.ByKind[k] = v
+	}
+	sum.Measures = nil
+	for _, w := range x.waiters {
+		sum.Measures = append(sum.Measures, *w.m)
+	}
+	slices.SortStableFunc(sum.Measures, func(a, b Measure) int { return a.At.Compare(b.At) })
+	return &sum
+}
+
+func (x *Executor) runFault(ctx context.Context, i int, f scenarios.Fault) {
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	for n := 0; ; n++ {
+		at, ok := f.Occurrence(n)
+		if !ok {
+			return
+		}
+		if wait := time.Until(x.opts.Start.Add(at)); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+		x.occur(ctx, i, f)
+	}
+}
+
+// emit hands an event to OnEvent.
+func (x *Executor) emit(e Event) {
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	if x.opts.OnEvent != nil {
+		x.opts.OnEvent(e)
+	}
+}
+
+// skip notes an occurrence that could not be carried out.
+func (x *Executor) skip(f scenarios.Fault, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	x.mu.Lock()
+	x.sum.Skipped++
+	if len(x.sum.Problems) < maxProblems {
+		x.sum.Problems = append(x.sum.Problems, fmt.Sprintf("%s: %s", f.Kind, msg))
+	}
+	x.mu.Unlock()
+	x.emit(Event{Kind: EventNote, Fault: f.Kind, Detail: fmt.Sprintf("%s not carried out: %s", f.Kind, msg)})
+}
+
+// maxProblems bounds the problems listed in a Summary (all are counted).
+const maxProblems = 20
+
+func (x *Executor) count(f scenarios.Fault, fn func(s *Summary)) {
+	x.mu.Lock()
+	x.sum.Occurrences++
+	x.sum.ByKind[f.Kind]++
+	if fn != nil {
+		fn(&x.sum)
+	}
+	x.mu.Unlock()
+}
+
+// occur carries out one occurrence of f.
+func (x *Executor) occur(ctx context.Context, i int, f scenarios.Fault) {
+	switch f.Kind {
+	case scenarios.ExpireHolder:
+		x.expireHolder(ctx, f)
+	case scenarios.ExpireRandom:
+		x.expireRandom(ctx, f)
+	case scenarios.KillLeader, scenarios.KillMember:
+		x.kill(ctx, f)
+	case scenarios.PauseMember:
+		x.pause(ctx, f)
+	case scenarios.CutConnections:
+		if f.On != "" {
+			x.armCut(f)
+		} else {
+			x.cut(f)
+		}
+	case scenarios.DelayConnections:
+		x.delay(ctx, f)
+	case scenarios.DropConnections:
+		x.drop(ctx, f)
+	}
+}
+
+// holderWait bounds how long expire-holder waits for someone to hold.
+const holderWait = time.Second
+
+func (x *Executor) expireHolder(ctx context.Context, f scenarios.Fault) {
+	var holders []Holder
+	deadline := time.Now().Add(holderWait)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		holders = x.opts.Clients.Holders()
+		if len(holders) > 0 || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+	if len(holders) == 0 {
+		x.skip(f, "nobody held anything for %v", holderWait)
+		return
+	}
+	x.mu.Lock()
+	h := holders[x.rng.IntN(len(holders))]
+	x.mu.Unlock()
+	// The holder dies when its connection is cut, right at the start of
+	// Expire.
+	w := x.await(&Measure{Fault: f.Kind, At: time.Now(), What: LockBack, Subject: h.Name}, h.Slot)
+	cut, err := x.opts.Network.Expire(ctx, h.Session)
+	if err != nil {
+		x.unwait(w)
+		if ctx.Err() == nil {
+			x.skip(f, "expire session 0x%x of %s's holder: %v", h.Session, h.Name, err)
+		}
+		return
+	}
+	x.count(f, func(s *Summary) { s.SessionsExpired++ })
+	x.emit(Event{At: cut, Kind: EventFault, Fault: f.Kind, Session: h.Session,
+		Detail: fmt.Sprintf("expired the session 0x%x of %s's holder (fencing token %d)", h.Session, h.Name, h.Token)})
+}
+
+func (x *Executor) expireRandom(ctx context.Context, f scenarios.Fault) {
+	n := max(1, int(math.Round(f.Rate*f.Duration.Seconds())))
+	gap := f.Duration / time.Duration(n)
+	expired := map[int64]bool{}
+	timer := time.NewTimer(0)
+	<-timer.C
+	defer timer.Stop()
+	done := 0
+	for k := range n {
+		if k > 0 {
+			timer.Reset(gap)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+		var candidates []int64
+		for _, id := range x.opts.Network.Sessions() {
+			if !expired[id] {
+				candidates = append(candidates, id)
+			}
+		}
+		if len(candidates) == 0 {
+			x.skip(f, "no client session to expire")
+			continue
+		}
+		x.mu.Lock()
+		id := candidates[x.rng.IntN(len(candidates))]
+		x.mu.Unlock()
+		expired[id] = true
+		cut, err := x.opts.Network.Expire(ctx, id)
+		if err != nil {
+			if ctx.Err() == nil {
+				x.skip(f, "expire session 0x%x: %v", id, err)
+			}
+			continue
+		}
+		done++
+		x.mu.Lock()
+		x.sum.SessionsExpired++
+		x.mu.Unlock()
+		x.emit(Event{At: cut, Kind: EventFault, Fault: f.Kind, Session: id,
+			Detail: fmt.Sprintf("expired session 0x%x (%d of %d)", id, k+1, n)})
+	}
+	if done > 0 {
+		x.count(f, nil)
+	}
+}
+
+// runningMembers returns the ids of the members that are running.
+func (x *Executor) runningMembers() []int {
+	var ids []int
+	for _, m := range x.opts.Ensemble.Members() {
+		if m.State == ensemble.Running {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids
+}
+
+// pickMember returns f's member, or a random running one.
+func (x *Executor) pickMember(f scenarios.Fault) (int, bool) {
+	if f.Member != 0 {
+		return f.Member, true
+	}
+	ids := x.runningMembers()
+	if len(ids) == 0 {
+		return 0, false
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return ids[x.rng.IntN(len(ids))], true
+}
+
+// leaderWait bounds how long kill-leader looks for a leader to kill, and
+// how long it waits for the next one.
+const leaderWait = 30 * time.Second
+
+// restartTimeout bounds one restart of a killed member.
+const restartTimeout = 90 * time.Second
+
+func (x *Executor) kill(ctx context.Context, f scenarios.Fault) {
+	ens := x.opts.Ensemble
+	var id int
+	if f.Kind == scenarios.KillLeader {
+		lctx, cancel := context.WithTimeout(ctx, leaderWait)
+		var err error
+		id, err = waitLeader(lctx, ens, 0)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				x.skip(f, "no leader to kill: %v", err)
+			}
+			return
+		}
+	} else {
+		var ok bool
+		if id, ok = x.pickMember(f); !ok {
+			x.skip(f, "no member is running")
+			return
+		}
+	}
+	var back *waiter
+	if f.Kind == scenarios.KillLeader {
+		back = x.await(&Measure{Fault: f.Kind, At: time.Now(), What: HolderBack, Subject: "any lock or election"}, -1)
+	}
+	if err := ens.Kill(id); err != nil {
+		if back != nil {
+			x.unwait(back)
+		}
+		x.skip(f, "kill member %d: %v", id, err)
+		return
+	}
+	at := time.Now()
+	x.count(f, func(s *Summary) {
+		if f.Kind == scenarios.KillLeader {
+			s.LeaderKills++
+		} else {
+			s.MemberKills++
+		}
+	})
+	what := "member"
+	if f.Kind == scenarios.KillLeader {
+		what = "leader, member"
+	}
+	x.emit(Event{At: at, Kind: EventFault, Fault: f.Kind, Member: id, Detail: fmt.Sprintf("SIGKILLed the %s %d (restart in %v)", what, id, f.Duration)})
+	x.awaitThroughput(f, at)
+	var leaderDone chan struct{}
+	if f.Kind == scenarios.KillLeader {
+		m := &Measure{Fault: f.Kind, At: at, What: EnsembleLeaderBack, Subject: "ensemble"}
+		x.addMeasure(m)
+		leaderDone = make(chan struct{})
+		go func() {
+			defer close(leaderDone)
+			x.watchLeader(ctx, m, id)
+		}()
+	}
+	x.hold(ctx, f.Duration)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restartTimeout)
+	start := time.Now()
+	err := ens.Restart(rctx, id)
+	if err != nil {
+		// One more try: a port may have been slow to free.
+		err = ens.Restart(rctx, id)
+	}
+	cancel()
+	if err != nil {
+		x.skip(f, "restart member %d: %v", id, err)
+	} else {
+		x.emit(Event{Kind: EventRecover, Fault: f.Kind, Member: id,
+			Detail: fmt.Sprintf("member %d restarted and serving (took %v)", id, roundDur(time.Since(start)))})
+	}
+	if leaderDone != nil {
+		<-leaderDone
+	}
+}
+
+// waitLeader polls the ensemble until a member other than not leads.
+func waitLeader(ctx context.Context, ens Ensemble, not int) (int, error) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		qctx, cancel := context.WithTimeout(ctx, time.Second)
+		id, err := ens.Leader(qctx)
+		cancel()
+		if err == nil && id != not {
+			return id, nil
+		}
+		if errors.Is(err, ensemble.ErrStopped) {
+			return 0, err
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("member %d still leads", id)
+			}
+			return 0, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
+		}
+	}
+}
+
+// watchLeader measures how long the ensemble takes to have a leader
+// again after member killed, the leader, was killed.
+func (x *Executor) watchLeader(ctx context.Context, m *Measure, killed int) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaderWait)
+	defer cancel()
+	id, err := waitLeader(wctx, x.opts.Ensemble, killed)
+	if err != nil {
+		// A one-member ensemble has no leader until the member is back.
+		if x.members == 1 {
+			id, err = waitLeader(wctx, x.opts.Ensemble, 0)
+		}
+		if err != nil {
+			return
+		}
+	}
+	took := time.Since(m.At)
+	x.mu.Lock()
+	m.Took, m.Recovered = took, true
+	m.Detail = fmt.Sprintf("member %d", id)
+	x.mu.Unlock()
+	x.emit(Event{Kind: EventRecover, Fault: m.Fault, Member: id,
+		Detail: fmt.Sprintf("the ensemble has a leader again, member %d, %v after the kill", id, roundDur(took))})
+}
+
+func (x *Executor) pause(ctx context.Context, f scenarios.Fault) {
+	id, ok := x.pickMember(f)
+	if !ok {
+		x.skip(f, "no member is running")
+		return
+	}
+	ens := x.opts.Ensemble
+	if err := ens.Pause(id); err != nil {
+		x.skip(f, "pause member %d: %v", id, err)
+		return
+	}
+	at := time.Now()
+	x.count(f, func(s *Summary) { s.Pauses++ })
+	x.emit(Event{At: at, Kind: EventFault, Fault: f.Kind, Member: id, Detail: fmt.Sprintf("SIGSTOPped member %d for %v", id, f.Duration)})
+	x.awaitThroughput(f, at)
+	x.hold(ctx, f.Duration)
+	if err := ens.Resume(id); err != nil {
+		x.skip(f, "resume member %d: %v", id, err)
+		return
+	}
+	x.emit(Event{Kind: EventRecover, Fault: f.Kind, Member: id, Detail: fmt.Sprintf("SIGCONTed member %d", id)})
+}
+
+// hold waits d, or less when ctx ends.
+func (x *Executor) hold(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// pickConns chooses a fraction of the open connections of member id (0:
+// every member).
+func (x *Executor) pickConns(id int, frac float64) (picked []conn, total int) {
+	all := x.opts.Network.conns(id)
+	n := int(math.Ceil(frac * float64(len(all))))
+	x.mu.Lock()
+	x.rng.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	x.mu.Unlock()
+	return all[:min(n, len(all))], len(all)
+}
+
+func where(member int) string {
+	if member == 0 {
+		return "every member"
+	}
+	return fmt.Sprintf("member %d", member)
+}
+
+func (x *Executor) cut(f scenarios.Fault) {
+	picked, total := x.pickConns(f.Member, f.Rate)
+	n := 0
+	for _, c := range picked {
+		if c.proxy.CutConn(c.id) {
+			n++
+		}
+	}
+	at := time.Now()
+	x.count(f, func(s *Summary) { s.ConnectionsCut += n })
+	x.emit(Event{At: at, Kind: EventFault, Fault: f.Kind, Member: f.Member,
+		Detail: fmt.Sprintf("cut %d of %d client connections to %s", n, total, where(f.Member))})
+	x.awaitThroughput(f, at)
+}
+
+func (x *Executor) armCut(f scenarios.Fault) {
+	op, what := faultproxy.OpCreate, "create"
+	if f.On == scenarios.FaultOnDelete {
+		op, what = faultproxy.OpDelete, "delete"
+	}
+	x.opts.Network.armCut(op, func(member, conn int) {
+		var session int64
+		if p := x.opts.Network.Proxy(member); p != nil {
+			for _, l := range p.Links() {
+				if l.Conn == conn {
+					session = l.Session
+				}
+			}
+		}
+		x.count(f, func(s *Summary) {
+			s.ConnectionsCut++
+			if op == faultproxy.OpCreate {
+				s.CutsOnCreate++
+			} else {
+				s.CutsOnDelete++
+			}
+		})
+		x.emit(Event{Kind: EventFault, Fault: f.Kind, Member: member, Session: session,
+			Detail: fmt.Sprintf("cut a connection to member %d right after a %s reached the server (reply lost)", member, what)})
+	})
+}
+
+func (x *Executor) delay(ctx context.Context, f scenarios.Fault) {
+	proxies := x.opts.Network.selected(f.Member)
+	for _, p := range proxies {
+		p.SetDelay(f.Delay)
+	}
+	at := time.Now()
+	x.count(f, func(s *Summary) { s.Delays++ })
+	x.emit(Event{At: at, Kind: EventFault, Fault: f.Kind, Member: f.Member,
+		Detail: fmt.Sprintf("delayed client traffic to %s by %v each way for %v", where(f.Member), f.Delay, f.Duration)})
+	x.awaitThroughput(f, at)
+	x.hold(ctx, f.Duration)
+	for _, p := range proxies {
+		p.SetDelay(0)
+	}
+	x.emit(Event{Kind: EventRecover, Fault: f.Kind, Member: f.Member, Detail: "client traffic no longer delayed"})
+}
+
+func (x *Executor) drop(ctx context.Context, f scenarios.Fault) {
+	picked, total := x.pickConns(f.Member, f.Rate)
+	var dropped []conn
+	for _, c := range picked {
+		if c.proxy.DropConn(c.id, true) {
+			dropped = append(dropped, c)
+		}
+	}
+	at := time.Now()
+	x.count(f, func(s *Summary) { s.ConnectionsDropped += len(dropped) })
+	x.emit(Event{At: at, Kind: EventFault, Fault: f.Kind, Member: f.Member,
+		Detail: fmt.Sprintf("silenced %d of %d client connections to %s for %v", len(dropped), total, where(f.Member), f.Duration)})
+	x.awaitThroughput(f, at)
+	x.hold(ctx, f.Duration)
+	for _, c := range dropped {
+		c.proxy.DropConn(c.id, false)
+	}
+	x.emit(Event{Kind: EventRecover, Fault: f.Kind, Member: f.Member, Detail: fmt.Sprintf("%d connections no longer silenced (those that lost packets were cut)", len(dropped))})
+}
+
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}
