@@ -1,0 +1,90 @@
+package tui
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/internal/tuitest"
+	"github.com/zkherd/zkherd/tui/loadview"
+)
+
+// bigCluster is a snapshot with one lock of n contenders (one session
+// each) and n sessions.
+func bigCluster(n int) *inspect.Snapshot {
+	lock := tuitest.Chain(n, true)
+	snap := &inspect.Snapshot{At: time.Unix(0, 0), Locks: []inspect.Lock{*lock}}
+	for i, e := range lock.Entries {
+		snap.Cluster.Sessions = append(snap.Cluster.Sessions, inspect.Session{
+			ID: e.Session, Endpoint: e.Endpoint, Member: "127.0.0.1:2181", LastOp: "EXIS",
+			Ephemerals: []string{lock.Path + "/" + e.Node},
+		})
+		if i > 0 {
+			snap.Cluster.Watches = append(snap.Cluster.Watches, inspect.PathWatch{Path: fmt.Sprintf("%s/%s", lock.Path, lock.Entries[i-1].Node), Sessions: []int64{e.Session}})
+		}
+	}
+	snap.Cluster.Members = []inspect.Member{{Addr: "127.0.0.1:2181", Up: true, Mode: "standalone"}}
+	return snap
+}
+
+// bigLoad is the herd-vs-fair dashboard with clients clients and their
+// chain on the fair side.
+func bigLoad(clients int) *loadview.Snapshot {
+	s := tuitest.HerdVsFair()
+	for i := range s.Scenarios {
+		s.Scenarios[i].Clients, s.Scenarios[i].SessionsAlive = clients, clients
+	}
+	s.Scenarios[1].Lock = tuitest.Chain(clients, true)
+	return s
+}
+
+// benchFrame measures one frame (View) of the root model showing view v at
+// 120x40, after the data is in.
+func benchFrame(b *testing.B, order []viewID, msgs ...tea.Msg) {
+	m := newModel(b.Context(), common.New(120, 40), nil, order, feeds{}, "bench")
+	var tm tea.Model = m
+	tm, _ = tm.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	for _, msg := range msgs {
+		tm, _ = tm.Update(msg)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		_ = tm.View()
+	}
+}
+
+// BenchmarkView: one frame of the Locks view with a 10,000-waiter chain and
+// of the load dashboard with 10,000 clients must render in at most 10 ms.
+func BenchmarkView(b *testing.B) {
+	b.Run("locks_10000_waiters", func(b *testing.B) {
+		benchFrame(b, []viewID{viewLocks}, common.SnapshotMsg{Snapshot: bigCluster(10000)})
+	})
+	b.Run("locks_10000_waiters_scrolled", func(b *testing.B) {
+		benchFrame(b, []viewID{viewLocks}, common.SnapshotMsg{Snapshot: bigCluster(10000)},
+			tuitest.Key("tab"), tuitest.Key("G"))
+	})
+	b.Run("sessions_10000", func(b *testing.B) {
+		benchFrame(b, []viewID{viewSessions}, common.SnapshotMsg{Snapshot: bigCluster(10000)})
+	})
+	b.Run("load_10000_clients", func(b *testing.B) {
+		benchFrame(b, []viewID{viewLoad}, common.LoadMsg{Snapshot: bigLoad(10000)})
+	})
+}
+
+// BenchmarkUpdate: taking in a new snapshot of 10,000 sessions and waiters
+// (what happens at most once per poll).
+func BenchmarkUpdate(b *testing.B) {
+	snap := bigCluster(10000)
+	m := newModel(b.Context(), common.New(120, 40), nil, inspectViews, feeds{}, "bench")
+	var tm tea.Model = m
+	tm, _ = tm.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	b.ReportAllocs()
+	for b.Loop() {
+		tm, _ = tm.Update(common.SnapshotMsg{Snapshot: snap})
+	}
+}
