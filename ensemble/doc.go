@@ -7,8 +7,10 @@
 // from a local installation (Debian's zookeeper package, $ZOOKEEPER_HOME, or
 // zkServer.sh on PATH), each on free loopback ports in its own directory, and
 // returns once every member serves and, for 3 members, exactly one leads.
-// Kill, Pause, Resume, StopMember and Restart inject the faults the rest of
-// zkherd is tested against.
+// Leader, WaitLeader and Mode ask the members (with the srvr four-letter
+// word) who leads; Kill, Pause, Resume, StopMember and Restart inject the
+// faults the rest of zkherd is tested against. Package enstest wraps Start
+// for tests.
 //
 // The servers run with every four-letter word whitelisted, no connection
 // limit per client address, session timeouts from 1s to 60s, and the

@@ -1,11 +1,14 @@
 package ensemble_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,8 +22,32 @@ import (
 	"github.com/zkherd/zkherd/ensemble/enstest"
 )
 
+// orphanEnv makes the test binary act as a program that starts a paused
+// one-node ensemble in the directory it names and waits to be killed.
+const orphanEnv = "ENSEMBLE_TEST_ORPHAN_DIR"
+
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(orphanEnv); dir != "" {
+		os.Exit(orphanMain(dir))
+	}
 	goleak.VerifyTestMain(m)
+}
+
+func orphanMain(dir string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ens, err := ensemble.Start(ctx, ensemble.Options{NoFsync: true, QuickStart: true, Dir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := ens.Pause(1); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("started")
+	<-ctx.Done() // the test kills us long before
+	return 1
 }
 
 // connect opens a session to servers, tried in the given order, and waits
@@ -73,9 +100,10 @@ func javaProcessesUnder(t *testing.T, dir string) []string {
 }
 
 func TestStartOneNode(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	ens, err := ensemble.Start(ctx, ensemble.Options{NoFsync: true, Logf: t.Logf})
+	ens, err := ensemble.Start(ctx, ensemble.Options{NoFsync: true, QuickStart: true, Logf: t.Logf})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -130,14 +158,6 @@ func TestStartOneNode(t *testing.T) {
 	}
 	if _, err := ens.Leader(ctx); !errors.Is(err, ensemble.ErrStopped) {
 		t.Errorf("Leader after Stop: %v, want ErrStopped", err)
-	}
-}
-
-func TestEnstest(t *testing.T) {
-	ens := enstest.Start(t, 1)
-	conn := connect(t, ens.Servers(), 5*time.Second)
-	if _, err := conn.Create("/x", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatalf("Create: %v", err)
 	}
 }
 
@@ -213,7 +233,7 @@ func TestThreeNodes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Second)
 	defer cancel()
 	start := time.Now()
-	ens, err := ensemble.Start(ctx, ensemble.Options{Nodes: 3, NoFsync: true, HeapMB: 96, Logf: t.Logf})
+	ens, err := ensemble.Start(ctx, ensemble.Options{Nodes: 3, NoFsync: true, QuickStart: true, HeapMB: 96, Logf: t.Logf})
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -327,7 +347,9 @@ func TestThreeNodes(t *testing.T) {
 
 	t.Run("pause the member a client uses, the client fails over", func(t *testing.T) {
 		paused := leader%3 + 1 // a follower
-		const sessionTimeout = 6 * time.Second
+		// The client notices the silence after 2/3 of this; the server
+		// expires the session after all of it: leave room to fail over.
+		const sessionTimeout = 8 * time.Second
 		conn := connect(t, servingFirst(ens, paused), sessionTimeout)
 		if got := memberByAddr(t, ens, conn.Server()); got != paused {
 			t.Fatalf("session on member %d, want %d", got, paused)
@@ -438,6 +460,7 @@ func mkfile(t *testing.T, path string, perm os.FileMode) {
 }
 
 func TestStartErrors(t *testing.T) {
+	t.Parallel()
 	inst, err := ensemble.Find()
 	if err != nil {
 		t.Fatalf("Find: %v", err)
@@ -473,40 +496,8 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
-func TestRestartPortInUse(t *testing.T) {
-	ens := enstest.Start(t, 1)
-	addr := ens.Servers()[0]
-	if err := ens.Kill(1); err != nil {
-		t.Fatalf("Kill(1): %v", err)
-	}
-	if err := ens.Kill(1); !errors.Is(err, ensemble.ErrMemberState) {
-		t.Errorf("second Kill(1) = %v, want ErrMemberState", err)
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("Listen(%s): %v", addr, err)
-	}
-	defer l.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err = ens.Restart(ctx, 1)
-	if !errors.Is(err, ensemble.ErrPortInUse) {
-		t.Fatalf("Restart(1) with its port taken = %v, want ErrPortInUse", err)
-	}
-	t.Logf("Restart with the port taken: %v", err)
-	if got := ens.Members()[0].State; got != ensemble.Stopped {
-		t.Errorf("member 1 is %v after the failed Restart, want stopped", got)
-	}
-	l.Close()
-	if err := ens.Restart(ctx, 1); err != nil {
-		t.Fatalf("Restart(1) with its port free: %v", err)
-	}
-	if _, err := ens.Leader(ctx); err != nil {
-		t.Errorf("Leader after Restart: %v", err)
-	}
-}
-
 func TestMemberErrors(t *testing.T) {
+	t.Parallel()
 	ens := enstest.Start(t, 1)
 	tests := []struct {
 		name    string
@@ -525,4 +516,114 @@ func TestMemberErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOrphanedServersDie kills a program that started an ensemble, without
+// letting it call Stop, and checks its JVM (paused, at that) dies too.
+func TestOrphanedServersDie(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), orphanEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "started\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("helper said %q, %v; want started", line, err)
+	}
+	if pids := javaProcessesUnder(t, dir); len(pids) != 1 {
+		t.Errorf("helper runs %d processes from %s, want 1", len(pids), dir)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	took, err := eventually(10*time.Second, func() error {
+		if pids := javaProcessesUnder(t, dir); len(pids) > 0 {
+			return fmt.Errorf("processes %v still run from %s", pids, dir)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("%v %v after their owner was killed", err, took)
+	}
+}
+
+func TestRestart(t *testing.T) {
+	t.Parallel()
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	ok := t.Run("after StopMember, on the same port and data", func(t *testing.T) {
+		before := ens.Members()[0]
+		conn := connect(t, ens.Servers(), 5*time.Second)
+		if _, err := conn.Create("/kept", []byte("data"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("Create: %v", err)
+		}
+		conn.Close()
+		if err := ens.StopMember(1); err != nil {
+			t.Fatalf("StopMember(1): %v", err)
+		}
+		if got := ens.Members()[0]; got.State != ensemble.Stopped || got.PID != 0 {
+			t.Errorf("after StopMember: %v with PID %d, want stopped with PID 0", got.State, got.PID)
+		}
+		if err := ens.Restart(ctx, 1); err != nil {
+			t.Fatalf("Restart(1): %v", err)
+		}
+		after := ens.Members()[0]
+		if after.ClientAddr != before.ClientAddr || after.DataDir != before.DataDir || after.PID == before.PID {
+			t.Errorf("after Restart %+v, want the address and data dir of %+v and a new PID", after, before)
+		}
+		conn = connect(t, ens.Servers(), 5*time.Second)
+		got, _, err := conn.Get("/kept")
+		if err != nil || string(got) != "data" {
+			t.Errorf("Get(/kept) after Restart = %q, %v; want data", got, err)
+		}
+	})
+	if !ok {
+		return
+	}
+
+	t.Run("after Kill, with the port taken", func(t *testing.T) {
+		addr := ens.Servers()[0]
+		if err := ens.Kill(1); err != nil {
+			t.Fatalf("Kill(1): %v", err)
+		}
+		if err := ens.Kill(1); !errors.Is(err, ensemble.ErrMemberState) {
+			t.Errorf("second Kill(1) = %v, want ErrMemberState", err)
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("Listen(%s): %v", addr, err)
+		}
+		defer l.Close()
+		err = ens.Restart(ctx, 1)
+		if !errors.Is(err, ensemble.ErrPortInUse) {
+			t.Fatalf("Restart(1) with its port taken = %v, want ErrPortInUse", err)
+		}
+		if first, _, _ := strings.Cut(err.Error(), "\n"); !strings.Contains(first, "client") {
+			t.Errorf("error's first line %q does not name the ports", first)
+		}
+		if got := ens.Members()[0].State; got != ensemble.Stopped {
+			t.Errorf("member 1 is %v after the failed Restart, want stopped", got)
+		}
+		l.Close()
+		if err := ens.Restart(ctx, 1); err != nil {
+			t.Fatalf("Restart(1) with its port free: %v", err)
+		}
+		if _, err := ens.Leader(ctx); err != nil {
+			t.Errorf("Leader after Restart: %v", err)
+		}
+	})
 }

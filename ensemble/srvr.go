@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// srvrTimeout bounds one srvr exchange: a paused member accepts the TCP
-// connection (the kernel does) but never answers.
-const srvrTimeout = time.Second
+// srvrTimeout bounds one srvr exchange, generously for a busy machine: a
+// paused member accepts the TCP connection (the kernel does) but never
+// answers.
+const srvrTimeout = 3 * time.Second
 
 // srvr sends the srvr four-letter word to addr and returns the reply.
 // srvr is whitelisted even on servers that allow no other four-letter word.
