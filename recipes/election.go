@@ -25,6 +25,14 @@ var (
 //
 // An Election value is one candidate; it campaigns for one term at a time.
 // Safe for concurrent use.
+//
+// A leader cut off from the servers cannot know when they expire its
+// session and elect another. By default (as with Lock) its term is given up
+// once the connection has been down for the session timeout, by which time
+// a successor may already lead. When two leaders must never overlap, pass
+// WithLostAfterSuspended(0): Lost then closes as soon as the connection is
+// in doubt, which the client notices after two thirds of the session
+// timeout without a reply, before the servers can expire the session.
 type Election struct {
 	core lockCore
 	// campaigning serialises Campaign (a 1-slot semaphore honouring ctx);

@@ -98,6 +98,9 @@ func (l *RWLocker) FencingToken() uint64 { return l.core.token() }
 // Node is the full path of the node held, "" when not held.
 func (l *RWLocker) Node() string { return l.core.node() }
 
+// Path is the lock's directory.
+func (l *RWLocker) Path() string { return l.core.path }
+
 // IsReader reports whether this is the read side.
 func (l *RWLocker) IsReader() bool { return l.kind == PrefixRead }
 

@@ -214,6 +214,10 @@ func (l *Lease) Lost() <-chan struct{} { return l.core.lostCh() }
 // wrapping ErrLost once lost.
 func (l *Lease) Err() error { return l.core.err() }
 
+// FencingToken is the creation zxid of the lease's node (0 once
+// released): it increases from one lease granted to the next.
+func (l *Lease) FencingToken() uint64 { return l.core.token() }
+
 // Node is the lease node's full path, "" once released.
 func (l *Lease) Node() string { return l.core.node() }
 
