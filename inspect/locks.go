@@ -112,14 +112,24 @@ func buildLock(in lockInput) Lock {
 		c = &Cluster{}
 	}
 
+	// The owner of each node, when known, so that its own watch on it is
+	// not counted as waiting.
+	owners := make(map[string]int64, len(in.Nodes))
+	for _, n := range in.Nodes {
+		if info, ok := in.Info(n.Name); ok && info.Owner != 0 {
+			owners[n.Name] = info.Owner
+		} else if n.SessionID != 0 {
+			owners[n.Name] = n.SessionID
+		}
+	}
 	// Which nodes of this directory each session watches, and how many
 	// sessions watch each node.
 	watching := map[int64][]string{}
 	watchers := make(map[string][]int64, len(in.Nodes))
 	for _, n := range in.Nodes {
 		ws := c.Watchers(path.Join(in.Dir, n.Name))
-		if c.Self != 0 && slices.Contains(ws, c.Self) {
-			ws = slices.DeleteFunc(slices.Clone(ws), func(s int64) bool { return s == c.Self })
+		if owner := owners[n.Name]; slices.Contains(ws, c.Self) || (owner != 0 && slices.Contains(ws, owner)) {
+			ws = slices.DeleteFunc(slices.Clone(ws), func(s int64) bool { return s == c.Self || s == owner })
 		}
 		if len(ws) == 0 {
 			continue
@@ -132,19 +142,16 @@ func buildLock(in lockInput) Lock {
 
 	l.Entries = make([]LockEntry, 0, len(in.Nodes))
 	for i, n := range in.Nodes {
-		e := LockEntry{Node: n.Name, Seq: n.Seq, Kind: string(n.Kind), Age: -1, Session: n.SessionID}
-		if info, ok := in.Info(n.Name); ok {
-			if info.Owner != 0 {
-				e.Session = info.Owner
-			}
-			if !info.Created.IsZero() {
-				e.Age = max(in.At.Sub(info.Created), 0)
-			}
+		e := LockEntry{Node: n.Name, Seq: n.Seq, Kind: string(n.Kind), Age: -1, Session: owners[n.Name]}
+		if info, ok := in.Info(n.Name); ok && !info.Created.IsZero() {
+			e.Age = max(in.At.Sub(info.Created), 0)
 		}
 		if s, ok := c.Session(e.Session); ok {
 			e.Endpoint = s.Endpoint
 		}
-		e.Watching = watching[e.Session]
+		// A contender watching its own node (to learn that it lost it, as
+		// zkherd's recipes do) is not waiting on it.
+		e.Watching = slices.DeleteFunc(slices.Clone(watching[e.Session]), func(w string) bool { return w == n.Name })
 		switch {
 		case n.Kind == recipes.KindLease:
 			// The lease limit lives in the clients, not in ZooKeeper.

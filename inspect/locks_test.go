@@ -272,6 +272,22 @@ func TestBuildLockIgnoresSelf(t *testing.T) {
 	}
 }
 
+// TestOwnWatchIgnored: zkherd's contenders also watch their own node (to
+// notice losing it); that is not waiting, and not a wrong watch.
+func TestOwnWatchIgnored(t *testing.T) {
+	f := chain(3)
+	for i, n := range f.names {
+		f.watches[n] = append(f.watches[n], int64(100+i))
+	}
+	l := f.build(t)
+	if len(l.Anomalies) != 0 {
+		t.Errorf("anomalies %+v, want none", l.Anomalies)
+	}
+	if w := l.Entries[2].Watching; !slices.Equal(w, []string{curator(1, "lock-")}) {
+		t.Errorf("waiter 2 watching %v, want only its predecessor", w)
+	}
+}
+
 func TestConfirmAnomalies(t *testing.T) {
 	f := chain(3)
 	f.watches[curator(1, "lock-")] = nil

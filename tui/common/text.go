@@ -153,3 +153,11 @@ func Bytes(n int64) string {
 
 // Width is the number of cells s takes on screen (ANSI styles ignored).
 func Width(s string) int { return ansi.StringWidth(s) }
+
+// Plural is "1 child", "2 children": n with the singular or plural noun.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return Count(int64(n)) + " " + many
+}

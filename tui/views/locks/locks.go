@@ -211,7 +211,7 @@ func (m Model) View() string {
 	if m.snap == nil {
 		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
 	}
-	head := fmt.Sprintf("%d lock directories", len(m.snap.Locks))
+	head := common.Plural(len(m.snap.Locks), "lock directory", "lock directories")
 	if m.filter != "" {
 		head += fmt.Sprintf(" (%d shown, filter %q)", len(m.shown), m.filter)
 	}

@@ -131,7 +131,7 @@ func (m Model) View() string {
 	if m.snap == nil {
 		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
 	}
-	head := fmt.Sprintf("%d queues", len(m.snap.Queues))
+	head := common.Plural(len(m.snap.Queues), "queue", "queues")
 	if m.filter != "" {
 		head += fmt.Sprintf(" (%d shown, filter %q)", len(m.shown), m.filter)
 	}

@@ -9,10 +9,12 @@
 package tree
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/pager"
 	"github.com/zkherd/zkherd/tui/components/table"
@@ -271,6 +274,7 @@ func (m *Model) fetchChildren(dir string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		defer cancel()
 		ch, err := src.Children(ctx, dir)
+		sortChildren(ch.Names) // here, off the interface's goroutine
 		return ChildrenMsg{Path: dir, Children: ch, Err: err}
 	}
 }
@@ -372,7 +376,48 @@ func (m Model) name(i int) string {
 	return m.listing.Names[i]
 }
 
-func (m Model) row(i int) []string { return []string{m.name(i)} }
+// row shows a recipe node by its short name (recipe part and sequence)
+// first, then the full name, dimmed.
+func (m Model) row(i int) []string {
+	name := m.name(i)
+	if short := inspect.ShortName(name); short != name {
+		return []string{short + "  " + m.Styles.Dim.Render(name)}
+	}
+	return []string{name}
+}
+
+// sortChildren orders names as a lock or queue is ordered: names with a
+// sequence suffix by the sequence (the GUID prefixes of protected names are
+// random), after the others, which are sorted by name.
+func sortChildren(names []string) {
+	type key struct {
+		name string
+		seq  int64
+		ok   bool
+	}
+	keys := make([]key, len(names))
+	for i, n := range names {
+		keys[i].name = n
+		if p, ok := recipes.ParseNode(n); ok && p.Seq >= 0 {
+			keys[i].seq, keys[i].ok = p.Seq, true
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		switch {
+		case a.ok != b.ok:
+			if a.ok {
+				return 1
+			}
+			return -1
+		case a.ok && a.seq != b.seq:
+			return cmp.Compare(a.seq, b.seq)
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	for i, k := range keys {
+		names[i] = k.name
+	}
+}
 
 func (m Model) selectedName() (string, bool) {
 	if m.rows() == 0 {
@@ -390,8 +435,8 @@ func (m *Model) cursorMoved() tea.Cmd {
 		return nil
 	}
 	p := path.Join(m.dir, name)
-	if p == m.nodePath && m.node != nil {
-		return nil
+	if p == m.nodePath {
+		return nil // already shown, or its read is on its way
 	}
 	m.nodePath, m.node, m.nodeErr = p, nil, ""
 	m.rebuildDetail()
@@ -453,7 +498,7 @@ func (m Model) nodeLines(w int) []string {
 	if st.EphemeralOwner != 0 {
 		kind = "ephemeral"
 	}
-	add("%s · %s children · %s", common.Bytes(int64(st.DataLength)), common.Count(int64(st.NumChildren)), kind)
+	add("%s · %s · %s", common.Bytes(int64(st.DataLength)), common.Plural(int(st.NumChildren), "child", "children"), kind)
 	if st.EphemeralOwner != 0 {
 		owner := "owner " + inspect.SessionHex(st.EphemeralOwner)
 		if m.snap != nil {
@@ -590,7 +635,7 @@ func (m Model) View() string {
 	case m.loading && len(m.listing.Names) == 0:
 		head += " · listing…"
 	case m.listErr == "":
-		head += " · " + common.Count(int64(len(m.listing.Names))) + " children"
+		head += " · " + common.Plural(len(m.listing.Names), "child", "children")
 		if m.shown != nil {
 			head += fmt.Sprintf(" (%s match %q)", common.Count(int64(len(m.shown))), m.filter)
 		}

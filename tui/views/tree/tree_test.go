@@ -123,3 +123,32 @@ func TestWritesRefusedReadOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestSortChildren(t *testing.T) {
+	names := []string{
+		"_c_ffffffff-0000-4000-8000-000000000000-lock-0000000002",
+		"config",
+		"_c_00000000-0000-4000-8000-000000000000-lock-0000000010",
+		"qn-0000000001",
+		"alpha",
+	}
+	sortChildren(names)
+	want := []string{"alpha", "config", "qn-0000000001",
+		"_c_ffffffff-0000-4000-8000-000000000000-lock-0000000002",
+		"_c_00000000-0000-4000-8000-000000000000-lock-0000000010"}
+	for i := range want {
+		if names[i] != want[i] {
+			t.Fatalf("sorted = %q, want %q", names, want)
+		}
+	}
+}
+
+func BenchmarkSortChildren(b *testing.B) {
+	names := make([]string, 100000)
+	for b.Loop() {
+		for i := range names {
+			names[i] = fmt.Sprintf("_c_%08x-0000-4000-8000-000000000000-lock-%010d", (i*7919)%100000, i)
+		}
+		sortChildren(names)
+	}
+}
