@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,6 +81,25 @@ func drain(events <-chan zk.Event) {
 	}
 }
 
+// fourLetterWord sends cmd to addr and returns the reply.
+func fourLetterWord(t *testing.T, addr, cmd string) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", addr, err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write([]byte(cmd)); err != nil {
+		t.Fatalf("send %s to %s: %v", cmd, addr, err)
+	}
+	b, err := io.ReadAll(conn)
+	if err != nil {
+		t.Fatalf("read %s reply from %s: %v", cmd, addr, err)
+	}
+	return string(b)
+}
+
 // javaProcessesUnder returns the PIDs of processes whose command line mentions dir.
 func javaProcessesUnder(t *testing.T, dir string) []string {
 	t.Helper()
@@ -128,6 +149,23 @@ func TestStartOneNode(t *testing.T) {
 	}
 	if id, err := ens.Leader(ctx); err != nil || id != 1 {
 		t.Errorf("Leader() = %d, %v; want 1, nil", id, err)
+	}
+	if got := fourLetterWord(t, m.ClientAddr, "mntr"); !strings.Contains(got, "zk_server_state\tstandalone") {
+		t.Errorf("mntr reply %q lacks zk_server_state standalone: is the whitelist open?", got)
+	}
+	if m.AdminURL == "" {
+		t.Errorf("member %+v has no AdminURL, want the AdminServer running", m)
+	} else {
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+		resp, err := client.Get(m.AdminURL + "/monitor")
+		if err != nil {
+			t.Errorf("GET %s/monitor: %v", m.AdminURL, err)
+		} else {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("GET %s/monitor: %s, want 200 OK", m.AdminURL, resp.Status)
+			}
+		}
 	}
 	if md, err := ens.Mode(ctx, 1); err != nil || md != "standalone" {
 		t.Errorf("Mode(1) = %q, %v; want standalone", md, err)
@@ -496,28 +534,6 @@ func TestStartErrors(t *testing.T) {
 	}
 }
 
-func TestMemberErrors(t *testing.T) {
-	t.Parallel()
-	ens := enstest.Start(t, 1)
-	tests := []struct {
-		name    string
-		op      func() error
-		wantErr error
-	}{
-		{name: "kill member 0", op: func() error { return ens.Kill(0) }, wantErr: ensemble.ErrUnknownMember},
-		{name: "pause member 2", op: func() error { return ens.Pause(2) }, wantErr: ensemble.ErrUnknownMember},
-		{name: "resume a running member", op: func() error { return ens.Resume(1) }, wantErr: ensemble.ErrMemberState},
-		{name: "restart a running member", op: func() error { return ens.Restart(context.Background(), 1) }, wantErr: ensemble.ErrMemberState},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if err := tt.op(); !errors.Is(err, tt.wantErr) {
-				t.Errorf("got %v, want %v", err, tt.wantErr)
-			}
-		})
-	}
-}
-
 // TestOrphanedServersDie kills a program that started an ensemble, without
 // letting it call Stop, and checks its JVM (paused, at that) dies too.
 func TestOrphanedServersDie(t *testing.T) {
@@ -564,6 +580,24 @@ func TestRestart(t *testing.T) {
 	ens := enstest.Start(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+
+	errTests := []struct {
+		name    string
+		op      func() error
+		wantErr error
+	}{
+		{name: "kill member 0", op: func() error { return ens.Kill(0) }, wantErr: ensemble.ErrUnknownMember},
+		{name: "pause member 2", op: func() error { return ens.Pause(2) }, wantErr: ensemble.ErrUnknownMember},
+		{name: "resume a running member", op: func() error { return ens.Resume(1) }, wantErr: ensemble.ErrMemberState},
+		{name: "restart a running member", op: func() error { return ens.Restart(ctx, 1) }, wantErr: ensemble.ErrMemberState},
+	}
+	for _, tt := range errTests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.op(); !errors.Is(err, tt.wantErr) {
+				t.Errorf("got %v, want %v", err, tt.wantErr)
+			}
+		})
+	}
 
 	ok := t.Run("after StopMember, on the same port and data", func(t *testing.T) {
 		before := ens.Members()[0]
