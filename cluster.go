@@ -107,7 +107,10 @@ func startLocalEnsemble(ctx context.Context, opts ensemble.Options, log io.Write
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, usageErr("could not start a local ZooKeeper ensemble: %v", err)
+		// Start's error is the cause, then the member's log tail: the user
+		// gets the cause in one line; the log stays in the ensemble's files.
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, usageErr("could not start a local ZooKeeper ensemble: %s", first)
 	}
 	return ens, nil
 }
