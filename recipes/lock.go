@@ -73,8 +73,10 @@ func (l *Lock) TryLock(ctx context.Context) error { return l.core.lock(ctx, true
 
 // Unlock decrements the hold count; at zero it deletes the node, retrying
 // across connection losses, and reports the lock released only once the
-// server confirms the node is gone. If ctx ends first, the lock is still held
-// (the error says so) and Unlock may be called again. If the grant had been
+// server confirms the node is gone. The first attempt is made even when
+// ctx has already ended (a deferred Unlock); if ctx ends before the delete
+// is confirmed, the lock is still held (the error says so) and Unlock may
+// be called again. If the grant had been
 // lost, the lock is released all the same and the error wraps ErrLost.
 // ErrNotHeld when not held.
 func (l *Lock) Unlock(ctx context.Context) error { return l.core.unlock(ctx) }
@@ -428,7 +430,15 @@ func (c *lockCore) init(s *Session, path string, opts []LockOption) {
 	c.cfg.cleanupDeadline = s.Timeout()
 }
 
+// enter takes the value's semaphore: at once when free, even if ctx has
+// ended (so that a deferred Unlock with a spent ctx still gets its one
+// attempt), else waiting as long as ctx allows.
 func (c *lockCore) enter(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	default:
+	}
 	select {
 	case c.sem <- struct{}{}:
 		return nil
@@ -442,6 +452,9 @@ func (c *lockCore) leave() { <-c.sem }
 func (c *lockCore) lock(ctx context.Context, try bool) error {
 	if c.pathErr != nil {
 		return c.pathErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := c.enter(ctx); err != nil {
 		return err

@@ -693,7 +693,10 @@ func TestWakeupsPerRelease(t *testing.T) {
 	}
 	for _, name := range []string{"herd", "herd children"} {
 		small, large := perRelease[name][4], perRelease[name][16]
-		if large < 2*small || large < 8 {
+		// One release wakes every waiter still queued: (w+1)/2 per release
+		// on average for w waiters, 2.5 and 8.5 here, somewhat less when a
+		// waiter that lost a race has not re-armed its watch in time.
+		if large < 2*small || large < 4 {
 			t.Errorf("%s lock: %.2f wake-ups per release with 4 waiters, %.2f with 16: want growth with the waiters", name, small, large)
 		}
 	}
@@ -773,4 +776,30 @@ func measureWakeups(t *testing.T, ctx context.Context, servers []string, mk func
 	}
 	// waiters+1 releases, of which the last wakes nobody.
 	return float64(events-own) / float64(waiters)
+}
+
+// TestLockSpentContext: Lock refuses an ended ctx; Unlock still releases.
+func TestLockSpentContext(t *testing.T) {
+	s := newTestSession(t, sharedServers(t))
+	path := testPath(t)
+	ctx := testCtx(t, 30*time.Second)
+	spent, cancel := context.WithCancel(ctx)
+	cancel()
+
+	l := NewLock(s, path)
+	if err := l.Lock(spent); !errors.Is(err, context.Canceled) {
+		t.Errorf("Lock(ended ctx) = %v, want %v", err, context.Canceled)
+	}
+	if got := children(t, s, path); len(got) != 0 {
+		t.Errorf("children after a refused Lock = %q, want none", got)
+	}
+	if err := l.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Unlock(spent); err != nil {
+		t.Errorf("Unlock(ended ctx) = %v, want nil", err)
+	}
+	if got := children(t, s, path); len(got) != 0 {
+		t.Errorf("children after Unlock(ended ctx) = %q, want none", got)
+	}
 }
