@@ -10,6 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/internal/tuitest"
 )
@@ -146,5 +147,28 @@ func TestQuit(t *testing.T) {
 				t.Errorf("quit = %v, want %v", quit, tt.quit)
 			}
 		})
+	}
+}
+
+// TestSnapshotsShrink: with the cursor at the end of every view, snapshots
+// with less and then no data (a run ending, a member dying) draw without
+// panicking.
+func TestSnapshotsShrink(t *testing.T) {
+	snaps := []*inspect.Snapshot{
+		tuitest.Cluster(t, "ensemble3"),
+		tuitest.Cluster(t, "standalone"),
+		{},
+		tuitest.Cluster(t, "ensemble3_member_down"),
+	}
+	for i := range inspectViews {
+		var tm tea.Model = screen(t, 80, 24, inspectViews, common.SnapshotMsg{Snapshot: snaps[0]})
+		tm, _ = tm.Update(tuitest.Key(strconv.Itoa(i + 1)))
+		for _, s := range snaps {
+			for _, k := range []string{"G", "tab", "G"} {
+				tm, _ = tm.Update(tuitest.Key(k))
+			}
+			tm, _ = tm.Update(common.SnapshotMsg{Snapshot: s})
+			tuitest.CheckSize(t, tuitest.Plain(tm.View().Content), 80, 24)
+		}
 	}
 }

@@ -80,11 +80,12 @@ func (m *Model) layout() {
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.SnapshotMsg:
+		current := m.selectedPath()
 		m.snap = msg.Snapshot
-		m.refilter()
+		m.refilter(current)
 	case common.FilterMsg:
 		m.filter = msg.Text
-		m.refilter()
+		m.refilter(m.selectedPath())
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane) {
 			m.focus = 1 - m.focus
@@ -112,15 +113,18 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-// refilter recomputes the shown locks, keeping the cursor on the same path.
-func (m *Model) refilter() {
+// selectedPath is the path of the lock under the cursor, "" if none.
+func (m Model) selectedPath() string {
+	if l := m.selected(); l != nil {
+		return l.Path
+	}
+	return ""
+}
+
+// refilter recomputes the shown locks, keeping the cursor on currentPath.
+func (m *Model) refilter(currentPath string) {
 	if m.snap == nil {
 		return
-	}
-	current := m.selected()
-	var currentPath string
-	if current != nil {
-		currentPath = current.Path
 	}
 	m.shown = m.shown[:0]
 	f := strings.ToLower(m.filter)

@@ -66,3 +66,28 @@ func TestLongChain(t *testing.T) {
 		t.Errorf("after G the chain does not show its last row:\n%s", got)
 	}
 }
+
+// TestLocksComeAndGo: the cursor follows its lock from snapshot to
+// snapshot, and snapshots with fewer locks (a run ending) are fine.
+func TestLocksComeAndGo(t *testing.T) {
+	full := tuitest.Cluster(t, "ensemble3_member_down")
+	m := New(common.New(80, 24))
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: full})
+	m, _ = m.Update(tuitest.Key("G"))
+	if got := m.selectedPath(); got != "/app/locks/stale" {
+		t.Fatalf("selected %q, want /app/locks/stale", got)
+	}
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: &inspect.Snapshot{}})
+	if got := m.selectedPath(); got != "" {
+		t.Errorf("selected %q with no lock", got)
+	}
+	tuitest.CheckSize(t, tuitest.Plain(m.View()), 80, 24)
+	reordered := *full
+	reordered.Locks = []inspect.Lock{full.Locks[2], full.Locks[0]}
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: full})
+	m, _ = m.Update(tuitest.Key("G"))
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: &reordered})
+	if got := m.selectedPath(); got != "/app/locks/stale" {
+		t.Errorf("after reordering selected %q, want /app/locks/stale", got)
+	}
+}

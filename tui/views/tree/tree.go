@@ -21,6 +21,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/recipes"
@@ -69,8 +70,9 @@ type WrittenMsg struct {
 	Err      error
 }
 
-// settledMsg fires when the cursor may have rested on a node long enough.
-type settledMsg struct{ seq int }
+// settledMsg fires settle after the cursor moved: the node under the
+// cursor then is read.
+type settledMsg struct{}
 
 // Model is the Tree view.
 type Model struct {
@@ -92,7 +94,7 @@ type Model struct {
 	node     *inspect.Node
 	nodeErr  string
 	decoded  inspect.Decoded
-	seq      int
+	settling bool // a settledMsg is on its way
 	detail   pager.Model
 	focus    int // 0 list, 1 detail
 
@@ -162,7 +164,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.setNode(msg)
 		return m, nil
 	case settledMsg:
-		if msg.seq != m.seq || m.nodePath == "" {
+		m.settling = false
+		if m.nodePath == "" || m.node != nil {
 			return m, nil
 		}
 		return m, m.fetchNode(m.nodePath)
@@ -426,7 +429,10 @@ func (m Model) selectedName() (string, bool) {
 	return m.name(m.list.Cursor()), true
 }
 
-// cursorMoved schedules a read of the node under the cursor once it rests.
+// cursorMoved schedules a read of the node under the cursor: settle after
+// the first move, of whatever node is under the cursor then, so that holding
+// a key down, or a listing that changes under the cursor many times a
+// second, reads at most one node per settle.
 func (m *Model) cursorMoved() tea.Cmd {
 	name, ok := m.selectedName()
 	if !ok {
@@ -440,9 +446,11 @@ func (m *Model) cursorMoved() tea.Cmd {
 	}
 	m.nodePath, m.node, m.nodeErr = p, nil, ""
 	m.rebuildDetail()
-	m.seq++
-	seq := m.seq
-	return tea.Tick(settle, func(time.Time) tea.Msg { return settledMsg{seq} })
+	if m.settling {
+		return nil
+	}
+	m.settling = true
+	return tea.Tick(settle, func(time.Time) tea.Msg { return settledMsg{} })
 }
 
 func (m *Model) setNode(msg NodeMsg) {
@@ -459,6 +467,8 @@ func (m *Model) setNode(msg NodeMsg) {
 
 func errText(err error) string {
 	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return "gone: the node was deleted"
 	case errors.Is(err, inspect.ErrNoAccess):
 		return "no access: the node's ACL denies this session (see --auth)"
 	case errors.Is(err, context.DeadlineExceeded):
