@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -451,11 +452,17 @@ type helpKeys struct {
 	view   []key.Binding
 	global []key.Binding
 	nav    []key.Binding
+	views  key.Binding // "1-5 views", disabled with a single view
+	quit   key.Binding
 }
 
 func (h helpKeys) ShortHelp() []key.Binding {
-	// The view's keys, then ? help, the view switch and q quit.
-	return append(append([]key.Binding{}, h.view...), h.global[0], h.global[len(h.global)-1], h.global[len(h.global)-2])
+	// The view's keys, then ? help, the view switch (if any) and q quit.
+	out := append(append([]key.Binding{}, h.view...), h.global[0])
+	if h.views.Enabled() {
+		out = append(out, h.views)
+	}
+	return append(out, h.quit)
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
@@ -491,7 +498,16 @@ func (m Model) helpKeys() helpKeys {
 		view = m.load.ShortHelp()
 	}
 	views := key.NewBinding(key.WithKeys("1"), key.WithHelp(fmt.Sprintf("1-%d", len(m.order)), "views"))
-	return helpKeys{view: view, global: append(km.Global(), views), nav: km.Navigation()}
+	global := km.Global()
+	if len(m.order) > 1 {
+		global = append(global, views)
+	} else {
+		views.SetEnabled(false)
+		global = slices.DeleteFunc(global, func(b key.Binding) bool {
+			return b.Help().Key == km.NextView.Help().Key || b.Help().Key == km.PrevView.Help().Key
+		})
+	}
+	return helpKeys{view: view, global: global, nav: km.Navigation(), views: views, quit: km.Quit}
 }
 
 // View draws the whole screen.

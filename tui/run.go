@@ -143,7 +143,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 	f := feeds{loads: common.Latest(ctx, ptrs, every)}
 	order := []viewID{viewLoad}
 	var src *inspect.Inspector
-	title := "load"
+	title := ""
 	if opts.Inspect != nil {
 		cs, err := connstr.Parse(opts.Inspect.ConnectString)
 		if err != nil {

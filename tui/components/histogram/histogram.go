@@ -116,8 +116,10 @@ func halve(bs []loadview.Bucket) []loadview.Bucket {
 }
 
 // Spectrum draws the percentile spectrum of p as one row per percentile
-// (p50, p90, p99, p99.9, max), bars on a log scale up to the maximum: the
-// plot to show when a phase carries percentiles but no buckets.
+// (p50, p90, p99, p99.9, max), bars on a log scale from a tenth of the
+// median to the maximum, so that a long tail shows as long bars below
+// short ones: the plot to show when a phase carries percentiles but no
+// buckets.
 func Spectrum(p loadview.Phase, width, height int) []string {
 	if height <= 0 || width <= 0 {
 		return nil
@@ -134,13 +136,11 @@ func Spectrum(p loadview.Phase, width, height int) []string {
 	}
 	const labelW, valueW = 6, 8
 	barW := width - labelW - valueW - 2
-	top := math.Log10(float64(p.Max)/float64(time.Microsecond) + 1)
+	lo := math.Max(float64(p.P50)/10, float64(time.Microsecond))
+	span := math.Log(math.Max(float64(p.Max), lo*1.0001) / lo)
 	out := make([]string, 0, len(rows))
 	for _, r := range rows {
-		frac := 0.0
-		if top > 0 {
-			frac = math.Log10(float64(r.v)/float64(time.Microsecond)+1) / top
-		}
+		frac := math.Log(math.Max(float64(r.v), lo)/lo) / span
 		n := int(math.Round(frac * float64(barW*8)))
 		line := common.Fit(r.label, labelW) + " " + bar(int64(n), int64(barW*8), barW) + " " + common.FitRight(common.Duration(r.v), valueW)
 		out = append(out, common.Fit(line, width))

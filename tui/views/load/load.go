@@ -174,11 +174,11 @@ func (m Model) scenario(sc *loadview.Scenario, w, h int, herdMax float64) []stri
 	if n := len(sc.Throughput); n > 0 {
 		rate = sc.Throughput[n-1]
 	}
-	alive := "sessions alive"
-	if w < 40 {
-		alive = "alive"
+	counts := fmt.Sprintf("clients %s · sessions alive %s", common.Count(int64(sc.Clients)), common.Count(int64(sc.SessionsAlive)))
+	if len(counts) > w {
+		counts = fmt.Sprintf("clients %s · alive %s", common.Count(int64(sc.Clients)), common.Count(int64(sc.SessionsAlive)))
 	}
-	add(&top, fmt.Sprintf("clients %s · %s %s", common.Count(int64(sc.Clients)), alive, common.Count(int64(sc.SessionsAlive))))
+	add(&top, counts)
 	add(&top, fmt.Sprintf("ops %s · now %s/s", common.Count(sc.Ops), common.Rate(rate)))
 	sparkW := max(w-11, 1)
 	add(&top, "ops/s     "+st.Spark.Render(sparkline.Render(sc.Throughput, sparkW, 0)))
@@ -260,7 +260,12 @@ func (m Model) phaseTable(phases []loadview.Phase, w int) []string {
 	wide := w >= 56
 	withCount := w >= 46
 	cellW, labelW := 8, 10
-	if w < 40 {
+	if w >= 56 {
+		for _, p := range phases {
+			labelW = min(max(labelW, len(p.Name)+1), 15)
+		}
+	}
+	if w < 36 {
 		cellW, labelW = 7, 8
 	}
 	cell := func(s string) string { return common.FitRight(s, cellW) }
