@@ -391,9 +391,12 @@ func (p *progressLine) update(pr loadgen.Progress) {
 		return
 	}
 	p.last = time.Now()
-	elapsed := fmt.Sprintf("%5.1fs", pr.Elapsed.Seconds())
+	elapsed := fmt.Sprintf("%5.1fs", pr.Window.Seconds())
 	if pr.Duration > 0 {
 		elapsed += fmt.Sprintf("/%v", pr.Duration)
+	}
+	if pr.State == "ramping up" {
+		elapsed = fmt.Sprintf("%5.1fs", pr.Elapsed.Seconds())
 	}
 	line := fmt.Sprintf("%s %-10s %s  clients %d/%d  ops %d  rate %.0f/s  %s p99 %s  errors %d",
 		pr.Name, pr.State, elapsed, pr.SessionsAlive, pr.Clients, pr.Ops, pr.Rate,

@@ -137,6 +137,9 @@ func (f *dashboardFeed) progress(p loadgen.Progress) loadview.Snapshot {
 	}
 	snap := f.snapshotLocked(false, false)
 	snap.Elapsed = p.Elapsed
+	if p.Window > 0 {
+		snap.Elapsed = p.Window
+	}
 	snap.Duration = p.Duration
 	return snap
 }

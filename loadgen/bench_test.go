@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -49,6 +50,12 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// benchLog streams a progress line to stderr (a benchmark's own log is
+// printed only at its end).
+func benchLog(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "    "+format+"\n", args...)
+}
+
 func startBenchEnsemble(b *testing.B, heapMB int) *ensemble.Ensemble {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -77,8 +84,8 @@ func BenchmarkTenThousandSessions(b *testing.B) {
 	ens := startBenchEnsemble(b, 2048)
 	run := mustValid(b, scenarios.Spec{
 		Name: "ten-thousand", Recipe: scenarios.FairLock,
-		Clients: 10_000, Locks: 100, Duration: 40 * time.Second,
-		Arrival: scenarios.Arrival{Kind: scenarios.Closed}, RampUp: 1000,
+		Clients: 10_000, Locks: 100, Duration: 90 * time.Second,
+		Arrival: scenarios.Arrival{Kind: scenarios.Stampede}, RampUp: 1000,
 		Hold: scenarios.FixedHold(10 * time.Millisecond), SessionTimeout: 40 * time.Second,
 	})
 	var (
@@ -97,13 +104,18 @@ func BenchmarkTenThousandSessions(b *testing.B) {
 			Progress: func(p Progress) {
 				mu.Lock()
 				defer mu.Unlock()
+				if p.Elapsed/time.Second%5 == 0 {
+					benchLog("%v %s: %d sessions, %d ops, %.0f/s, rss %d MiB, errors %v", p.Elapsed.Round(time.Second), p.State,
+						p.SessionsAlive, p.Ops, p.Rate, procStatus("VmRSS")>>10, p.ErrorsByKind)
+				}
 				if p.State != "running" {
 					return
 				}
-				// 15 s into the run, once every session is up: drop all connections.
-				if !restarted && p.SessionsAlive == run.Clients && p.Elapsed > 15*time.Second {
+				// Once the locks turn over steadily (every session is up): drop
+				// all connections.
+				if !restarted && p.Window > 20*time.Second && p.Ops > 2000 {
 					restarted, opsAtRestart = true, p.Ops
-					b.Logf("restarting the server at %v: rss %d MiB, %d ops", p.Elapsed.Round(time.Second), procStatus("VmRSS")>>10, p.Ops)
+					benchLog("restarting the server at %v: rss %d MiB, %d ops", p.Elapsed.Round(time.Second), procStatus("VmRSS")>>10, p.Ops)
 					go func() {
 						defer close(restartDone)
 						if err := ens.Kill(1); err != nil {
@@ -115,16 +127,19 @@ func BenchmarkTenThousandSessions(b *testing.B) {
 						restartErr = ens.Restart(ctx, 1)
 					}()
 				}
-				if restarted && !reconnected && p.Ops > opsAtRestart+1000 {
+				if restarted && !reconnected && p.SessionsAlive == run.Clients && p.Ops > opsAtRestart+2000 {
 					reconnected = true
 					rssAfter = procStatus("VmRSS")
-					b.Logf("serving again at %v: rss %d MiB, %d ops", p.Elapsed.Round(time.Second), rssAfter>>10, p.Ops)
+					benchLog("serving again at %v: rss %d MiB, %d ops", p.Elapsed.Round(time.Second), rssAfter>>10, p.Ops)
 				}
 				aliveMin = min(aliveMin, p.SessionsAlive)
 			},
 		})
 		if err != nil {
 			b.Fatalf("Run: %v", err)
+		}
+		if !restarted {
+			b.Fatalf("the server was never restarted")
 		}
 		<-restartDone
 		if restartErr != nil {

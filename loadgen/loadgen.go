@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/zkherd/zkherd/faults"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
@@ -75,6 +76,10 @@ type Options struct {
 	// Logf receives notices (for example how connections are spread).
 	// Defaults to discarding them.
 	Logf func(format string, args ...any)
+	// Ensemble is the local ensemble started for the run, which the
+	// scenario's server faults (kill-leader, kill-member, pause-member)
+	// act on; nil when the run targets existing servers.
+	Ensemble faults.Ensemble
 }
 
 // Result is what a run measured and checked.
@@ -117,6 +122,12 @@ type Result struct {
 	// Events are what happened during the run, in time order: check
 	// violations (the first few of each kind) and, later, faults.
 	Events []Event
+	// Faults is what the scenario's faults did and what they cost (nil
+	// without faults).
+	Faults *faults.Summary
+	// Fencing is what the locks' guarded resources saw (lock and election
+	// runs).
+	Fencing *Fencing
 }
 
 // Event kinds.
@@ -192,10 +203,11 @@ type Progress struct {
 	RunID  string
 	// State is "ramping up", "running", "stopping" or "done".
 	State string
-	// Elapsed is the time since the first session was opened; Duration
-	// the planned length of the operations window (0 when bounded by
+	// Elapsed is the time since the first session was opened; Window the
+	// time since operations began (0 during a stampede's ramp-up);
+	// Duration the planned length of the window (0 when bounded by
 	// operations).
-	Elapsed, Duration time.Duration
+	Elapsed, Window, Duration time.Duration
 	// Clients is how many clients the run has, SessionsAlive how many
 	// sessions are open.
 	Clients, SessionsAlive int

@@ -50,6 +50,10 @@ type sessionParams struct {
 	recvBuf        int
 	sourceAddrs    int
 	connectTimeout time.Duration
+	// serverUp reports whether the server answers another, established
+	// session: then connections it cuts at once are refused on purpose
+	// (maxClientCnxns), not cut by a server that is starting or down.
+	serverUp func() bool
 }
 
 // loopbackServers reports whether every server is a literal IPv4 loopback
@@ -177,12 +181,16 @@ loop:
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			began := time.Now()
 			s, err := p.open(ctx, c)
 			if err != nil {
 				if ctx.Err() == nil {
 					cancel(p.explainOpenErr(err, c.idx, opened.Load(), len(clients)))
 				}
 				return
+			}
+			if c.shard != nil {
+				c.shard.Record(metrics.Connect, time.Since(began))
 			}
 			c.sess.Store(s)
 			opened.Add(1)
@@ -200,6 +208,10 @@ loop:
 // needs: a server that limits connections per address is named as such.
 func (p *sessionParams) explainOpenErr(err error, idx int, opened int64, total int) error {
 	servers := strings.Join(p.servers, ",")
+	if errors.Is(err, errEarlyClose) && (p.serverUp == nil || !p.serverUp()) {
+		return fmt.Errorf("%w: session %d of %d (after %d opened): %s closed new connections right after they were opened and does not answer the run's own session either: is it starting, overloaded or down?",
+			ErrSessions, idx+1, total, opened, servers)
+	}
 	if errors.Is(err, errEarlyClose) {
 		from := "one client address"
 		if p.sourceAddrs > 1 {

@@ -72,6 +72,8 @@ type runner struct {
 	admin    *recipes.Session
 	adminLog lastLine
 
+	fx *faultRun // faults and fencing (faults.go); nil when neither applies
+
 	throughput []float64 // ops per second per interval; the ticker's
 
 	// The server counters at the window's start and the latest poll, for
@@ -135,6 +137,9 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 		return nil, err
 	}
 	r.work = work
+	if err := r.prepareFaults(); err != nil {
+		return nil, err
+	}
 	r.params = sessionParams{
 		servers:        opts.Servers,
 		opts:           opts.SessionOptions,
@@ -180,6 +185,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	}
 	r.admin = admin
 	defer admin.Close()
+	r.params.serverUp = func() bool { return admin.State() == recipes.StateConnected }
 
 	info, _ := json.Marshal(map[string]any{
 		"scenario": r.run.Name, "recipe": r.run.Recipe, "clients": r.run.Clients,
@@ -210,6 +216,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	if err := r.work.prepare(runCtx, admin.Conn()); err != nil {
 		return nil, err
 	}
+	if err := r.startNetwork(runCtx); err != nil {
+		return nil, err
+	}
+	defer r.closeNetwork()
 
 	r.start = time.Now()
 	r.rec, err = metrics.NewRecorder(r.start, metrics.WithPhases(r.work.extraPhases()...))
@@ -277,6 +287,9 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 			}()
 		}
 	}
+	if err := r.startFaults(); err != nil && rampErr == nil {
+		rampErr = err
+	}
 	loopsDone := make(chan struct{})
 	go func() {
 		loops.Wait()
@@ -309,6 +322,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		}
 		r.stop()
 	}
+	r.stopFaults()
 	after := r.snapshot(context.WithoutCancel(ctx))
 
 	// Let holders release and waiters give up; closing the sessions ends
@@ -339,6 +353,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		r.checkLeftovers(fin, admin.Conn(), res)
 	}
 	r.closeSessions()
+	r.faultResult(res)
 	r.account(res, before, after)
 	res.Metrics = r.rec.Finish(time.Now())
 	r.progress("done", res.Metrics.Intervals)
@@ -495,6 +510,18 @@ func (r *runner) closeSessions() {
 func (r *runner) openWindow(at time.Time) {
 	r.windowStart.Store(at.UnixNano())
 	close(r.windowOpen)
+}
+
+// windowElapsed is the time since the window opened, up to its stop.
+func (r *runner) windowElapsed() time.Duration {
+	ws := r.windowStartTime()
+	switch {
+	case ws.IsZero():
+		return 0
+	case r.stopping():
+		return r.stopAt.Sub(ws)
+	}
+	return time.Since(ws)
 }
 
 func (r *runner) windowStartTime() time.Time {
@@ -855,6 +882,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 		State:         state,
 		Elapsed:       time.Since(r.start),
 		Duration:      r.run.Duration,
+		Window:        r.windowElapsed(),
 		Clients:       r.run.Clients,
 		SessionsAlive: int(r.alive.Load()),
 		Ops:           r.ops.Load(),
