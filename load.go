@@ -271,6 +271,9 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		}
 	}
 	server := cs.String()
+	if n := len(plan.spec.Faults); n > 0 {
+		fmt.Fprintf(stderr, "note: %s schedules %d fault(s); this version of zkherd load does not inject them yet, the run goes on without them\n", plan.title, n)
+	}
 
 	opts := loadgen.Options{
 		Servers:        cs.Servers,
