@@ -92,11 +92,14 @@ func (l *Lock) Lost() <-chan struct{} { return l.core.lostCh() }
 // Unlock, and an error wrapping ErrLost once ownership was lost.
 func (l *Lock) Err() error { return l.core.err() }
 
-// FencingToken is the creation zxid of the node held (0 when not held).
-// Zxids grow with every write to the ensemble, so successive holders of the
-// lock get strictly increasing tokens; a resource that remembers the
-// highest token seen can reject a holder that lost the lock without
-// knowing.
+// FencingToken identifies the current grant (0 when not held): the zxid
+// of the lock directory's latest child change seen by the listing that
+// granted the lock (its pzxid), which is at least our node's creation zxid.
+// The next holder's granting listing comes after our node's deletion, a
+// later child change, so successive holders get strictly increasing
+// tokens; a resource that remembers the highest token seen can reject a
+// holder that lost the lock without knowing. (Using the pzxid rather than
+// the node's own creation zxid saves a request per acquisition.)
 func (l *Lock) FencingToken() uint64 { return l.core.token() }
 
 // Node is the full path of the node held, "" when not held.
@@ -124,10 +127,10 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	if err != nil {
 		return acquired{}, err // createWithPrefix cleans up after itself
 	}
-	own, err := c.watchOwn(ctx, node, tr)
-	if err != nil {
-		return acquired{}, c.abandon(ctx, node, tr, err)
-	}
+	// No watch on our own node while waiting: its deletion by someone else
+	// shows in the listing that follows every wake-up, and the grant's
+	// monitor watches it once held (see lockCore.monitor).
+	own := acquired{node: node}
 	ours := baseName(node)
 	var pred string
 	if seq, _ := parseSeq(ours); hint.tail != "" && hint.tailSeq+1 == seq {
@@ -135,10 +138,13 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	}
 	for {
 		if pred == "" {
-			var children []string
+			var (
+				children []string
+				stat     *zk.Stat
+			)
 			err := retryConn(ctx, c.s, func() (err error) {
 				start := time.Now()
-				children, _, err = c.s.Conn().Children(c.path)
+				children, stat, err = c.s.Conn().Children(c.path)
 				tr.request(OpGetChildren, start, err)
 				return err
 			})
@@ -152,6 +158,7 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 			if p == "" {
 				l.hint = listingHint{tail: tail}
 				l.hint.tailSeq, _ = parseSeq(tail)
+				own.token = stat.Pzxid
 				return own, nil
 			}
 			pred = p
@@ -196,7 +203,10 @@ func predecessorOf(children []string, ours string) (found bool, pred string) {
 }
 
 // scanListing is predecessorOf that also returns the recognised node with
-// the highest sequence of all but ours (the queue's tail).
+// the highest sequence of all but ours (the queue's tail). It reads every
+// name's sequence suffix but parses in full only the names that would
+// improve an answer: in the server's unordered listing that is a handful,
+// which matters when thousands of children are scanned on each hand-off.
 func scanListing(children []string, ours string) (found bool, pred, tail string) {
 	ourSeq, ok := parseSeq(ours)
 	if !ok {
@@ -204,19 +214,26 @@ func scanListing(children []string, ours string) (found bool, pred, tail string)
 	}
 	best, last := int64(-1), int64(-1)
 	for _, name := range children {
-		if name == ours {
+		seq, ok := parseSeq(name)
+		if !ok {
+			continue
+		}
+		if seq == ourSeq && name == ours {
 			found = true
 			continue
 		}
-		n, ok := ParseNode(name)
-		if !ok || n.Seq < 0 {
+		improves := seq > last || (seq < ourSeq && seq > best)
+		if !improves {
 			continue
 		}
-		if n.Seq > last {
-			last, tail = n.Seq, name
+		if n, ok := ParseNode(name); !ok || n.Seq < 0 {
+			continue
 		}
-		if n.Seq < ourSeq && n.Seq > best {
-			best, pred = n.Seq, name
+		if seq > last {
+			last, tail = seq, name
+		}
+		if seq < ourSeq && seq > best {
+			best, pred = seq, name
 		}
 	}
 	return found, pred, tail
@@ -357,9 +374,13 @@ func (tr *tracer) woken(at time.Time) {
 
 // acquired is what a lock algorithm hands to the shared core.
 type acquired struct {
-	node  string
-	czxid int64
-	own   <-chan zk.Event // watch on our own node; nil once it fired
+	node string
+	// token is the fencing token: the node's creation zxid, or the pzxid
+	// of the listing that granted the lock (see Lock.FencingToken).
+	token int64
+	// own is a watch on our own node; nil when the acquisition set none
+	// (the grant's monitor then sets it) or once it fired.
+	own <-chan zk.Event
 }
 
 // lockCore is what the three locks share: re-entrancy, serialisation, the
@@ -387,14 +408,27 @@ type grant struct {
 	node  string
 	token uint64
 	own   <-chan zk.Event
-	// lost is closed by the monitor goroutine, once, when the grant ends.
+	// lost is closed once, when the grant ends: by the monitor goroutine,
+	// or by Unlock when the monitor never started.
 	lost chan struct{}
 	// stop tells the monitor the grant was released; releasing tells it
 	// that a deletion of our node is (probably) ours.
 	stop      chan struct{}
 	releasing atomic.Bool
-	reason    error // why lost; written by the monitor before closing lost
+	reason    error // why lost; written before lost is closed
+	// start runs the monitor after monitorDelay; an Unlock that stops it
+	// first closes lost itself.
+	start *time.Timer
+	drops int64 // the session's Suspensions at the grant
 }
+
+// monitorDelay is how long a grant lives before its monitor starts. Most
+// critical sections under a busy lock are shorter, and then no goroutine,
+// watch or notification is spent on them; a longer one is watched from
+// then on. Loss within the delay is still caught: the monitor checks the
+// session, the drops since the grant and the node's existence when it
+// starts, and an Unlock before it checks the session.
+const monitorDelay = 10 * time.Millisecond
 
 // errDeletedByOther is part of a grant's reason when its node was deleted
 // by another client.
@@ -469,6 +503,10 @@ func (c *lockCore) lock(ctx context.Context, try bool) error {
 			return fmt.Errorf("recipes: lock %s: %w", c.path, g.reason)
 		default:
 		}
+		if err := c.s.alive(); err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("recipes: lock %s: %w: %w", c.path, ErrLost, err)
+		}
 		c.count++
 		c.mu.Unlock()
 		return nil
@@ -485,15 +523,16 @@ func (c *lockCore) lock(ctx context.Context, try bool) error {
 	if err == nil {
 		g := &grant{
 			node:  a.node,
-			token: uint64(a.czxid),
+			token: uint64(a.token),
 			own:   a.own,
 			lost:  make(chan struct{}),
 			stop:  make(chan struct{}),
+			drops: c.s.Suspensions(),
 		}
 		c.mu.Lock()
 		c.g, c.count = g, 1
 		c.mu.Unlock()
-		go c.monitor(g)
+		g.start = time.AfterFunc(monitorDelay, func() { c.monitor(g) })
 		stats.Granted, stats.Token = time.Now(), g.token
 	}
 	if t := c.cfg.trace; t != nil && t.Acquired != nil {
@@ -541,8 +580,17 @@ func (c *lockCore) unlock(ctx context.Context) error {
 		g.releasing.Store(false)
 		return fmt.Errorf("recipes: unlock %s: still held: %w", c.path, err)
 	}
-	close(g.stop)
-	<-g.lost // the monitor ends promptly once stop is closed
+	if g.start.Stop() {
+		// Released before the monitor started: this goroutine is the one
+		// that closes lost.
+		if err := c.s.alive(); err != nil {
+			g.reason = fmt.Errorf("%w: %w", ErrLost, err)
+		}
+		close(g.lost)
+	} else {
+		close(g.stop)
+		<-g.lost // the monitor ends promptly once stop is closed
+	}
 	c.mu.Lock()
 	c.g, c.last, c.count = nil, g, 0
 	c.mu.Unlock()
@@ -569,8 +617,8 @@ func (c *lockCore) deleteOwn(ctx context.Context, node string, tr *tracer) error
 	return err
 }
 
-// monitor watches one grant and closes its lost channel, exactly once,
-// when the grant ends.
+// monitor watches one grant and closes its lost channel when the grant
+// ends; once started, it is the only goroutine that closes it.
 func (c *lockCore) monitor(g *grant) {
 	defer close(g.lost)
 	var (
@@ -582,7 +630,31 @@ func (c *lockCore) monitor(g *grant) {
 			timer.Stop()
 		}
 	}()
-	drops := c.s.Suspensions()
+	drops := g.drops
+	// Watch our own node unless the acquisition already does. Here rather
+	// than on the hand-off path, and not at all when the lock is released
+	// before this goroutine gets to it (a zero hold time needs no watch).
+	// getData, not exists: on a missing node it leaves no watch behind.
+	armed := g.own != nil
+	arm := func() (ended bool) {
+		if armed || g.releasing.Load() {
+			return false
+		}
+		_, _, ch, err := c.s.Conn().GetW(g.node)
+		switch {
+		case err == nil:
+			g.own, armed = ch, true
+		case errors.Is(err, zk.ErrNoNode):
+			if !g.releasing.Load() {
+				g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
+			}
+			return true // otherwise our own Unlock deleted it: released
+		}
+		return false // connection trouble: again once connected
+	}
+	if arm() {
+		return
+	}
 	for {
 		changed, st := c.s.Changed()
 		if c.cfg.lostAfter <= 0 && c.s.Suspensions() != drops {
@@ -608,6 +680,9 @@ func (c *lockCore) monitor(g *grant) {
 				timer.Stop()
 				timer, timeout = nil, nil
 			}
+			if arm() {
+				return
+			}
 		}
 		select {
 		case <-g.stop:
@@ -627,8 +702,9 @@ func (c *lockCore) monitor(g *grant) {
 				return
 			case ok && ev.Type != zk.EventNotWatching:
 				// Data changed under us: keep watching.
-				if exists, _, ch, err := c.s.Conn().ExistsW(g.node); err == nil && exists {
-					g.own = ch
+				armed = false
+				if arm() {
+					return
 				}
 			}
 			// Not watching: the session ended or was closed; the state
@@ -658,7 +734,7 @@ func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acqui
 	if !exists {
 		return acquired{}, c.ownGone(node)
 	}
-	return acquired{node: node, czxid: stat.Czxid, own: ch}, nil
+	return acquired{node: node, token: stat.Czxid, own: ch}, nil
 }
 
 // waitWake waits for the watch ch to fire, also noticing our own node's

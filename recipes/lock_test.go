@@ -391,7 +391,7 @@ func TestLockCreateConnectionLoss(t *testing.T) {
 		s       *Session
 		l       *Lock
 		creates atomic.Int32
-		watches atomic.Int32
+		waiting atomic.Bool
 		cut     <-chan struct{}
 	}
 	cs := make([]*contender, contenders)
@@ -401,14 +401,14 @@ func TestLockCreateConnectionLoss(t *testing.T) {
 		p := newProxy(t, servers[0])
 		c.s = newTestSession(t, []string{p.Addr()})
 		c.cut = p.CutAfter(faultproxy.OpCreate, 1)
-		c.l = NewLock(c.s, path, WithTrace(&LockTrace{Request: func(op Op, _ time.Duration, _ error) {
-			switch op {
-			case OpCreate:
-				c.creates.Add(1)
-			case OpWatch:
-				c.watches.Add(1)
-			}
-		}}))
+		c.l = NewLock(c.s, path, WithTrace(&LockTrace{
+			Request: func(op Op, _ time.Duration, _ error) {
+				if op == OpCreate {
+					c.creates.Add(1)
+				}
+			},
+			Waiting: func(time.Time) { c.waiting.Store(true) },
+		}))
 		cs[i] = c
 		go func() {
 			if err := c.l.Lock(ctx); err != nil {
@@ -420,8 +420,7 @@ func TestLockCreateConnectionLoss(t *testing.T) {
 	}
 	for i, c := range cs {
 		<-c.cut
-		// Waiting: own node watched, then the predecessor.
-		waitFor(t, 20*time.Second, fmt.Sprintf("contender %d to wait", i), func() bool { return c.watches.Load() >= 2 })
+		waitFor(t, 20*time.Second, fmt.Sprintf("contender %d to wait", i), func() bool { return c.waiting.Load() })
 	}
 	owners := map[int64]int{}
 	for _, name := range children(t, direct, path) {
