@@ -51,6 +51,9 @@ type InspectOptions struct {
 	// Input and Output default to the terminal (stdin/stdout).
 	Input  io.Reader
 	Output io.Writer
+
+	// size fixes the window size (tests, where Output is no terminal).
+	size [2]int
 }
 
 // RunInspect runs `zkherd inspect`: it connects (failing fast, before the
@@ -84,7 +87,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	}
 	order := []viewID{viewTree, viewLocks, viewQueues, viewSessions, viewServers}
 	m := newModel(ctx, common.New(80, 24), in, order, f, title)
-	_, err = run(ctx, m, opts.NoColor, opts.Input, opts.Output)
+	_, err = run(ctx, m, opts.NoColor, opts.Input, opts.Output, opts.size)
 	if err != nil && ctx.Err() != nil {
 		return nil // ended by the caller
 	}
@@ -108,6 +111,9 @@ type LoadOptions struct {
 	// Input and Output default to the terminal (stdin/stdout).
 	Input  io.Reader
 	Output io.Writer
+
+	// size fixes the window size (tests, where Output is no terminal).
+	size [2]int
 }
 
 // RunLoad shows the load dashboard, drawing the latest snapshot received
@@ -169,7 +175,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 	}
 	m := newModel(ctx, common.New(80, 24), treeSrc, order, f, title)
 	m.exitWhenDone = opts.ExitWhenDone
-	final, err := run(ctx, m, opts.NoColor, opts.Input, opts.Output)
+	final, err := run(ctx, m, opts.NoColor, opts.Input, opts.Output, opts.size)
 	switch {
 	case ctx.Err() != nil:
 		return ctx.Err()
@@ -183,7 +189,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 
 // run runs the program with the colour profile the environment and
 // noColor allow, and returns the final model.
-func run(ctx context.Context, m Model, noColor bool, input io.Reader, output io.Writer) (Model, error) {
+func run(ctx context.Context, m Model, noColor bool, input io.Reader, output io.Writer, size [2]int) (Model, error) {
 	if output == nil {
 		output = os.Stdout
 	}
@@ -194,6 +200,9 @@ func run(ctx context.Context, m Model, noColor bool, input io.Reader, output io.
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithColorProfile(profile), tea.WithOutput(output)}
 	if input != nil {
 		opts = append(opts, tea.WithInput(input))
+	}
+	if size[0] > 0 && size[1] > 0 {
+		opts = append(opts, tea.WithWindowSize(size[0], size[1]))
 	}
 	final, err := tea.NewProgram(m, opts...).Run()
 	fm, _ := final.(Model)
