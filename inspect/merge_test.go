@@ -116,3 +116,57 @@ func TestMergeWithoutFourLetterWords(t *testing.T) {
 		t.Errorf("member = %+v, want up, standalone (from srvr)", got)
 	}
 }
+
+// TestCapabilities: the probe's refusals become capabilities naming the
+// config line that enables them, and a notice says so.
+func TestCapabilities(t *testing.T) {
+	refused := func(cmd fourlw.Command) error {
+		return &fourlw.ErrNotWhitelisted{Cmd: string(cmd), Addr: "127.0.0.1:1"}
+	}
+	st := status(t, "127.0.0.1:1", "standalone")
+	st.Caps = &fourlw.MemberCapabilities{Member: st.Member, Reachable: true, Commands: []fourlw.Capability{
+		{Command: fourlw.CmdSrvr, FourLW: true},
+		{Command: fourlw.CmdCons, Err: refused(fourlw.CmdCons)},
+		{Command: fourlw.CmdWchp, Err: refused(fourlw.CmdWchp), Admin: true},
+	}}
+	caps := fromStatus(st).Caps
+	want := []Capability{
+		{Member: "127.0.0.1:1", Command: "srvr", Available: true},
+		{Member: "127.0.0.1:1", Command: "cons", Enable: fourlw.ConfigLine},
+		{Member: "127.0.0.1:1", Command: "wchp", Available: true}, // through the AdminServer
+	}
+	if len(caps) != len(want) {
+		t.Fatalf("caps = %+v, want %+v", caps, want)
+	}
+	for i := range want {
+		if caps[i] != want[i] {
+			t.Errorf("cap %d = %+v, want %+v", i, caps[i], want[i])
+		}
+	}
+	if got := missingCaps(caps); got != "unavailable: [cons]; enable with: 4lw.commands.whitelist=* (see Servers)" {
+		t.Errorf("notice = %q", got)
+	}
+	if got := missingCaps(want[:1]); got != "" {
+		t.Errorf("notice with nothing missing = %q", got)
+	}
+}
+
+func TestMemberStates(t *testing.T) {
+	tests := []struct {
+		name string
+		st   fourlw.MemberStatus
+		err  string
+	}{
+		{"not polled yet", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}}, "not polled yet"},
+		{"refused", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}, Polled: true, Err: errors.New("dial tcp: connection refused")}, "dial tcp: connection refused"},
+		{"no quorum", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}, Polled: true, Err: fourlw.ErrNotServing}, "not serving requests (no quorum?)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := memberFrom(fromStatus(tt.st))
+			if m.Up || m.Err != tt.err {
+				t.Errorf("member = up %v, err %q; want down with %q", m.Up, m.Err, tt.err)
+			}
+		})
+	}
+}

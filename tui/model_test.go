@@ -172,3 +172,44 @@ func TestSnapshotsShrink(t *testing.T) {
 		}
 	}
 }
+
+// TestConfirm: y runs the confirmed command, n and esc cancel it, other
+// keys wait.
+func TestConfirm(t *testing.T) {
+	type ran struct{}
+	tests := []struct {
+		keys []string
+		ran  bool
+	}{
+		{[]string{"y"}, true},
+		{[]string{"x", "y"}, true},
+		{[]string{"n"}, false},
+		{[]string{"esc"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.keys, ","), func(t *testing.T) {
+			var tm tea.Model = screen(t, 80, 24, inspectViews, common.ConfirmMsg{Prompt: "delete /x? y/N", Yes: func() tea.Msg { return ran{} }})
+			var cmd tea.Cmd
+			for _, k := range tt.keys {
+				tm, cmd = tm.Update(tuitest.Key(k))
+			}
+			m := tm.(Model)
+			if m.confirm != nil {
+				t.Fatal("still asking after the answer")
+			}
+			if !tt.ran {
+				// Cancelled: the command is the notice's timer, not ours.
+				if m.notice != "cancelled" {
+					t.Errorf("notice %q, want cancelled", m.notice)
+				}
+				return
+			}
+			if cmd == nil {
+				t.Fatal("no command after y")
+			}
+			if _, ok := cmd().(ran); !ok {
+				t.Error("y did not run the confirmed command")
+			}
+		})
+	}
+}

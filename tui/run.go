@@ -35,6 +35,10 @@ type InspectOptions struct {
 	// ConnectString is "host:port[,host:port...][/chroot]"; every member
 	// listed is polled with four-letter words.
 	ConnectString string
+	// AdminURLs optionally maps a member's client address ("127.0.0.1:2181")
+	// to its AdminServer ("http://127.0.0.1:8080/commands"), asked when a
+	// four-letter word is not whitelisted (ensemble.Member.AdminURL).
+	AdminURLs map[string]string
 	// SessionTimeout defaults to recipes.DefaultSessionTimeout.
 	SessionTimeout time.Duration
 	// Auth is digest credentials "user:password", never shown.
@@ -67,7 +71,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	in, err := inspect.Open(cctx, inspect.Options{
-		Servers: cs.Servers, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
+		Servers: cs.Servers, AdminURLs: opts.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
 		Auth: opts.Auth, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
 	})
 	cancel()
@@ -157,7 +161,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		}
 		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 		src, err = inspect.Open(cctx, inspect.Options{
-			Servers: cs.Servers, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
+			Servers: cs.Servers, AdminURLs: opts.Inspect.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
 			Auth: opts.Inspect.Auth, PollInterval: opts.Inspect.PollInterval,
 		})
 		cancel()
