@@ -613,8 +613,8 @@ func (m Model) summary() string {
 	if m.snap != nil {
 		c := &m.snap.Cluster
 		parts = append(parts, fmt.Sprintf("%d/%d members up", c.UpMembers(), len(c.Members)),
-			fmt.Sprintf("%s sessions", common.Count(int64(len(c.Sessions)))),
-			fmt.Sprintf("%d locks", len(m.snap.Locks)),
+			common.Plural(len(c.Sessions), "session", "sessions"),
+			common.Plural(len(m.snap.Locks), "lock", "locks"),
 			"polled "+c.At.Format("15:04:05"))
 	}
 	if f := m.filters[m.current()]; f != "" {
