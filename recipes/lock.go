@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
 )
 
 // Locker is what the fair Lock, HerdLock and HerdChildrenLock share; the
@@ -50,7 +51,9 @@ var (
 // it and is excluded by it.
 type Lock struct {
 	core lockCore
-	hint listingHint // guarded by core.sem
+	// Guarded by core.sem; see Lock.acquire.
+	hint    listingHint
+	granted string // the node of the last grant, which names the next
 }
 
 // NewLock returns a fair lock on path (an absolute znode path, used as the
@@ -111,18 +114,28 @@ func (l *Lock) Path() string { return l.core.path }
 // acquire is the fair lock's algorithm (recipes.md): protected create,
 // list, and wait on the predecessor only.
 //
-// One refinement saves the listing that usually follows the create. The
-// listing that granted this value the lock last time saw the queue behind
-// it, ending with tail. If our new node's sequence is tail's plus one and
-// tail still exists, no node can sit between the two, so tail is our
-// predecessor: watch it at once (the watch request proves it exists). If
-// not, list as usual. The wake-up is always followed by a listing, so the
-// grant itself never rests on the hint.
+// One refinement saves the listing that usually follows the create: a
+// node we can name whose sequence is ours minus one is our predecessor if
+// it exists (no sequence lies between), and the watch request that follows
+// proves it exists; if it does not, we list as usual. The wake-up is always
+// followed by a listing, so the grant itself never rests on a guess. Two
+// names are known. The listing that granted this value the lock last time
+// ended with tail, the last node queued then. And the node created since
+// by the holder before us, whose deletion woke us, is predictable when that
+// holder is a zkherd Lock: after a grant, a Lock names its next node with a
+// UUID derived from the name of the node it was granted with (guidAfter),
+// which is the node we watched. In a busy queue one of the two is almost
+// always our predecessor.
 func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
 	c := &l.core
 	hint := l.hint
 	l.hint = listingHint{}
-	prefix := newProtectedPrefix(PrefixLock)
+	guid := uuid.NewString()
+	if l.granted != "" && !try {
+		guid = guidAfter(l.granted)
+	}
+	l.granted = "" // one use: a retry after a failure takes a random one
+	prefix := ProtectedPrefix + guid + "-" + PrefixLock
 	node, err := createWithPrefix(ctx, c.s, c.path, prefix, c.cfg.data, zk.FlagEphemeralSequential, tr)
 	if err != nil {
 		return acquired{}, err // createWithPrefix cleans up after itself
@@ -132,9 +145,16 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	// monitor watches it once held (see lockCore.monitor).
 	own := acquired{node: node}
 	ours := baseName(node)
-	var pred string
-	if seq, _ := parseSeq(ours); hint.tail != "" && hint.tailSeq+1 == seq {
-		pred = hint.tail
+	var pred, watched string
+	if seq, _ := parseSeq(ours); !try && hint.tail != "" {
+		switch seq {
+		case hint.tailSeq + 1:
+			pred = hint.tail
+		case hint.tailSeq + 2:
+			if hint.woke != "" {
+				pred = fmt.Sprintf("%s%s-%s%0*d", ProtectedPrefix, guidAfter(hint.woke), PrefixLock, SeqDigits, seq-1)
+			}
+		}
 	}
 	for {
 		if pred == "" {
@@ -156,8 +176,9 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 				return acquired{}, c.ownGone(node)
 			}
 			if p == "" {
-				l.hint = listingHint{tail: tail}
+				l.hint = listingHint{tail: tail, woke: watched}
 				l.hint.tailSeq, _ = parseSeq(tail)
+				l.granted = ours
 				own.token = stat.Pzxid
 				return own, nil
 			}
@@ -169,7 +190,7 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 		start := time.Now()
 		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, pred))
 		tr.request(OpWatch, start, err)
-		pred = ""
+		watched, pred = pred, ""
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			continue // gone before the watch was set: look again
@@ -187,11 +208,20 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	}
 }
 
-// listingHint is the last node queued in the listing that granted the
-// lock (see Lock.acquire).
+// listingHint is what Lock.acquire learnt when the lock was last granted:
+// the last node queued in the granting listing, and the predecessor whose
+// deletion woke it ("" if it did not wait).
 type listingHint struct {
 	tail    string
 	tailSeq int64
+	woke    string
+}
+
+// guidAfter derives the UUID a Lock uses for its next node from the name of
+// the node it was just granted with (a name-based UUID, version 5), so that
+// its successor in the queue can name that next node.
+func guidAfter(granted string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(granted)).String()
 }
 
 // predecessorOf finds our node among a listing and the recognised node with
