@@ -49,11 +49,19 @@ func TestLockContention(t *testing.T) {
 	sessions := newSessions(t, contenders, servers)
 	ctx := testCtx(t, 90*time.Second)
 
-	var log grantLog
+	var (
+		log   grantLog
+		lists atomic.Int64
+	)
+	trace := &LockTrace{Request: func(op Op, _ time.Duration, _ error) {
+		if op == OpGetChildren {
+			lists.Add(1)
+		}
+	}}
 	errs := make(chan result, contenders)
 	for i, s := range sessions {
 		go func() {
-			l := NewLock(s, path)
+			l := NewLock(s, path, WithTrace(trace))
 			for range rounds {
 				if err := l.Lock(ctx); err != nil {
 					errs <- result{i, fmt.Errorf("Lock: %w", err)}
@@ -95,6 +103,13 @@ func TestLockContention(t *testing.T) {
 	}
 	if left := children(t, sessions[0], path); len(left) != 0 {
 		t.Errorf("nodes left under %s: %q", path, left)
+	}
+	// Each grant needs the listing after its wake-up; the listing after the
+	// create is saved when the predecessor can be named (Lock.acquire).
+	perAcq := float64(lists.Load()) / float64(contenders*rounds)
+	t.Logf("%.2f listings per acquisition", perAcq)
+	if perAcq > 1.6 {
+		t.Errorf("%.2f listings per acquisition, want about 1 (the enqueue listing is usually skipped)", perAcq)
 	}
 }
 
