@@ -23,6 +23,7 @@ func runWithTUI(ctx context.Context, plan *loadPlan, opts loadgen.Options, serve
 	feed := newDashboardFeed(plan, server)
 	updates := make(chan loadview.Snapshot, 64)
 	opts.Progress = func(p loadgen.Progress) { updates <- feed.progress(p) }
+	opts.ProgressPhases = true
 	opts.Logf = func(format string, args ...any) { feed.notice(fmt.Sprintf(format, args...)) }
 
 	var (

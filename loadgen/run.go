@@ -320,9 +320,11 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 				rampErr = context.Cause(runCtx)
 			}
 		}
+		// Undo the faults (restart killed members...) before the clients
+		// stop, so that they stop on a healthy ensemble.
+		r.stopFaults()
 		r.stop()
 	}
-	r.stopFaults()
 	after := r.snapshot(context.WithoutCancel(ctx))
 
 	// Let holders release and waiters give up; closing the sessions ends
@@ -780,6 +782,11 @@ func (r *runner) release(s *recipes.Session, unlock func(context.Context) error)
 	defer cancel()
 	for {
 		err := unlock(ctx)
+		if err != nil && ctx.Err() != nil && s.Err() == nil {
+			// Maybe still held: ending the session removes the node,
+			// which would otherwise block every other client.
+			s.Close()
+		}
 		if err == nil || errors.Is(err, recipes.ErrNotHeld) || ctx.Err() != nil {
 			return err
 		}
@@ -846,7 +853,7 @@ func (r *runner) addCounters(lastWake, lastReq *int64) {
 // watchdog ends the run when the servers have been unreachable for a whole
 // session timeout: every session is then gone on their side.
 func (r *runner) watchdog() {
-	if d := r.admin.SuspendedFor(); d >= r.run.SessionTimeout && !r.stopping() {
+	if d := r.admin.SuspendedFor(); d >= r.run.SessionTimeout && !r.stopping() && !r.serverFaultsOn() {
 		last := r.adminLog.String()
 		if last == "" {
 			last = "no answer"
