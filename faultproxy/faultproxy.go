@@ -80,6 +80,9 @@ type Request struct {
 	Op   int32 // opcode, or OpConnect for the first packet
 	Xid  int32 // 0 for OpConnect
 	Len  int   // packet length without the 4-byte prefix
+	// Session is the session the connection carries, 0 before the
+	// handshake's reply.
+	Session int64
 }
 
 // Proxy forwards connections from Addr to one ZooKeeper server.
@@ -379,7 +382,7 @@ func (l *link) readClient(out chan<- frame) {
 			l.clientGone()
 			return
 		}
-		req := Request{Conn: l.id, Op: OpConnect, Len: len(buf) - 4}
+		req := Request{Conn: l.id, Op: OpConnect, Len: len(buf) - 4, Session: l.session.Load()}
 		if !first && len(buf) >= 12 {
 			req.Xid = int32(binary.BigEndian.Uint32(buf[4:8]))
 			req.Op = int32(binary.BigEndian.Uint32(buf[8:12]))

@@ -88,6 +88,10 @@ type Options struct {
 	Network *Network
 	// Clients is required by expire-holder; it also gives the measures.
 	Clients Clients
+	// Grants says that the run's clients are granted locks or elections
+	// and Granted is called for each grant: only then are the times until
+	// the next grant measured.
+	Grants bool
 	// OnEvent receives every event as it happens, from the executor's
 	// goroutines (and the proxies', for cuts on a request); it must not
 	// block for long.
@@ -448,7 +452,7 @@ func (x *Executor) kill(ctx context.Context, f scenarios.Fault) {
 		}
 	}
 	var back *waiter
-	if f.Kind == scenarios.KillLeader {
+	if f.Kind == scenarios.KillLeader && x.opts.Grants {
 		back = x.await(&Measure{Fault: f.Kind, At: time.Now(), What: HolderBack, Subject: "any lock or election"}, -1)
 	}
 	if err := ens.Kill(id); err != nil {

@@ -162,6 +162,7 @@ func TestExpireHolder(t *testing.T) {
 		SessionTimeout: sessionTimeout,
 		Network:        n,
 		Clients:        h,
+		Grants:         true,
 		OnEvent:        ev.add,
 	})
 	if err != nil {

@@ -21,8 +21,9 @@ type Network struct {
 	servers []string
 	proxies []*faultproxy.Proxy
 
-	mu    sync.Mutex // serializes changes to armed
-	armed atomic.Pointer[[]*armedCut]
+	mu      sync.Mutex // serializes changes to armed
+	armed   atomic.Pointer[[]*armedCut]
+	lastCut [2]atomic.Int64 // the session last cut on a delete [0] and a create [1]
 }
 
 // NewNetwork starts a proxy in front of each server ("host:port"), in
@@ -138,11 +139,17 @@ func (n *Network) lookup(id int64) (s faultproxy.Session, member int, ok bool) {
 // reconnect (go-zookeeper waits up to a second between rounds of servers).
 const reconnectWait = 2 * time.Second
 
+// expireMargin is how long after the client noticed its connection drop
+// (it tried to reconnect) Expire ends the session: time for the client's
+// goroutines to act on the drop. A server expires a silent session a third
+// of the session timeout after its client noticed, at the earliest.
+const expireMargin = 100 * time.Millisecond
+
 // Expire ends session id on the servers now. It cuts the session's
 // connection and holds back its reconnection until the client has tried
 // (or reconnectWait passed), so the client has seen its connection drop
-// before the session ends, as happens to a partitioned client whose
-// session times out; then it closes the session as that client (through
+// before the session ends (and expireMargin more), as happens to a
+// partitioned client whose session times out; then it closes the session as that client (through
 // the member the session was on, or another one that answers) and lets the
 // reconnection through, which the server answers with "session expired".
 // cut is when the client's connection was cut.
@@ -187,6 +194,12 @@ func (n *Network) Expire(ctx context.Context, id int64) (cut time.Time, err erro
 	defer t.Stop()
 	select {
 	case <-arrived:
+		t.Reset(expireMargin)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return cut, ctx.Err()
+		}
 	case <-t.C:
 	case <-ctx.Done():
 		return cut, ctx.Err()
@@ -222,6 +235,10 @@ type armedCut struct {
 	op    int32
 	fired atomic.Bool
 	onCut func(member, conn int)
+	// spare is the session cut last time on this kind, spared this time:
+	// its retry of the same request is not cut again (on a quiet
+	// ensemble, the retry can be the only such request for a while).
+	spare int64
 }
 
 // hook is installed on every proxy: it cuts the connection of the first
@@ -233,7 +250,14 @@ func (n *Network) hook(member int) func(faultproxy.Request) faultproxy.Action {
 			return faultproxy.Forward
 		}
 		for _, a := range *armed {
-			if (r.Op == a.op || (a.op == faultproxy.OpCreate && faultproxy.IsCreate(r.Op))) && a.fired.CompareAndSwap(false, true) {
+			if r.Op != a.op && !(a.op == faultproxy.OpCreate && faultproxy.IsCreate(r.Op)) {
+				continue
+			}
+			if r.Session != 0 && r.Session == a.spare {
+				continue
+			}
+			if a.fired.CompareAndSwap(false, true) {
+				n.lastCut[kindIndex(a.op)].Store(r.Session)
 				a.onCut(member, r.Conn)
 				return faultproxy.CutAfter
 			}
@@ -257,7 +281,7 @@ func (n *Network) armCut(op int32, onCut func(member, conn int)) {
 			}
 		}
 	}
-	next = append(next, &armedCut{op: op, onCut: onCut})
+	next = append(next, &armedCut{op: op, onCut: onCut, spare: n.lastCut[kindIndex(op)].Load()})
 	n.armed.Store(&next)
 }
 
@@ -266,4 +290,12 @@ func (n *Network) disarm() {
 	n.mu.Lock()
 	n.armed.Store(nil)
 	n.mu.Unlock()
+}
+
+// kindIndex indexes lastCut: 1 for creates, 0 for deletes.
+func kindIndex(op int32) int {
+	if op == faultproxy.OpCreate {
+		return 1
+	}
+	return 0
 }

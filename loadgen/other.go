@@ -153,14 +153,14 @@ func (w *electionWork) loop(c *client) {
 	g := w.guards[c.slot]
 	value := []byte(fmt.Sprintf("client-%d", c.idx))
 	r.holdLoop(c, g, func(s *recipes.Session) acquirer {
-		e := recipes.NewElection(s, g.path)
+		e := recipes.NewElection(s, g.path, r.lockOptions()...)
 		return func(ctx context.Context) (held, error) {
 			if err := e.Campaign(ctx, value); err != nil {
 				return held{}, err
 			}
 			return held{release: e.Resign, lost: e.Lost(),
 				enter: func() { g.enterLeader(&r.chk, e.FencingToken(), seqOf(e.Node())) },
-				exit:  g.exitExclusive}, nil
+				exit:  g.exitExclusive, token: e.FencingToken}, nil
 		}
 	})
 }

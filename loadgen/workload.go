@@ -97,11 +97,15 @@ func newLockWork(r *runner) *lockWork {
 	case r.opts.NewLocker != nil:
 		w.newLock = r.opts.NewLocker
 	case r.run.Recipe == scenarios.HerdLock:
-		w.newLock = func(s *recipes.Session, p string) recipes.Locker { return recipes.NewHerdLock(s, p) }
+		w.newLock = func(s *recipes.Session, p string) recipes.Locker {
+			return recipes.NewHerdLock(s, p, r.lockOptions()...)
+		}
 	case r.run.Recipe == scenarios.HerdChildren:
-		w.newLock = func(s *recipes.Session, p string) recipes.Locker { return recipes.NewHerdChildrenLock(s, p) }
+		w.newLock = func(s *recipes.Session, p string) recipes.Locker {
+			return recipes.NewHerdChildrenLock(s, p, r.lockOptions()...)
+		}
 	default:
-		w.newLock = func(s *recipes.Session, p string) recipes.Locker { return recipes.NewLock(s, p) }
+		w.newLock = func(s *recipes.Session, p string) recipes.Locker { return recipes.NewLock(s, p, r.lockOptions()...) }
 	}
 	return w
 }
@@ -135,6 +139,7 @@ func (w *lockWork) loop(c *client) {
 				lost:    l.Lost(),
 				enter:   func() { g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node())) },
 				exit:    g.exitExclusive,
+				token:   l.FencingToken,
 			}, nil
 		}
 	})
@@ -152,6 +157,9 @@ type held struct {
 	enter, exit func()
 	// phase, if set, also records the acquire latency (read_acquire...).
 	phase metrics.Phase
+	// token, if set, is the grant's fencing token, written to the lock's
+	// guarded resource (faults.go).
+	token func() uint64
 }
 
 // holdLoop is the client loop of every acquire-hold-release recipe: it
@@ -198,11 +206,13 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		if h.enter != nil {
 			h.enter()
 		}
+		gs := r.granted(c, &h, s)
 		var lost bool
 		if counted {
-			lost = r.hold(sampler.Next(), h.lost)
+			lost = r.holdGrant(gs, &h, sampler.Next())
 		}
 		relStart := time.Now()
+		r.leaving(gs, &h)
 		if h.exit != nil {
 			h.exit()
 		}

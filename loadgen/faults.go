@@ -1,0 +1,358 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkherd/zkherd/faults"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// faultRun is a run's faults and fencing: the proxies between clients and
+// servers, the executor carrying out the scenario's faults, the holders it
+// may expire, and the guarded resources of the run's locks. It exists for
+// lock and election runs (fencing) and for runs with faults.
+type faultRun struct {
+	r      *runner
+	net    *faults.Network
+	x      atomic.Pointer[faults.Executor] // set once the faults start
+	cancel context.CancelFunc
+	done   chan *faults.Summary
+
+	// fences are the guarded resources, by slot (lock, election).
+	fences []*fence
+	zombie bool // holders ignore Lost()
+
+	mu      sync.Mutex
+	holders map[int]faults.Holder // by slot
+	events  []Event
+	summary *faults.Summary
+}
+
+// Event kinds of faults, as the report names them.
+const (
+	EventFault   = "fault"
+	EventRecover = "recover"
+)
+
+// zombieWriteEvery is how often a holder that ignores Lost() writes to the
+// guarded resource while it holds.
+const zombieWriteEvery = 50 * time.Millisecond
+
+// prepareFaults checks the scenario's faults against the servers the run
+// targets, before anything is created, and sets up fencing.
+func (r *runner) prepareFaults() error {
+	run := r.run
+	fenced := run.Recipe.IsLock() || run.Recipe == scenarios.Election
+	if len(run.Faults) == 0 && !fenced {
+		return nil
+	}
+	members := len(r.opts.Servers)
+	if r.opts.Ensemble != nil {
+		members = len(r.opts.Ensemble.Members())
+	}
+	if err := run.Spec.ValidateEnsemble(members, r.opts.Ensemble != nil); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
+	fx := &faultRun{r: r, zombie: run.IgnoreLost, holders: make(map[int]faults.Holder)}
+	if fenced {
+		base := "lock"
+		if run.Recipe == scenarios.Election {
+			base = "election"
+		}
+		for _, p := range pathsOf(r.ns, base, run.Locks) {
+			fx.fences = append(fx.fences, newFence(p))
+		}
+	}
+	r.fx = fx
+	return nil
+}
+
+// hasFaults reports whether the run injects faults.
+func (r *runner) hasFaults() bool { return r.fx != nil && len(r.run.Faults) > 0 }
+
+// serverFaultsOn reports whether faults that stop servers (kill, pause)
+// are being carried out: the servers may then be out of reach for longer
+// than a session timeout, on purpose, until the faults are undone.
+func (r *runner) serverFaultsOn() bool {
+	fx := r.fx
+	if fx == nil || !r.hasFaults() {
+		return false
+	}
+	fx.mu.Lock()
+	on := fx.cancel != nil
+	fx.mu.Unlock()
+	if !on {
+		return false
+	}
+	for _, f := range r.run.Faults {
+		if f.Kind.NeedsLocalEnsemble() {
+			return true
+		}
+	}
+	return false
+}
+
+// lockOptions are the options of the run's locks and elections. Under
+// faults, a holder gives up at the first sign of a dropped connection
+// (Curator's session error policy): a holder that waited out a session
+// timeout, as the default policy does, could still believe it holds the
+// lock after the servers expired its session and granted it to the next
+// waiter.
+func (r *runner) lockOptions() []recipes.LockOption {
+	if !r.hasFaults() {
+		return nil
+	}
+	return []recipes.LockOption{recipes.WithLostAfterSuspended(0)}
+}
+
+// startNetwork puts a fault proxy in front of every server when the
+// faults need them; clients then connect through the proxies.
+func (r *runner) startNetwork(ctx context.Context) error {
+	if !r.hasFaults() || !needsNetwork(r.run.Faults) {
+		return nil
+	}
+	n, err := faults.NewNetwork(context.WithoutCancel(ctx), r.opts.Servers)
+	if err != nil {
+		return fmt.Errorf("loadgen: %w", err)
+	}
+	r.fx.net = n
+	r.params.servers = n.Addrs()
+	return nil
+}
+
+func needsNetwork(fs []scenarios.Fault) bool {
+	for _, f := range fs {
+		if !f.Kind.NeedsLocalEnsemble() {
+			return true
+		}
+	}
+	return false
+}
+
+// closeNetwork closes the proxies, once every session is closed.
+func (r *runner) closeNetwork() {
+	if r.fx != nil && r.fx.net != nil {
+		r.fx.net.Close()
+	}
+}
+
+// startFaults starts carrying out the faults, timed from the window's
+// start.
+func (r *runner) startFaults() error {
+	if !r.hasFaults() || r.windowStartTime().IsZero() {
+		return nil
+	}
+	fx := r.fx
+	opts := faults.Options{
+		Faults:         r.run.Faults,
+		Start:          r.windowStartTime(),
+		SessionTimeout: r.run.SessionTimeout,
+		Seed:           r.run.Seed,
+		Network:        fx.net,
+		Clients:        fx,
+		Grants:         len(fx.fences) > 0,
+		OnEvent:        fx.onEvent,
+	}
+	if r.opts.Ensemble != nil {
+		opts.Ensemble = r.opts.Ensemble
+	}
+	x, err := faults.New(opts)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadOptions, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	fx.mu.Lock()
+	fx.cancel, fx.done = cancel, make(chan *faults.Summary, 1)
+	fx.x.Store(x)
+	fx.mu.Unlock()
+	go func() { fx.done <- x.Run(ctx) }()
+	return nil
+}
+
+// stopFaults ends the faults and waits until their effects are undone
+// (killed members restarted, paused ones resumed).
+func (r *runner) stopFaults() {
+	fx := r.fx
+	if fx == nil {
+		return
+	}
+	fx.mu.Lock()
+	cancel, done := fx.cancel, fx.done
+	fx.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	sum := <-done
+	fx.mu.Lock()
+	fx.summary = sum
+	fx.cancel = nil
+	fx.mu.Unlock()
+}
+
+// faultResult adds the faults' events and summary and the fencing figures
+// to res; the fencing check's violations go to the checker.
+func (r *runner) faultResult(res *Result) {
+	fx := r.fx
+	if fx == nil {
+		return
+	}
+	fx.mu.Lock()
+	res.Events = append(res.Events, fx.events...)
+	res.Faults = fx.summary
+	fx.mu.Unlock()
+	if sum := res.Faults; sum != nil {
+		for _, st := range sum.Stats() {
+			line := fmt.Sprintf("faults: %s: %d of %d back, median %v, max %v", faults.Describe(st.What), st.Recovered, st.Count, st.P50.Round(time.Millisecond), st.Max.Round(time.Millisecond))
+			if st.What == faults.LockBack {
+				line += fmt.Sprintf(" (session timeout %v)", r.run.SessionTimeout)
+			}
+			res.Notes = append(res.Notes, line)
+		}
+		for _, p := range sum.Problems {
+			res.Notes = append(res.Notes, "faults: not carried out: "+p)
+		}
+	}
+	if len(fx.fences) == 0 {
+		return
+	}
+	f := fencing(fx.fences, fx.zombie)
+	res.Fencing = f
+	for _, o := range f.Overlaps {
+		if fx.zombie {
+			res.Notes = append(res.Notes, "overlap caught by fencing: "+o.String())
+			res.Events = append(res.Events, Event{At: o.At, Kind: EventRecover, Detail: "overlap caught by fencing: " + o.String()})
+			continue
+		}
+		r.chk.note("mutual exclusion", &r.chk.mutex, "overlapping holders: %s", o)
+	}
+	if n := f.OverlapCount - int64(len(f.Overlaps)); n > 0 && !fx.zombie {
+		r.chk.mutex.Add(n)
+	}
+}
+
+// onEvent keeps a fault's event for the result.
+func (fx *faultRun) onEvent(e faults.Event) {
+	kind := e.Kind
+	if kind == faults.EventNote {
+		kind = EventNote
+	}
+	fx.mu.Lock()
+	fx.events = append(fx.events, Event{At: e.At, Kind: kind, Detail: e.Detail})
+	fx.mu.Unlock()
+}
+
+// Holders implements faults.Clients.
+func (fx *faultRun) Holders() []faults.Holder {
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	out := make([]faults.Holder, 0, len(fx.holders))
+	for _, h := range fx.holders {
+		out = append(out, h)
+	}
+	return out
+}
+
+// Ops implements faults.Clients.
+func (fx *faultRun) Ops() int64 { return fx.r.ops.Load() }
+
+// grantState is what a holder's grant needs between its hooks.
+type grantState struct {
+	fence   *fence
+	token   uint64
+	session int64
+	slot    int
+}
+
+// granted runs right after a holder entered its critical section: it
+// writes its token to the lock's guarded resource, registers the holder
+// for expire-holder, and tells the faults' measures. Holders that ignore
+// Lost() leave the in-process check when the lock says they lost it (the
+// lock's view), but keep writing to the resource.
+func (r *runner) granted(c *client, h *held, s *recipes.Session) *grantState {
+	fx := r.fx
+	if fx == nil || h.token == nil || c.slot >= len(fx.fences) {
+		return nil
+	}
+	gs := &grantState{fence: fx.fences[c.slot], token: h.token(), session: s.ID(), slot: c.slot}
+	now := time.Now()
+	gs.fence.write(gs.token, gs.session, false, now)
+	fx.mu.Lock()
+	fx.holders[c.slot] = faults.Holder{Slot: c.slot, Name: lastElem(gs.fence.path), Session: gs.session, Token: gs.token}
+	fx.mu.Unlock()
+	if x := fx.x.Load(); x != nil {
+		x.Granted(c.slot, now)
+	}
+	if fx.zombie && h.exit != nil {
+		h.exit = sync.OnceFunc(h.exit)
+	}
+	return gs
+}
+
+// holdGrant holds a grant for d. A holder that honours Lost() stops when
+// it closes (and reports it); one that ignores it leaves the lock's view
+// then, but keeps working on the resource for all of d.
+func (r *runner) holdGrant(gs *grantState, h *held, d time.Duration) (wasLost bool) {
+	if gs == nil || !r.fx.zombie {
+		return r.hold(d, h.lost)
+	}
+	end := time.Now().Add(d)
+	t := time.NewTimer(0)
+	<-t.C
+	defer t.Stop()
+	lost := h.lost
+	for {
+		left := time.Until(end)
+		if left <= 0 {
+			return wasLost
+		}
+		t.Reset(min(left, zombieWriteEvery))
+		select {
+		case <-t.C:
+			gs.fence.write(gs.token, gs.session, wasLost, time.Now())
+		case <-r.stopCh:
+			return wasLost
+		case <-lost:
+			wasLost, lost = true, nil
+			r.fx.unregister(gs)
+			if h.exit != nil {
+				h.exit() // the lock's view: no longer held
+			}
+		}
+	}
+}
+
+// leaving runs when a holder leaves its critical section: a holder that
+// honours Lost() writes once more only while it still holds; one that
+// ignores it writes anyway.
+func (r *runner) leaving(gs *grantState, h *held) {
+	if gs == nil {
+		return
+	}
+	lost := false
+	select {
+	case <-h.lost:
+		lost = true
+	default:
+	}
+	if !lost || r.fx.zombie {
+		gs.fence.write(gs.token, gs.session, lost, time.Now())
+	}
+	r.fx.unregister(gs)
+}
+
+func (fx *faultRun) unregister(gs *grantState) {
+	fx.mu.Lock()
+	if h, ok := fx.holders[gs.slot]; ok && h.Session == gs.session && h.Token == gs.token {
+		delete(fx.holders, gs.slot)
+	}
+	fx.mu.Unlock()
+}
+
+func lastElem(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
