@@ -1,0 +1,18 @@
+// Package scalemodel predicts how a lock recipe scales past what one
+// machine can measure. From runs at a few client counts (100 to 5,000) it
+// fits two simple models by least squares and extrapolates them to 10,000
+// or 100,000 clients:
+//
+//   - server packets per acquisition, linear in the clients:
+//     p(N) = a + b*N. For the herd lock every release wakes every waiter,
+//     so b is about one notification plus one failed create per waiter;
+//     for the fair lock each release wakes one waiter, so b is about 0
+//     and p is a constant.
+//   - throughput, whose inverse (the time one acquisition costs) is linear
+//     in the clients: 1/T(N) = c + d*N. The server's work per acquisition
+//     grows with p(N), so the herd lock's throughput falls as 1/N; the fair
+//     lock's stays flat.
+//
+// The package is pure: no ZooKeeper, no clock. zkherd load --sweep runs the
+// measurements.
+package scalemodel
