@@ -108,6 +108,9 @@ func TestLocksDiscovered(t *testing.T) {
 		}
 	}
 
+	// Watches are judged only on nodes older than watchGrace at the watch
+	// poll: let the chain built above age past it.
+	time.Sleep(watchGrace + 100*time.Millisecond)
 	in := openInspector(t, Options{Servers: servers, PollInterval: 100 * time.Millisecond})
 	ctx := context.Background()
 	in.Snapshot(ctx) // anomalies are reported once two snapshots agree

@@ -322,3 +322,38 @@ func TestShortName(t *testing.T) {
 		})
 	}
 }
+
+// TestSettlingWaitersNotFlagged: the node listing and the servers' watch
+// lists are read at different moments. A waiter newer than the watch poll,
+// or one whose predecessor left since (it is moving its watch), is not
+// flagged; an old waiter with no watch still is.
+func TestSettlingWaitersNotFlagged(t *testing.T) {
+	names := []string{curator(0, "lock-"), curator(1, "lock-"), curator(2, "lock-"), curator(3, "lock-")}
+	polled := at.Add(-200 * time.Millisecond)
+	created := map[string]time.Time{
+		names[0]: at.Add(-time.Minute),
+		names[1]: at.Add(-time.Minute),        // old, watches nothing: flagged
+		names[2]: at.Add(-time.Minute),        // old, watches a node deleted since the poll: moving on
+		names[3]: polled.Add(-watchGrace / 2), // created just before the poll: settling
+	}
+	c := &Cluster{At: polled, SessionsComplete: true, Watches: []PathWatch{
+		{Path: "/l/" + curator(9, "lock-"), Sessions: []int64{102}}, // gone from the listing
+	}}
+	for i := range names {
+		c.Sessions = append(c.Sessions, Session{ID: int64(100 + i), Endpoint: "127.0.0.1:1", Member: "m"})
+	}
+	nodes, _ := recipes.ParseChildren(names)
+	l := buildLock(lockInput{Dir: "/l", Nodes: nodes, Cluster: c, At: at,
+		Info: func(name string) (nodeInfo, bool) {
+			return nodeInfo{Owner: int64(100 + slices.Index(names, name)), Created: created[name]}, true
+		}})
+	want := []bool{false, true, false, false}
+	for i, e := range l.Entries {
+		if got := e.Flags.Has(AnomalyNoWatch); got != want[i] {
+			t.Errorf("entry %d (%s) no-watch flag = %v, want %v", i, e.Node, got, want[i])
+		}
+	}
+	if got := kinds(l); !slices.Equal(got, []AnomalyKind{AnomalyNoWatch}) {
+		t.Errorf("anomalies %v, want only no-watch (for entry 1)", got)
+	}
+}

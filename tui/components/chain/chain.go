@@ -159,11 +159,15 @@ func watchCells(e *inspect.LockEntry, wide bool) (watch, state string) {
 		return "-", state
 	case e.Role != inspect.RoleWaiter:
 		return "-", ""
-	case len(e.Watching) == 0:
+	case len(e.Watching) == 0 && e.Flags.Has(inspect.AnomalyNoWatch):
 		if !wide {
 			return "! none", ""
 		}
 		return "none", "no watch: may never wake"
+	case len(e.Watching) == 0:
+		// Newer than the servers' last watch list, or moving its watch
+		// to a new predecessor: not (yet) a problem.
+		return "…", "setting watch"
 	}
 	name := inspect.ShortName
 	if !wide {
