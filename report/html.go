@@ -35,6 +35,7 @@ type page struct {
 	PassedCount, Total                     int
 	Side                                   *sideView
 	Scenarios                              []scenarioView
+	Scale                                  *scaleView
 }
 
 type sideView struct {
@@ -66,6 +67,11 @@ type scenarioView struct {
 	MainPhase                                string
 	Events                                   []eventRow
 	Notes                                    []string
+	// Faults, recoveries and fencing (faults.go).
+	Faults, Fencing []kv
+	Recovery        []recoveryRow
+	SessionTimeout  string
+	Overlaps        []string
 }
 
 type checkRow struct {
@@ -115,6 +121,7 @@ func newPage(run *Run) page {
 	if len(run.Scenarios) > 1 {
 		p.Side = b.sideView(run.Scenarios)
 	}
+	p.Scale = b.scaleView(run.ScaleModel)
 	return p
 }
 
@@ -246,6 +253,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 	for _, ch := range checkList(s.Checks) {
 		v.Checks = append(v.Checks, checkRow{Name: ch.Name, Value: ch.Value(), Bad: ch.Bad()})
 	}
+	faultsView(&v, s)
 	if a := s.Anomalies; a != nil {
 		v.Anomalies = fmt.Sprintf("%s values over range (recorded at the top), %s negative (recorded as 0), %s lost, %s under an unknown phase",
 			fmtInt(a.OverRange), fmtInt(a.Negative), fmtInt(a.Lost), fmtInt(a.UnknownPhase))

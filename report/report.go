@@ -31,6 +31,9 @@ type Run struct {
 	LocalEnsemble bool        `json:"local_ensemble"`
 	StartedAt     time.Time   `json:"started_at,omitzero"`
 	Scenarios     []*Scenario `json:"scenarios"`
+	// ScaleModel, for a sweep, is the scale model against the
+	// measurements (scale.go).
+	ScaleModel *ScaleModel `json:"scale_model,omitempty"`
 }
 
 // Passed reports whether every scenario's checks passed.
@@ -76,6 +79,10 @@ type Scenario struct {
 	Timeline []Point `json:"timeline,omitempty"`
 	// Events are faults, recoveries and check violations in time.
 	Events []Event `json:"events,omitempty"`
+	// Faults is what the scenario's faults did and cost; Fencing what the
+	// locks' guarded resources saw (faults.go).
+	Faults  *Faults  `json:"faults,omitempty"`
+	Fencing *Fencing `json:"fencing,omitempty"`
 	// Spectrum is each phase's latency by percentile, for plots;
 	// CorrectedSpectrum the same for phases with coordinated-omission
 	// correction.
@@ -241,6 +248,10 @@ type ScenarioInfo struct {
 	Notes      []string
 	// Events are placed in time relative to the metrics' start.
 	Events []TimedEvent
+	// Faults and Fencing are copied as they are (see faults.go); overlap
+	// times are relative to the metrics' start.
+	Faults  *Faults
+	Fencing *Fencing
 }
 
 // TimedEvent is an Event with a wall-clock time.
@@ -263,6 +274,8 @@ func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 		Checks:    info.Checks,
 		Requests:  maps.Clone(info.Requests),
 		Notes:     slices.Clone(info.Notes),
+		Faults:    info.Faults,
+		Fencing:   info.Fencing,
 		LatencyMs: map[string]Latency{},
 		Errors:    Errors{ByKind: map[string]int64{}},
 		Metrics:   m,

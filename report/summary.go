@@ -31,6 +31,7 @@ func WriteSummary(w io.Writer, run *Run) error {
 			writeSideBySide(bw, first, other, first.Name, other.Name, "ratio")
 		}
 	}
+	writeScale(bw, run.ScaleModel)
 	fmt.Fprintln(bw)
 	failed := 0
 	for _, s := range run.Scenarios {
@@ -123,6 +124,7 @@ func writeScenario(w io.Writer, s *Scenario) {
 			fmtInt(a.Lost) + " lost", fmtInt(a.UnknownPhase) + " unknown phase",
 		}, Width))
 	}
+	writeFaults(w, s)
 	fmt.Fprint(w, wrapItems("checks: "+passFail(s.Checks.Passed)+"  ", checkItems(s.Checks), Width))
 	for _, v := range s.Checks.Violations {
 		fmt.Fprint(w, wrapLine("VIOLATION: ", v, Width))

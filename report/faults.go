@@ -1,0 +1,172 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Faults is what a scenario's faults did and what they cost.
+type Faults struct {
+	// Occurrences counts faults carried out; Skipped those that could not
+	// be (Problems says why, for the first few).
+	Occurrences        int      `json:"occurrences"`
+	Skipped            int      `json:"skipped"`
+	SessionsExpired    int      `json:"sessions_expired"`
+	LeaderKills        int      `json:"leader_kills"`
+	MemberKills        int      `json:"member_kills"`
+	Pauses             int      `json:"pauses"`
+	ConnectionsCut     int      `json:"connections_cut"`
+	CutsOnCreate       int      `json:"cuts_on_create"`
+	CutsOnDelete       int      `json:"cuts_on_delete"`
+	ConnectionsDropped int      `json:"connections_dropped"`
+	Delays             int      `json:"delays"`
+	SessionTimeoutMs   float64  `json:"session_timeout_ms"`
+	Problems           []string `json:"problems,omitempty"`
+	// Recovery sums up how long things took to come back after the faults.
+	Recovery []Recovery `json:"recovery,omitempty"`
+}
+
+// Recovery sums up one kind of recovery measure.
+type Recovery struct {
+	// What is measured: lock_back, holder_back, ensemble_leader_back,
+	// throughput_back; Description says it in words.
+	What        string `json:"what"`
+	Description string `json:"description"`
+	// Count faults measured, Recovered of which came back before the end.
+	Count     int     `json:"count"`
+	Recovered int     `json:"recovered"`
+	MeanMs    float64 `json:"mean_ms"`
+	P50Ms     float64 `json:"p50_ms"`
+	MaxMs     float64 `json:"max_ms"`
+}
+
+// Fencing is what the guarded resources of a scenario's locks saw: every
+// grant writes its fencing token, and a write with a token lower than one
+// already written is rejected.
+type Fencing struct {
+	Writes   int64 `json:"writes"`
+	Rejected int64 `json:"rejected"`
+	// OverlapCount counts holders that kept working after the next holder
+	// was granted the lock; Overlaps lists the first ones.
+	OverlapCount int64     `json:"overlap_count"`
+	Overlaps     []Overlap `json:"overlaps,omitempty"`
+	// IgnoreLost is set when holders ignored Lost() on purpose: overlaps
+	// are then expected and caught, not violations.
+	IgnoreLost bool `json:"ignore_lost"`
+}
+
+// Overlap is a holder still writing after the next one was granted.
+type Overlap struct {
+	Lock         string  `json:"lock"`
+	StaleToken   uint64  `json:"stale_token"`
+	NewerToken   uint64  `json:"newer_token"`
+	StaleSession string  `json:"stale_session"`
+	NewerSession string  `json:"newer_session"`
+	T            float64 `json:"t_s"`
+	Rejected     int64   `json:"rejected_writes"`
+	// StaleLost says whether the stale holder had been told it lost.
+	StaleLost bool `json:"stale_lost"`
+}
+
+func (o Overlap) String() string {
+	told := "before it was told"
+	if o.StaleLost {
+		told = "ignoring Lost()"
+	}
+	return fmt.Sprintf("%s at %.1fs: token %d (session %s) still writing after token %d (session %s) was granted, %s; %d stale write(s) rejected",
+		lastPathElem(o.Lock), o.T, o.StaleToken, o.StaleSession, o.NewerToken, o.NewerSession, told, o.Rejected)
+}
+
+func lastPathElem(p string) string { return p[strings.LastIndexByte(p, '/')+1:] }
+
+// faultItems sums up the faults for the summary and the HTML.
+func (f *Faults) items() []kv {
+	out := []kv{{"faults carried out", fmtInt(int64(f.Occurrences))}}
+	add := func(k string, n int) {
+		if n > 0 {
+			out = append(out, kv{k, fmtInt(int64(n))})
+		}
+	}
+	add("sessions expired", f.SessionsExpired)
+	add("leader kills", f.LeaderKills)
+	add("member kills", f.MemberKills)
+	add("members paused", f.Pauses)
+	add("connections cut", f.ConnectionsCut)
+	add("cut right after a create", f.CutsOnCreate)
+	add("cut right after a delete", f.CutsOnDelete)
+	add("connections silenced", f.ConnectionsDropped)
+	add("delays", f.Delays)
+	add("not carried out", f.Skipped)
+	return out
+}
+
+// line writes a recovery measure for the terminal and the HTML.
+func (r Recovery) line() string {
+	return fmt.Sprintf("%s: %d of %d, median %s, mean %s, max %s", r.Description, r.Recovered, r.Count,
+		fmtMs(r.P50Ms), fmtMs(r.MeanMs), fmtMs(r.MaxMs))
+}
+
+func (f *Fencing) items() []kv {
+	out := []kv{
+		{"writes accepted", fmtInt(f.Writes)},
+		{"stale writes rejected", fmtInt(f.Rejected)},
+		{"overlapping holders", fmtInt(f.OverlapCount)},
+	}
+	if f.IgnoreLost {
+		out = append(out, kv{"holders", "ignore Lost() (zombies): overlaps are caught, not violations"})
+	}
+	return out
+}
+
+// writeFaults prints a scenario's faults and fencing in the terminal
+// summary.
+func writeFaults(w io.Writer, s *Scenario) {
+	if f := s.Faults; f != nil {
+		var items []string
+		for _, it := range f.items() {
+			items = append(items, it.Key+" "+it.Value)
+		}
+		fmt.Fprint(w, wrapItems("faults: ", items, Width))
+		for _, r := range f.Recovery {
+			fmt.Fprint(w, wrapLine("  recovery: ", r.line(), Width))
+		}
+		if f.SessionTimeoutMs > 0 {
+			fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("(session timeout %s: what a crashed holder's lock stays unavailable)", fmtMs(f.SessionTimeoutMs)), Width))
+		}
+	}
+	if fe := s.Fencing; fe != nil {
+		var items []string
+		for _, it := range fe.items() {
+			items = append(items, it.Key+" "+it.Value)
+		}
+		fmt.Fprint(w, wrapItems("fencing: ", items, Width))
+		for _, o := range fe.Overlaps {
+			fmt.Fprint(w, wrapLine("  overlap: ", o.String(), Width))
+		}
+	}
+}
+
+// faultsView fills the HTML's fault and fencing sections.
+func faultsView(v *scenarioView, s *Scenario) {
+	if f := s.Faults; f != nil {
+		v.Faults = f.items()
+		for _, r := range f.Recovery {
+			v.Recovery = append(v.Recovery, recoveryRow{
+				What: r.Description, Count: fmtInt(int64(r.Count)), Recovered: fmtInt(int64(r.Recovered)),
+				P50: fmtMs(r.P50Ms), Mean: fmtMs(r.MeanMs), Max: fmtMs(r.MaxMs),
+			})
+		}
+		if f.SessionTimeoutMs > 0 {
+			v.SessionTimeout = fmtMs(f.SessionTimeoutMs)
+		}
+	}
+	if fe := s.Fencing; fe != nil {
+		v.Fencing = fe.items()
+		for _, o := range fe.Overlaps {
+			v.Overlaps = append(v.Overlaps, o.String())
+		}
+	}
+}
+
+type recoveryRow struct{ What, Count, Recovered, P50, Mean, Max string }
