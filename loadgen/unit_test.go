@@ -358,3 +358,40 @@ func TestRunIDs(t *testing.T) {
 		}
 	}
 }
+
+func TestDeleteLogMatchesTheWatch(t *testing.T) {
+	t0 := time.Now()
+	a, b, w := &tap{}, &tap{}, &tap{}
+	var d deleteLog
+	d.note("/l/herd", t0.Add(10*time.Millisecond), a)
+	d.note("/l/herd", t0.Add(50*time.Millisecond), b) // the node again, deleted by the next holder
+	tests := []struct {
+		name    string
+		key     string
+		watched time.Time
+		now     time.Time
+		by      *tap
+		want    time.Duration
+		ok      bool
+	}{
+		{"watch set before the first deletion", "/l/herd", t0, t0.Add(60 * time.Millisecond), w, 50 * time.Millisecond, true},
+		{"watch set between the deletions", "/l/herd", t0.Add(20 * time.Millisecond), t0.Add(60 * time.Millisecond), w, 10 * time.Millisecond, true},
+		{"watch unknown: the latest before now", "/l/herd", time.Time{}, t0.Add(60 * time.Millisecond), w, 10 * time.Millisecond, true},
+		{"never negative", "/l/herd", t0.Add(20 * time.Millisecond), t0.Add(30 * time.Millisecond), w, 0, false},
+		{"the deleter's own watch", "/l/herd", t0.Add(20 * time.Millisecond), t0.Add(60 * time.Millisecond), b, 0, false},
+		{"children changed in the directory", "/l/", t0, t0.Add(15 * time.Millisecond), w, 5 * time.Millisecond, true},
+		{"unknown path", "/x", t0, t0.Add(time.Second), w, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := d.since(tt.key, tt.watched, tt.now, tt.by)
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("since = %v, %v; want %v, %v", got, ok, tt.want, tt.ok)
+			}
+		})
+	}
+	d.prune(t0.Add(time.Hour))
+	if len(d.at) != 0 {
+		t.Errorf("after prune: %d keys left, want 0", len(d.at))
+	}
+}

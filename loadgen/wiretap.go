@@ -117,13 +117,16 @@ func (w *wireStats) byKind() map[string]int64 {
 	return m
 }
 
-// deleteLog remembers when each delete request left a client, by path and
-// by parent directory, so a watch notification for that path (node deleted)
-// or directory (children changed) can be turned into a notification lag.
-// Entries older than deleteLogKeep are pruned by the run's ticker.
+// deleteLog remembers when delete requests left clients, by path and by
+// parent directory ("dir/"), so a watch notification for that path (node
+// deleted) or directory (children changed) can be turned into a
+// notification lag. A path can be deleted again and again (the herd lock's
+// node is), so each key keeps its last few deletions and a notification
+// is matched with the first deletion after its watch was set. Entries
+// older than deleteLogKeep are pruned by the run's ticker.
 type deleteLog struct {
 	mu sync.Mutex
-	at map[string]deletion
+	at map[string][]deletion // oldest first, at most deletionsKept
 }
 
 type deletion struct {
@@ -131,40 +134,67 @@ type deletion struct {
 	by *tap // the deleting client, whose own watch on its node is no wake-up
 }
 
-const deleteLogKeep = 30 * time.Second
+const (
+	deleteLogKeep = 30 * time.Second
+	deletionsKept = 8
+)
 
 func (d *deleteLog) note(path string, t time.Time, by *tap) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.at == nil {
-		d.at = make(map[string]deletion)
+		d.at = make(map[string][]deletion)
 	}
-	d.at[path] = deletion{t, by}
+	d.add(path, deletion{t, by})
 	if i := strings.LastIndexByte(path, '/'); i > 0 {
-		d.at[path[:i]+"/"] = deletion{t, by}
+		d.add(path[:i]+"/", deletion{t, by})
 	}
-	d.mu.Unlock()
 }
 
-// since returns how long ago path (node deleted) or a child of dir
-// (children changed) was deleted by another client than by.
-func (d *deleteLog) since(key string, now time.Time, by *tap) (time.Duration, bool) {
+func (d *deleteLog) add(key string, e deletion) {
+	l := d.at[key]
+	if len(l) == deletionsKept {
+		l = append(l[:0], l[1:]...)
+	}
+	d.at[key] = append(l, e)
+}
+
+// since returns how long before now the deletion of key that a watch set
+// at watched saw happened: the first deletion after watched (the latest
+// one before now when watched is unknown), by another client than by.
+func (d *deleteLog) since(key string, watched, now time.Time, by *tap) (time.Duration, bool) {
 	d.mu.Lock()
-	e, ok := d.at[key]
-	d.mu.Unlock()
-	if !ok || e.by == by {
+	defer d.mu.Unlock()
+	var (
+		found deletion
+		ok    bool
+	)
+	for _, e := range d.at[key] {
+		if e.at.After(now) {
+			break
+		}
+		if !watched.IsZero() && e.at.Before(watched) {
+			continue
+		}
+		found, ok = e, true
+		if !watched.IsZero() {
+			break
+		}
+	}
+	if !ok || found.by == by {
 		return 0, false
 	}
-	return now.Sub(e.at), true
+	return now.Sub(found.at), true
 }
 
 func (d *deleteLog) prune(now time.Time) {
 	d.mu.Lock()
-	for k, e := range d.at {
-		if now.Sub(e.at) > deleteLogKeep {
+	defer d.mu.Unlock()
+	for k, l := range d.at {
+		if now.Sub(l[len(l)-1].at) > deleteLogKeep {
 			delete(d.at, k)
 		}
 	}
-	d.mu.Unlock()
 }
 
 // tap is one client's instrumentation; it outlives reconnections.
@@ -194,8 +224,9 @@ type tapConn struct {
 	onEarlyClose func()
 
 	mu         sync.Mutex
-	handshaken bool      // the connect request was written
-	pend       []pending // requests awaiting a reply, oldest first from head
+	handshaken bool                 // the connect request was written
+	watches    map[string]time.Time // when a watch on a path (dir + "/" for children) was set
+	pend       []pending            // requests awaiting a reply, oldest first from head
 	head       int
 
 	gotConnect atomic.Bool // the connect response was read
@@ -208,6 +239,9 @@ type tapConn struct {
 	need int    // bytes of the body still to come
 	keep int    // how many body bytes to keep in hdr
 }
+
+// maxWatchesTracked bounds the watch-set times one connection keeps.
+const maxWatchesTracked = 256
 
 // headKeep bounds how much of a reply is kept to parse: the reply header
 // (16 bytes) and a watch event's type, state and path.
@@ -259,6 +293,20 @@ func (c *tapConn) noteWrite(p []byte, now time.Time) {
 	watch := len(rest) > 0 && rest[0] != 0 && (op == opExists || op == opGetData || op == opGetChildren || op == opGetChildren2)
 	if op == opDelete && path != "" {
 		st.deletes.note(path, now, c.tap)
+	}
+	if watch {
+		key := path
+		if op == opGetChildren || op == opGetChildren2 {
+			key += "/"
+		}
+		if c.watches == nil || len(c.watches) > maxWatchesTracked {
+			// Watches that never fired (their node was gone before they
+			// were set) are forgotten wholesale now and then.
+			c.watches = make(map[string]time.Time)
+		}
+		if _, set := c.watches[key]; !set {
+			c.watches[key] = now // a watch fires once, for the first change after it was first set
+		}
 	}
 	c.pend = append(c.pend, pending{xid: xid, op: op, watch: watch, sent: now})
 }
@@ -374,14 +422,17 @@ func (c *tapConn) watchEvent(b []byte, now time.Time) {
 	typ := int32(binary.BigEndian.Uint32(b[0:4]))
 	path, _ := readString(b[8:])
 	key := path
-	switch typ {
-	case evNodeDeleted:
-	case evNodeChildrenChanged:
+	if typ == evNodeChildrenChanged {
 		key = path + "/"
-	default:
+	}
+	c.mu.Lock()
+	watched := c.watches[key]
+	delete(c.watches, key)
+	c.mu.Unlock()
+	if typ != evNodeDeleted && typ != evNodeChildrenChanged {
 		return
 	}
-	if lag, ok := c.tap.stats.deletes.since(key, now, c.tap); ok {
+	if lag, ok := c.tap.stats.deletes.since(key, watched, now, c.tap); ok {
 		c.tap.shard.Record(metrics.NotificationLag, lag)
 	}
 }
