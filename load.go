@@ -271,15 +271,15 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		}
 	}
 	server := cs.String()
-	if n := len(plan.spec.Faults); n > 0 {
-		fmt.Fprintf(stderr, "note: %s schedules %d fault(s); this version of zkherd load does not inject them yet, the run goes on without them\n", plan.title, n)
-	}
 
 	opts := loadgen.Options{
 		Servers:        cs.Servers,
 		Chroot:         cs.Chroot,
 		SessionOptions: g.sessionOptions(),
 		SourceAddrs:    o.sourceAddrs,
+	}
+	if ens != nil {
+		opts.Ensemble = ens // the scenario's server faults act on it
 	}
 	var (
 		results []*loadgen.Result

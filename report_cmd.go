@@ -51,6 +51,7 @@ func scenarioInfo(res *loadgen.Result) report.ScenarioInfo {
 	for _, e := range res.Events {
 		info.Events = append(info.Events, report.TimedEvent{At: e.At, Kind: e.Kind, Detail: e.Detail})
 	}
+	info.Faults, info.Fencing = faultsInfo(res)
 	return info
 }
 

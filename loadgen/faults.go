@@ -208,13 +208,6 @@ func (r *runner) faultResult(res *Result) {
 	res.Faults = fx.summary
 	fx.mu.Unlock()
 	if sum := res.Faults; sum != nil {
-		for _, st := range sum.Stats() {
-			line := fmt.Sprintf("faults: %s: %d of %d back, median %v, max %v", faults.Describe(st.What), st.Recovered, st.Count, st.P50.Round(time.Millisecond), st.Max.Round(time.Millisecond))
-			if st.What == faults.LockBack {
-				line += fmt.Sprintf(" (session timeout %v)", r.run.SessionTimeout)
-			}
-			res.Notes = append(res.Notes, line)
-		}
 		for _, p := range sum.Problems {
 			res.Notes = append(res.Notes, "faults: not carried out: "+p)
 		}
@@ -226,7 +219,6 @@ func (r *runner) faultResult(res *Result) {
 	res.Fencing = f
 	for _, o := range f.Overlaps {
 		if fx.zombie {
-			res.Notes = append(res.Notes, "overlap caught by fencing: "+o.String())
 			res.Events = append(res.Events, Event{At: o.At, Kind: EventRecover, Detail: "overlap caught by fencing: " + o.String()})
 			continue
 		}
