@@ -79,16 +79,17 @@ func (l *Lock) TryLock(ctx context.Context) error { return l.core.lock(ctx, true
 // server confirms the node is gone. The first attempt is made even when
 // ctx has already ended (a deferred Unlock); if ctx ends before the delete
 // is confirmed, the lock is still held (the error says so) and Unlock may
-// be called again. If the grant had been
-// lost, the lock is released all the same and the error wraps ErrLost.
-// ErrNotHeld when not held.
+// be called again. If the grant had been lost, the lock is released all the
+// same and the error wraps ErrLost. ErrNotHeld when not held.
 func (l *Lock) Unlock(ctx context.Context) error { return l.core.unlock(ctx) }
 
 // Lost returns a channel closed when the current grant ends: when ownership
 // can no longer be trusted (the session expired or was closed, the node was
 // deleted by someone else, or the connection was down longer than the
 // WithLostAfterSuspended policy allows), or when Unlock released it. When
-// not held it returns a closed channel. See Err for the reason.
+// not held it returns a closed channel. See Err for the reason. Watching
+// starts 10 ms into a grant (shorter holds need none); a loss within that
+// time is reported then.
 func (l *Lock) Lost() <-chan struct{} { return l.core.lostCh() }
 
 // Err says why the last grant ended: nil while held or after a clean
