@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -34,6 +35,7 @@ type clusterUpOptions struct {
 	nodes int
 	fsync bool
 	dir   string
+	port  int
 }
 
 func newClusterUpCmd(g *globalOptions) *cobra.Command {
@@ -48,17 +50,21 @@ func newClusterUpCmd(g *globalOptions) *cobra.Command {
 			if o.nodes != 1 && o.nodes != 3 {
 				return usageErr("--nodes %d: choose 1 or 3", o.nodes)
 			}
+			if o.port < 0 || o.port > 65535-o.nodes+1 {
+				return usageErr("--port %d: choose a port from 1 to %d, or leave it out", o.port, 65535-o.nodes+1)
+			}
 			return runClusterUp(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}
 	cmd.Flags().IntVar(&o.nodes, "nodes", 1, "ensemble size: 1 or 3")
 	cmd.Flags().BoolVar(&o.fsync, "fsync", true, "fsync the transaction log (--fsync=false is faster, for tests and demos)")
+	cmd.Flags().IntVar(&o.port, "port", 0, "client port of member 1 (member i uses port+i-1; default: free ports)")
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temporary directory, removed on exit; a directory you name is kept)")
 	return cmd
 }
 
 func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error {
-	ens, err := startLocalEnsemble(ctx, ensemble.Options{Nodes: o.nodes, NoFsync: !o.fsync, Dir: o.dir, HeapMB: clusterHeapMB}, os.Stderr)
+	ens, err := startLocalEnsemble(ctx, ensemble.Options{Nodes: o.nodes, NoFsync: !o.fsync, Dir: o.dir, HeapMB: clusterHeapMB, ClientPort: o.port}, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -110,6 +116,9 @@ func startLocalEnsemble(ctx context.Context, opts ensemble.Options, log io.Write
 		// Start's error is the cause, then the member's log tail: the user
 		// gets the cause in one line; the log stays in the ensemble's files.
 		first, _, _ := strings.Cut(err.Error(), "\n")
+		if errors.Is(err, ensemble.ErrPortInUse) {
+			return nil, usageErr("%s", first)
+		}
 		return nil, usageErr("could not start a local ZooKeeper ensemble: %s", first)
 	}
 	return ens, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -65,6 +66,10 @@ type Options struct {
 	// StartTimeout bounds Start and Restart on top of their ctx.
 	// Defaults to DefaultStartTimeout.
 	StartTimeout time.Duration
+	// ClientPort fixes the client port of member 1; member i listens on
+	// ClientPort+i-1. 0 picks free ports. A fixed port that is taken fails
+	// with ErrPortInUse at once (no retry on other ports).
+	ClientPort int
 	// Installation to run. Defaults to the result of Find.
 	Installation *Installation
 	// Logf receives progress messages. It is only called from the goroutine
@@ -119,8 +124,10 @@ type Ensemble struct {
 	timeout time.Duration
 	root    string
 	ownRoot bool // root was created by Start; Stop removes it
-	logf    func(format string, args ...any)
-	http    *http.Client
+	// clientPort is member 1's fixed client port, 0 for free ports.
+	clientPort int
+	logf       func(format string, args ...any)
+	http       *http.Client
 
 	mu      sync.Mutex
 	members []*member
@@ -187,18 +194,42 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 
+	if opts.ClientPort != 0 {
+		if err := checkClientPorts(opts.ClientPort, nodes); err != nil {
+			e.removeRoot()
+			return nil, err
+		}
+	}
+	e.clientPort = opts.ClientPort
 	for attempt := 1; ; attempt++ {
 		err := e.startAll(ctx, nodes, opts.NoFsync)
 		if err == nil {
 			return e, nil
 		}
 		e.killAll()
-		if !errors.Is(err, ErrPortInUse) || attempt == startAttempts {
+		if !errors.Is(err, ErrPortInUse) || attempt == startAttempts || e.clientPort != 0 {
 			e.removeRoot()
 			return nil, err
 		}
 		e.logf("ensemble: %v; retrying with other ports", err)
 	}
+}
+
+// checkClientPorts fails early, with the fix, when a fixed client port is
+// taken or out of range.
+func checkClientPorts(first, nodes int) error {
+	if first < 1 || first+nodes-1 > 65535 {
+		return fmt.Errorf("ensemble: client port %d: choose a port from 1 to %d", first, 65536-nodes)
+	}
+	for i := range nodes {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(first+i))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("%w: %s (another ZooKeeper or program listens there; stop it, pick another port, or leave the port out to use free ones)", ErrPortInUse, addr)
+		}
+		l.Close()
+	}
+	return nil
 }
 
 // startAll writes the members' files on fresh ports, starts every JVM and
@@ -216,6 +247,9 @@ func (e *Ensemble) startAll(ctx context.Context, nodes int, noFsync bool) error 
 	for i := range all {
 		p := free[i*perMember:]
 		all[i] = ports{client: p[0], admin: p[1]}
+		if e.clientPort != 0 {
+			all[i].client = e.clientPort + i
+		}
 		if nodes > 1 {
 			all[i].peer, all[i].election = p[2], p[3]
 		}

@@ -661,3 +661,31 @@ func TestRestart(t *testing.T) {
 		}
 	})
 }
+
+// TestFixedClientPort: a chosen client port is used, and a taken one fails
+// at once with ErrPortInUse naming the address, leaving nothing behind.
+func TestFixedClientPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := l.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	_, err = ensemble.Start(context.Background(), ensemble.Options{ClientPort: taken, Dir: dir, NoFsync: true, QuickStart: true})
+	l.Close()
+	if !errors.Is(err, ensemble.ErrPortInUse) {
+		t.Fatalf("Start on a taken port: %v, want ErrPortInUse", err)
+	}
+	if want := fmt.Sprintf("127.0.0.1:%d", taken); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name %s", err, want)
+	}
+
+	ens, err := ensemble.Start(context.Background(), ensemble.Options{ClientPort: taken, Dir: dir, NoFsync: true, QuickStart: true})
+	if err != nil {
+		t.Fatalf("Start on the freed port: %v", err)
+	}
+	defer ens.Stop()
+	if got, want := ens.ConnectString(), fmt.Sprintf("127.0.0.1:%d", taken); got != want {
+		t.Errorf("ConnectString() = %q, want %q", got, want)
+	}
+}
