@@ -114,6 +114,11 @@ func (r *runner) lockOptions() []recipes.LockOption {
 // startNetwork puts a fault proxy in front of every server when the
 // faults need them; clients then connect through the proxies.
 func (r *runner) startNetwork(ctx context.Context) error {
+	if r.fx != nil && r.opts.SharedNamespace {
+		for _, f := range r.fx.fences {
+			f.shared = &znodeFence{conn: r.admin.Conn(), path: fencePath(f.path)}
+		}
+	}
 	if !r.hasFaults() || !needsNetwork(r.run.Faults) {
 		return nil
 	}

@@ -17,8 +17,9 @@ import (
 // fencing caught it.
 type Fencing struct {
 	// Writes counts writes the resources accepted, Rejected those they
-	// refused (stale tokens).
-	Writes, Rejected int64
+	// refused (stale tokens), WriteErrors those whose outcome is unknown
+	// (a shared guarded znode out of reach).
+	Writes, Rejected, WriteErrors int64
 	// Overlaps lists the holders that overlapped: at most maxOverlaps, in
 	// time order; OverlapCount counts them all.
 	Overlaps     []Overlap
@@ -52,9 +53,12 @@ const maxOverlaps = 50
 
 // fence is one lock's guarded resource: an ordered log in the checker
 // that accepts a write only with a token at least as high as every token
-// it accepted before.
+// it accepted before. With shared set (a run spread over processes), the
+// log is a znode all processes write to.
 type fence struct {
-	path string
+	path   string
+	shared *znodeFence
+	errors int64 // writes to the shared znode that failed
 
 	mu       sync.Mutex
 	highest  uint64
@@ -70,18 +74,38 @@ func newFence(path string) *fence { return &fence{path: path, overlaps: make(map
 // write is a holder's write with token; it reports whether the resource
 // accepted it. lost says whether the holder had been told its grant ended.
 func (f *fence) write(token uint64, session int64, lost bool, at time.Time) bool {
+	accepted, highest := true, token
+	if f.shared != nil {
+		var err error
+		accepted, highest, err = f.shared.write(token)
+		if err != nil {
+			f.mu.Lock()
+			f.errors++
+			f.mu.Unlock()
+			return true // unknown: not counted either way
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if token >= f.highest {
-		f.highest, f.session = token, session
+	if f.shared == nil {
+		accepted, highest = token >= f.highest, max(f.highest, token)
+	}
+	if accepted {
+		if token >= f.highest {
+			f.highest, f.session = token, session
+		}
 		f.writes++
 		return true
+	}
+	newerSession := f.session
+	if highest != f.highest {
+		newerSession = 0 // granted to another process's client
 	}
 	f.rejected++
 	o, ok := f.overlaps[token]
 	if !ok {
 		o = &Overlap{Lock: f.path, StaleToken: token, StaleSession: session,
-			NewerToken: f.highest, NewerSession: f.session, At: at}
+			NewerToken: highest, NewerSession: newerSession, At: at}
 		f.overlaps[token] = o
 		f.order = append(f.order, token)
 	}
@@ -98,6 +122,7 @@ func fencing(fences []*fence, ignoreLost bool) *Fencing {
 		f.mu.Lock()
 		out.Writes += f.writes
 		out.Rejected += f.rejected
+		out.WriteErrors += f.errors
 		out.OverlapCount += int64(len(f.order))
 		for _, tok := range f.order {
 			all = append(all, *f.overlaps[tok])

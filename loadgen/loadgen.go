@@ -80,6 +80,14 @@ type Options struct {
 	// Logf receives notices (for example how connections are spread).
 	// Defaults to discarding them.
 	Logf func(format string, args ...any)
+	// Namespace, if set, replaces /zkherd/runs/<RunID> as the run's
+	// namespace (an absolute path, below Chroot).
+	Namespace string
+	// SharedNamespace says that other processes run in Namespace at the
+	// same time (package distrib): it is neither created exclusively nor
+	// removed, the leftover check counts only this run's nodes, and
+	// fencing tokens go to guarded znodes that span the processes.
+	SharedNamespace bool
 	// Ensemble is the local ensemble started for the run, which the
 	// scenario's server faults (kill-leader, kill-member, pause-member)
 	// act on; nil when the run targets existing servers.

@@ -124,13 +124,16 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 	r := &runner{
 		run:        run,
 		opts:       opts,
-		ns:         opts.Chroot + Root + "/" + opts.RunID,
 		logf:       opts.Logf,
 		windowOpen: make(chan struct{}),
 		stopCh:     make(chan struct{}),
 	}
 	if r.logf == nil {
 		r.logf = func(string, ...any) {}
+	}
+	r.ns = r.namespace()
+	if err := r.checkShared(); err != nil {
+		return nil, err
 	}
 	work, err := newWorkload(r)
 	if err != nil {
@@ -191,12 +194,12 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		"scenario": r.run.Name, "recipe": r.run.Recipe, "clients": r.run.Clients,
 		"started": time.Now().UTC().Format(time.RFC3339), "pid": os.Getpid(), "host": hostname(),
 	})
-	if err := createNamespace(admin.Conn(), r.ns, info); err != nil {
+	if err := r.makeNamespace(admin.Conn(), info); err != nil {
 		return nil, err
 	}
 	cleaned := false
 	cleanup := func() error {
-		if cleaned {
+		if cleaned || r.opts.SharedNamespace {
 			return nil
 		}
 		cleaned = true
@@ -352,7 +355,11 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	}
 	if rampErr == nil || errors.Is(rampErr, ErrServerLost) {
 		r.work.finish(fin, admin.Conn(), res)
-		r.checkLeftovers(fin, admin.Conn(), res)
+		if r.opts.SharedNamespace {
+			r.checkOwnLeftovers(fin, admin.Conn(), res)
+		} else {
+			r.checkLeftovers(fin, admin.Conn(), res)
+		}
 	}
 	r.closeSessions()
 	r.faultResult(res)

@@ -1,0 +1,380 @@
+package distrib
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+var (
+	// ErrNoRun means no run with that id exists on the servers: it never
+	// started, or it finished and was removed.
+	ErrNoRun = errors.New("distrib: no such run")
+	// ErrStarted means the run's processes already met and started.
+	ErrStarted = errors.New("distrib: run already started")
+	// ErrFinished means the run is over.
+	ErrFinished = errors.New("distrib: run already finished")
+	// ErrFull means the run already has all its processes.
+	ErrFull = errors.New("distrib: run already has all its processes")
+	// ErrCancelled means the run was removed while this process waited.
+	ErrCancelled = errors.New("distrib: run cancelled by the process that started it")
+	// ErrMissing means some processes never published their results.
+	ErrMissing = errors.New("distrib: results missing")
+	// ErrBadPlan is returned by Start for a plan that cannot be run.
+	ErrBadPlan = errors.New("distrib: invalid plan")
+)
+
+// Run states, in the plan.
+const (
+	StateWaiting  = "waiting"  // processes are joining
+	StateRunning  = "running"  // every process arrived; the runs go on
+	StateFinished = "finished" // the results are merged
+)
+
+// Plan is what a distributed run runs, as its starter wrote it.
+type Plan struct {
+	RunID string `json:"run_id"`
+	// Processes is how many processes take part, the starter included.
+	Processes int `json:"processes"`
+	// Title names the scenario.
+	Title string `json:"title"`
+	// Runs are the scenario's runs (compare steps), every default applied.
+	Runs  []scenarios.Run `json:"runs"`
+	State string          `json:"state"`
+	// Host and PID are the starter's.
+	Host    string    `json:"host"`
+	PID     int       `json:"pid"`
+	Created time.Time `json:"created"`
+}
+
+// maxPartSize bounds a Part: ZooKeeper's default jute.maxbuffer is 1 MiB.
+const maxPartSize = 1000 << 10
+
+// Member is one process's place in a distributed run.
+type Member struct {
+	s      *recipes.Session
+	chroot string
+	root   string // the run's node, chroot included
+	plan   Plan
+	index  int
+	node   string
+}
+
+// runNode is the run's node below chroot.
+func runNode(chroot, id string) string { return chroot + loadgen.Root + "/" + id }
+
+// Start creates a distributed run for plan.Processes processes and makes
+// this process its number 0, the one that merges the results. The run's
+// id must not be in use.
+func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (*Member, error) {
+	switch {
+	case plan.Processes < 1:
+		return nil, fmt.Errorf("%w: %d processes; want at least 1", ErrBadPlan, plan.Processes)
+	case len(plan.Runs) == 0:
+		return nil, fmt.Errorf("%w: no run", ErrBadPlan)
+	case plan.RunID == "" || strings.ContainsAny(plan.RunID, "/ "):
+		return nil, fmt.Errorf("%w: run id %q", ErrBadPlan, plan.RunID)
+	}
+	plan.State = StateWaiting
+	plan.Host, _ = os.Hostname()
+	plan.PID = os.Getpid()
+	plan.Created = time.Now().UTC()
+	data, err := json.Marshal(plan)
+	if err != nil {
+		return nil, fmt.Errorf("distrib: %w", err)
+	}
+	root := runNode(chroot, plan.RunID)
+	conn := s.Conn()
+	cur := ""
+	for _, part := range strings.Split(strings.TrimPrefix(path.Dir(root), "/"), "/") {
+		cur += "/" + part
+		if _, err := conn.Create(cur, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return nil, fmt.Errorf("distrib: create %s: %w", cur, err)
+		}
+	}
+	if _, err := conn.Create(root, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if errors.Is(err, zk.ErrNodeExists) {
+			return nil, fmt.Errorf("%w: run id %s is in use on the servers; choose another --run-id", ErrBadPlan, plan.RunID)
+		}
+		return nil, fmt.Errorf("distrib: create %s: %w", root, err)
+	}
+	m := &Member{s: s, chroot: chroot, root: root, plan: plan}
+	for _, d := range []string{"members", "steps"} {
+		if _, err := conn.Create(root+"/"+d, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			m.remove()
+			return nil, fmt.Errorf("distrib: create %s/%s: %w", root, d, err)
+		}
+	}
+	if err := m.register(); err != nil {
+		m.remove()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Join finds run id and makes this process one of its members. It fails
+// with ErrNoRun, ErrStarted, ErrFinished or ErrFull, touching nothing, when
+// the run cannot be joined.
+func Join(ctx context.Context, s *recipes.Session, chroot, id string) (*Member, error) {
+	root := runNode(chroot, id)
+	data, _, err := s.Conn().Get(root)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s (it was never started on these servers, or it finished and was removed)", ErrNoRun, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("distrib: read run %s: %w", id, err)
+	}
+	var plan Plan
+	if err := json.Unmarshal(data, &plan); err != nil || plan.Processes < 1 {
+		return nil, fmt.Errorf("%w: %s is a load run of one process, not a distributed run", ErrNoRun, id)
+	}
+	switch plan.State {
+	case StateRunning:
+		return nil, fmt.Errorf("%w: %s started with its %d processes; processes must join before it starts", ErrStarted, id, plan.Processes)
+	case StateFinished:
+		return nil, fmt.Errorf("%w: %s", ErrFinished, id)
+	}
+	m := &Member{s: s, chroot: chroot, root: root, plan: plan}
+	if err := m.register(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// register creates this process's member node and finds its number.
+func (m *Member) register() error {
+	conn := m.s.Conn()
+	node, err := conn.Create(m.root+"/members/m-", nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("%w: %s", ErrNoRun, m.plan.RunID)
+	}
+	if err != nil {
+		return fmt.Errorf("distrib: register in run %s: %w", m.plan.RunID, err)
+	}
+	children, _, err := conn.Children(m.root + "/members")
+	if err != nil {
+		conn.Delete(node, -1)
+		return fmt.Errorf("distrib: list members of run %s: %w", m.plan.RunID, err)
+	}
+	slices.Sort(children)
+	m.index = slices.Index(children, path.Base(node))
+	m.node = node
+	if m.index >= m.plan.Processes {
+		conn.Delete(node, -1)
+		return fmt.Errorf("%w: %s has its %d processes", ErrFull, m.plan.RunID, m.plan.Processes)
+	}
+	return nil
+}
+
+// Plan is the run's plan.
+func (m *Member) Plan() Plan { return m.plan }
+
+// Index is this process's number, from 0 (the starter).
+func (m *Member) Index() int { return m.index }
+
+// Namespace is the namespace run step's clients share, below the chroot
+// (for loadgen.Options.Namespace).
+func (m *Member) Namespace(step int) string {
+	return strings.TrimPrefix(m.stepDir(step), m.chroot) + "/work"
+}
+
+func (m *Member) stepDir(step int) string { return m.root + "/steps/" + strconv.Itoa(step) }
+
+// watchRun returns a ctx that ends with ErrCancelled when the run's node
+// is deleted; stop releases it.
+func (m *Member) watchRun(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		for ctx.Err() == nil {
+			ok, _, ch, err := m.s.Conn().ExistsW(m.root)
+			if err == nil && !ok {
+				cancel(ErrCancelled)
+				return
+			}
+			if err != nil {
+				t := time.NewTimer(100 * time.Millisecond)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+				}
+				continue
+			}
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	return ctx, func() { cancel(nil) }
+}
+
+// Barrier waits until every process has arrived at run step, or timeout
+// passes, or the run is cancelled. The starter marks the run started once
+// the first barrier opens.
+func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) error {
+	conn := m.s.Conn()
+	dir := m.stepDir(step)
+	for _, d := range []string{dir, dir + "/barrier", dir + "/parts"} {
+		if _, err := conn.Create(d, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if errors.Is(err, zk.ErrNoNode) {
+				return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
+			}
+			return fmt.Errorf("distrib: create %s: %w", d, err)
+		}
+	}
+	wctx, stop := m.watchRun(ctx)
+	defer stop()
+	tctx, cancel := context.WithTimeout(wctx, timeout)
+	defer cancel()
+	err := recipes.NewBarrier(m.s, dir+"/barrier", m.plan.Processes).Wait(tctx)
+	switch {
+	case err == nil:
+	case errors.Is(context.Cause(wctx), ErrCancelled):
+		return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case tctx.Err() != nil:
+		n := m.arrived(step)
+		return fmt.Errorf("distrib: run %s: only %d of %d processes arrived within %v", m.plan.RunID, n, m.plan.Processes, timeout)
+	default:
+		return fmt.Errorf("distrib: run %s: barrier: %w", m.plan.RunID, err)
+	}
+	if m.index == 0 && step == 0 {
+		return m.setState(StateRunning)
+	}
+	return nil
+}
+
+// arrived counts the processes waiting at step's barrier.
+func (m *Member) arrived(step int) int {
+	children, _, err := m.s.Conn().Children(m.stepDir(step) + "/barrier")
+	if err != nil {
+		return 0
+	}
+	return len(slices.DeleteFunc(children, func(c string) bool { return c == recipes.BarrierReady }))
+}
+
+func (m *Member) setState(state string) error {
+	m.plan.State = state
+	data, err := json.Marshal(m.plan)
+	if err != nil {
+		return fmt.Errorf("distrib: %w", err)
+	}
+	if _, err := m.s.Conn().Set(m.root, data, -1); err != nil {
+		return fmt.Errorf("distrib: mark run %s %s: %w", m.plan.RunID, state, err)
+	}
+	return nil
+}
+
+// Publish writes this process's results for run step.
+func (m *Member) Publish(ctx context.Context, step int, p *Part) error {
+	p.Process = m.index
+	data, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("distrib: %w", err)
+	}
+	if len(data) > maxPartSize {
+		return fmt.Errorf("distrib: results of %d bytes do not fit in a znode (at most %d)", len(data), maxPartSize)
+	}
+	node := fmt.Sprintf("%s/parts/p-%03d", m.stepDir(step), m.index)
+	if _, err := m.s.Conn().Create(node, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		if errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
+		}
+		return fmt.Errorf("distrib: publish to %s: %w", node, err)
+	}
+	return nil
+}
+
+// Collect waits until every process published its results for run step,
+// or timeout passes, and returns them. With some missing it returns those
+// there are and an error wrapping ErrMissing.
+func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) ([]*Part, error) {
+	dir := m.stepDir(step) + "/parts"
+	conn := m.s.Conn()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		children, _, ch, err := conn.ChildrenW(dir)
+		if err != nil {
+			return nil, fmt.Errorf("distrib: list %s: %w", dir, err)
+		}
+		if len(children) >= m.plan.Processes {
+			return m.read(dir, children)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline.C:
+			parts, err := m.read(dir, children)
+			if err != nil {
+				return nil, err
+			}
+			return parts, fmt.Errorf("%w: %d of %d processes published their results within %v", ErrMissing, len(parts), m.plan.Processes, timeout)
+		}
+	}
+}
+
+func (m *Member) read(dir string, children []string) ([]*Part, error) {
+	slices.Sort(children)
+	var parts []*Part
+	for _, c := range children {
+		data, _, err := m.s.Conn().Get(dir + "/" + c)
+		if err != nil {
+			return nil, fmt.Errorf("distrib: read %s/%s: %w", dir, c, err)
+		}
+		var p Part
+		if err := json.Unmarshal(data, &p); err != nil {
+			return nil, fmt.Errorf("distrib: %s/%s is not a process's results: %w", dir, c, err)
+		}
+		parts = append(parts, &p)
+	}
+	return parts, nil
+}
+
+// Finish ends the run: it is marked finished, then removed with everything
+// below it (and /zkherd/runs and /zkherd when empty).
+func (m *Member) Finish(ctx context.Context) error {
+	if m.index == 0 {
+		m.setState(StateFinished)
+	}
+	return m.remove()
+}
+
+// Leave removes this process's member node (a process that is not the
+// starter, done with the run).
+func (m *Member) Leave() {
+	if m.node != "" {
+		m.s.Conn().Delete(m.node, -1)
+	}
+}
+
+func (m *Member) remove() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn := m.s.Conn()
+	if err := loadgen.RemoveTree(ctx, conn, m.root); err != nil {
+		return fmt.Errorf("distrib: remove run %s: %w", m.plan.RunID, err)
+	}
+	for p := path.Dir(m.root); p != "/" && p != m.chroot && p != "."; p = path.Dir(p) {
+		if err := conn.Delete(p, -1); err != nil {
+			break
+		}
+	}
+	return nil
+}

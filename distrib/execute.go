@@ -1,0 +1,118 @@
+package distrib
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// Outcome is what one run of the plan gave this process: its own result,
+// and for the starter the merged one.
+type Outcome struct {
+	Local  *loadgen.Result
+	Merged *loadgen.Result
+}
+
+// Options say how Execute runs each step.
+type Options struct {
+	// Load is the options of every loadgen.Run; Namespace, SharedNamespace
+	// and RunID are set by Execute.
+	Load loadgen.Options
+	// JoinTimeout bounds the wait for every process at each barrier.
+	JoinTimeout time.Duration
+	// Starting, if set, is called before each step's barrier.
+	Starting func(step int, run scenarios.Run)
+}
+
+// DefaultJoinTimeout is how long processes wait for each other.
+const DefaultJoinTimeout = 2 * time.Minute
+
+// Execute runs every run of the plan: for each, it waits for every
+// process at a barrier, runs the scenario with this process's clients in
+// the shared namespace, and publishes the result; the starter (process 0)
+// then collects every process's result and merges them. It stops at the
+// first run that fails or is cut short (ctx ended).
+func Execute(ctx context.Context, m *Member, opts Options) ([]Outcome, error) {
+	if opts.JoinTimeout <= 0 {
+		opts.JoinTimeout = DefaultJoinTimeout
+	}
+	var out []Outcome
+	for step, run := range m.plan.Runs {
+		if opts.Starting != nil {
+			opts.Starting(step, run)
+		}
+		if err := m.Barrier(ctx, step, opts.JoinTimeout); err != nil {
+			return out, err
+		}
+		lo := opts.Load
+		lo.Namespace = m.Namespace(step)
+		lo.SharedNamespace = true
+		lo.RunID = fmt.Sprintf("%s.%d.p%d", m.plan.RunID, step, m.index)
+		local, err := loadgen.Run(ctx, run, lo)
+		if err != nil {
+			return out, err
+		}
+		part, err := FromResult(m.index, local)
+		if err != nil {
+			return out, err
+		}
+		if err := m.Publish(ctx, step, part); err != nil {
+			return out, err
+		}
+		o := Outcome{Local: local}
+		if m.index == 0 {
+			parts, cerr := m.Collect(ctx, step, collectTimeout(run, opts.JoinTimeout))
+			if cerr != nil && !errors.Is(cerr, ErrMissing) {
+				return out, cerr
+			}
+			merged, err := Merge(run, m.plan.RunID, m.root, parts)
+			if err != nil {
+				return out, err
+			}
+			if cerr != nil {
+				merged.Partial = true
+				merged.Notes = append(merged.Notes, cerr.Error())
+			}
+			m.checkLeftovers(ctx, step, merged)
+			o.Merged = merged
+		}
+		out = append(out, o)
+		if local.Partial {
+			break
+		}
+	}
+	return out, nil
+}
+
+// collectTimeout bounds the wait for every process's results of run: its
+// ramp-up, duration, stop and a margin for processes that arrived late.
+func collectTimeout(run scenarios.Run, join time.Duration) time.Duration {
+	d := run.Duration
+	if d <= 0 {
+		d = 10 * time.Minute
+	}
+	return scenarios.RampFor(run).Done() + d + 2*run.SessionTimeout + time.Minute + join
+}
+
+// checkLeftovers counts recipe nodes left in the shared namespace once
+// every process has published (and so has finished its clients).
+func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Result) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	n, some, err := loadgen.Leftovers(ctx, m.s.Conn(), m.chroot+m.Namespace(step))
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("could not check the shared namespace for leftover znodes: %v", err))
+		return
+	}
+	if n > 0 {
+		res.Checks.LeftoverZnodes += n
+		res.Checks.LeftoverPaths = append(res.Checks.LeftoverPaths, some...)
+		res.Checks.Violations = append(res.Checks.Violations,
+			fmt.Sprintf("leftover znodes: %d recipe node(s) left in the shared namespace after every process finished, e.g. %s", n, some[0]))
+		res.Checks.Passed = false
+	}
+}

@@ -1,0 +1,118 @@
+package distrib
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/metrics"
+)
+
+// Part is one process's results for one run, as it publishes them: small
+// enough for a znode (each histogram is a few hundred bytes to a few KiB
+// compressed).
+type Part struct {
+	// Process is the process's number in the run, from 0 (the starter).
+	Process int    `json:"process"`
+	Host    string `json:"host"`
+	PID     int    `json:"pid"`
+
+	Start       time.Time `json:"start"`
+	WindowStart time.Time `json:"window_start"`
+	Stop        time.Time `json:"stop"`
+	Partial     bool      `json:"partial"`
+	Ops         int64     `json:"ops"`
+	Releases    int64     `json:"releases"`
+	SourceAddrs int       `json:"source_addrs"`
+
+	Requests map[string]int64 `json:"requests,omitempty"`
+	Herd     loadgen.Herd     `json:"herd"`
+	Checks   loadgen.Checks   `json:"checks"`
+	Events   []loadgen.Event  `json:"events,omitempty"`
+	Notes    []string         `json:"notes,omitempty"`
+	Fencing  *loadgen.Fencing `json:"fencing,omitempty"`
+
+	Metrics PartMetrics `json:"metrics"`
+}
+
+// PartMetrics is a metrics.Result in a form that travels: each phase's
+// totals as compressed histograms.
+type PartMetrics struct {
+	Start        time.Time               `json:"start"`
+	End          time.Time               `json:"end"`
+	Highest      time.Duration           `json:"highest"`
+	Counts       metrics.Counts          `json:"counts"`
+	Phases       []PartPhase             `json:"phases"`
+	Intervals    []metrics.IntervalStats `json:"intervals"`
+	UnknownPhase int64                   `json:"unknown_phase"`
+}
+
+// PartPhase is one phase's totals.
+type PartPhase struct {
+	Phase metrics.Phase `json:"phase"`
+	// Raw and Corrected are HdrHistogram V2 encodings (metrics.EncodeHistogram).
+	Raw           string            `json:"raw"`
+	Corrected     string            `json:"corrected"`
+	HasCorrection bool              `json:"has_correction"`
+	Anomalies     metrics.Anomalies `json:"anomalies"`
+}
+
+// FromResult makes process n's Part from its run's result.
+func FromResult(n int, res *loadgen.Result) (*Part, error) {
+	host, _ := os.Hostname()
+	p := &Part{
+		Process: n, Host: host, PID: os.Getpid(),
+		Start: res.Start, WindowStart: res.WindowStart, Stop: res.Stop, Partial: res.Partial,
+		Ops: res.Ops, Releases: res.Releases, SourceAddrs: res.SourceAddrs,
+		Requests: res.Requests, Herd: res.Herd, Checks: res.Checks, Events: res.Events,
+		Notes: res.Notes, Fencing: res.Fencing,
+	}
+	m := res.Metrics
+	if m == nil {
+		return p, nil
+	}
+	p.Metrics = PartMetrics{Start: m.Start, End: m.End, Highest: m.Highest, Counts: m.Counts,
+		Intervals: m.Intervals, UnknownPhase: m.UnknownPhase}
+	for _, ph := range m.Phases {
+		t := m.Totals[ph]
+		raw, err := metrics.EncodeHistogram(t.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("distrib: phase %s: %w", ph, err)
+		}
+		corr, err := metrics.EncodeHistogram(t.Corrected)
+		if err != nil {
+			return nil, fmt.Errorf("distrib: phase %s: %w", ph, err)
+		}
+		p.Metrics.Phases = append(p.Metrics.Phases, PartPhase{Phase: ph, Raw: raw, Corrected: corr,
+			HasCorrection: t.HasCorrection, Anomalies: t.Anomalies})
+	}
+	return p, nil
+}
+
+// decode turns the part's histograms back into a metrics.Result (without
+// interval logs).
+func (pm PartMetrics) decode() (*metrics.Result, error) {
+	r := &metrics.Result{Start: pm.Start, End: pm.End, Highest: pm.Highest, Counts: pm.Counts,
+		Intervals: pm.Intervals, UnknownPhase: pm.UnknownPhase, Totals: map[metrics.Phase]*metrics.PhaseTotal{}}
+	for _, ph := range pm.Phases {
+		raw, err := metrics.DecodeHistogram(ph.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("distrib: phase %s: %w", ph.Phase, err)
+		}
+		corr, err := metrics.DecodeHistogram(ph.Corrected)
+		if err != nil {
+			return nil, fmt.Errorf("distrib: phase %s: %w", ph.Phase, err)
+		}
+		r.Phases = append(r.Phases, ph.Phase)
+		r.Totals[ph.Phase] = &metrics.PhaseTotal{Raw: raw, Corrected: corr, HasCorrection: ph.HasCorrection, Anomalies: ph.Anomalies}
+	}
+	return r, nil
+}
+
+// newLike returns an empty histogram with h's range and precision.
+func newLike(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	return hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+}
