@@ -30,7 +30,7 @@ func faultsInfo(res *loadgen.Result) (*report.Faults, *report.Fencing) {
 	}
 	var fe *report.Fencing
 	if s := res.Fencing; s != nil {
-		fe = &report.Fencing{Writes: s.Writes, Rejected: s.Rejected, OverlapCount: s.OverlapCount, IgnoreLost: s.IgnoreLost}
+		fe = &report.Fencing{Writes: s.Writes, Rejected: s.Rejected, WriteErrors: s.WriteErrors, OverlapCount: s.OverlapCount, IgnoreLost: s.IgnoreLost}
 		start := res.Start
 		if res.Metrics != nil {
 			start = res.Metrics.Start

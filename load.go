@@ -32,6 +32,9 @@ type loadOptions struct {
 
 	// Set from which flags were given.
 	clientsSet, durationSet, opsSet, timeoutSet bool
+
+	// dist: --processes, --join, --sweep (distrib_cmd.go, sweep_cmd.go).
+	dist distOptions
 }
 
 func newLoadCmd(g *globalOptions) *cobra.Command {
@@ -61,6 +64,7 @@ unreachable server, 130 interrupted.`,
 			f := cmd.Flags()
 			o.clientsSet, o.durationSet, o.opsSet = f.Changed("clients"), f.Changed("duration"), f.Changed("ops")
 			o.timeoutSet = cmd.Flags().Changed("session-timeout")
+			o.dist.changed(f)
 			return runLoad(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -72,6 +76,7 @@ unreachable server, 130 interrupted.`,
 	f.StringVar(&o.out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
 	f.IntVar(&o.sourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
+	o.dist.register(f)
 	return cmd
 }
 
@@ -236,6 +241,9 @@ func probeWritable(dir string) error {
 
 // runLoad runs a validated plan; see zkherd load --help.
 func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stderr io.Writer) error {
+	if o.dist.active() {
+		return runDistributed(ctx, g, o, stdout, stderr)
+	}
 	plan, err := planLoad(g, o)
 	if err != nil {
 		return err

@@ -38,6 +38,7 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (*loadgen.Result,
 	parts = slices.Clone(parts)
 	slices.SortFunc(parts, func(a, b *Part) int { return a.Process - b.Process })
 	res := &loadgen.Result{Run: run, RunID: runID, Namespace: ns, Requests: map[string]int64{}}
+	res.Run.Clients = run.Clients * len(parts) // every process ran the run's clients
 	var ms []*metrics.Result
 	var fencing []*loadgen.Fencing
 	for i, p := range parts {

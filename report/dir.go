@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zkherd/zkherd/metrics"
 )
 
 // DirError is returned by WriteDir when the output directory cannot be
@@ -73,6 +75,9 @@ func WriteDir(dir string, run *Run) (err error) {
 				if err := write(name+"-corrected.hgrm", func(w io.Writer) error { return m.WriteHgrm(w, p, true) }); err != nil {
 					return err
 				}
+			}
+			if errors.Is(m.WriteHlog(io.Discard, p), metrics.ErrNoPhase) {
+				continue // a merged result (distributed run) has no interval logs
 			}
 			if err := write(name+".hlog", func(w io.Writer) error { return m.WriteHlog(w, p) }); err != nil {
 				return err

@@ -47,6 +47,9 @@ type Recovery struct {
 type Fencing struct {
 	Writes   int64 `json:"writes"`
 	Rejected int64 `json:"rejected"`
+	// WriteErrors counts writes to a shared guarded znode whose outcome is
+	// unknown (a distributed run).
+	WriteErrors int64 `json:"write_errors,omitempty"`
 	// OverlapCount counts holders that kept working after the next holder
 	// was granted the lock; Overlaps lists the first ones.
 	OverlapCount int64     `json:"overlap_count"`
