@@ -65,6 +65,7 @@ type dashboardFeed struct {
 	cur     int
 	runID   string
 	notices []string
+	faults  map[int][]loadview.Fault // injected faults, by run
 }
 
 func newDashboardFeed(plan *loadPlan, server string) *dashboardFeed {
@@ -121,6 +122,18 @@ func (f *dashboardFeed) progress(p loadgen.Progress) loadview.Snapshot {
 	sc.ErrorsTotal = p.Errors
 	sc.Errors = errorCounts(p.ErrorsByKind)
 	sc.Violations = p.Violations
+	if sc.Started == 0 && p.Elapsed > 0 {
+		sc.Started = time.Since(f.start) - p.Elapsed
+	}
+	if len(p.Faults) > 0 {
+		if f.faults == nil {
+			f.faults = map[int][]loadview.Fault{}
+		}
+		f.faults[f.cur] = f.faults[f.cur][:0]
+		for _, e := range p.Faults {
+			f.faults[f.cur] = append(f.faults[f.cur], loadview.Fault{At: e.At.Sub(f.start), What: e.Detail})
+		}
+	}
 	sc.Phases = sc.Phases[:0:0]
 	for _, ph := range metrics.Phases() {
 		if s, ok := p.Phases[ph]; ok {
@@ -175,6 +188,9 @@ func (f *dashboardFeed) snapshotLocked(done, partial bool) loadview.Snapshot {
 		Done:    done,
 		Partial: partial,
 		Notices: append([]string(nil), f.notices...),
+	}
+	for i := range f.panels {
+		s.Faults = append(s.Faults, f.faults[i]...)
 	}
 	for _, p := range f.panels {
 		p.Throughput = append([]float64(nil), p.Throughput...)

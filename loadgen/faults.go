@@ -234,6 +234,23 @@ func (r *runner) faultResult(res *Result) {
 	}
 }
 
+// faultEvents returns the faults injected so far, for progress reports.
+func (r *runner) faultEvents() []Event {
+	fx := r.fx
+	if fx == nil {
+		return nil
+	}
+	fx.mu.Lock()
+	defer fx.mu.Unlock()
+	var out []Event
+	for _, e := range fx.events {
+		if e.Kind == EventFault {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // onEvent keeps a fault's event for the result.
 func (fx *faultRun) onEvent(e faults.Event) {
 	kind := e.Kind

@@ -249,4 +249,6 @@ type Progress struct {
 	QueueDepth int64
 	// Violations lists failed checks so far.
 	Violations []string
+	// Faults lists the faults injected so far, in time order.
+	Faults []Event
 }

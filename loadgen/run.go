@@ -907,6 +907,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 		ErrorsByKind:  counts.ErrorsByKind,
 		QueueDepth:    r.work.depth(),
 		Violations:    r.chk.violations(),
+		Faults:        r.faultEvents(),
 	}
 	for _, ph := range metrics.Phases() {
 		if s := r.rec.Summary(ph); s.Count > 0 {
