@@ -86,7 +86,7 @@ func BenchmarkTenThousandSessions(b *testing.B) {
 		Name: "ten-thousand", Recipe: scenarios.FairLock,
 		Clients: 10_000, Locks: 100, Duration: 90 * time.Second,
 		Arrival: scenarios.Arrival{Kind: scenarios.Stampede}, RampUp: 1000,
-		Hold: scenarios.FixedHold(10 * time.Millisecond), SessionTimeout: 40 * time.Second,
+		Hold: scenarios.FixedHold(10 * time.Millisecond), SessionTimeout: 60 * time.Second,
 	})
 	var (
 		mu                     sync.Mutex
