@@ -219,7 +219,7 @@ func CloseSession(ctx context.Context, server string, s Session) error {
 	resp, err := readFrame(c)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("%w: server %s closed the connection for session 0x%x", ErrNoSession, server, s.ID)
+			return fmt.Errorf("faultproxy: expire session 0x%x: %s closed the connection without answering (not serving?)", s.ID, server)
 		}
 		return fmt.Errorf("faultproxy: expire session 0x%x: %w", s.ID, ctxErr(ctx, err))
 	}

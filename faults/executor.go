@@ -366,9 +366,15 @@ func (x *Executor) expireRandom(ctx context.Context, f scenarios.Fault) {
 			}
 		}
 		var candidates []int64
-		for _, id := range x.opts.Network.Sessions() {
-			if !expired[id] {
-				candidates = append(candidates, id)
+		for wait := 0; len(candidates) == 0 && wait < 40 && ctx.Err() == nil; wait++ {
+			if wait > 0 {
+				// Every connection is down (an election): wait for them.
+				x.hold(ctx, 50*time.Millisecond)
+			}
+			for _, id := range x.opts.Network.Sessions() {
+				if !expired[id] {
+					candidates = append(candidates, id)
+				}
 			}
 		}
 		if len(candidates) == 0 {

@@ -204,31 +204,46 @@ func (n *Network) Expire(ctx context.Context, id int64) (cut time.Time, err erro
 	case <-ctx.Done():
 		return cut, ctx.Err()
 	}
-	// The member the session was on first, then the others.
+	// The member the session was on first, then the others; again for a
+	// while if none serves (an election is under way).
 	order := []int{member - 1}
 	for i := range n.servers {
 		if i != member-1 {
 			order = append(order, i)
 		}
 	}
-	var errs []error
-	for _, i := range order {
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := faultproxy.CloseSession(cctx, n.servers[i], s)
-		cancel()
-		if err == nil {
-			return cut, nil
+	deadline := time.Now().Add(closeRetry)
+	for {
+		var errs []error
+		for _, i := range order {
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := faultproxy.CloseSession(cctx, n.servers[i], s)
+			cancel()
+			if err == nil {
+				return cut, nil
+			}
+			if errors.Is(err, faultproxy.ErrNoSession) {
+				return cut, fmt.Errorf("%w: %w", ErrNoSession, err)
+			}
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				return cut, ctx.Err()
+			}
 		}
-		if errors.Is(err, faultproxy.ErrNoSession) {
-			return cut, fmt.Errorf("%w: %w", ErrNoSession, err)
+		if time.Now().After(deadline) {
+			return cut, fmt.Errorf("faults: could not expire session 0x%x: %w", id, errors.Join(errs...))
 		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
+		t.Reset(100 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return cut, ctx.Err()
 		}
 	}
-	return cut, fmt.Errorf("faults: could not expire session 0x%x: %w", id, errors.Join(errs...))
 }
+
+// closeRetry bounds how long Expire keeps trying servers that do not serve.
+const closeRetry = 5 * time.Second
 
 // armedCut is one pending cut on a request kind.
 type armedCut struct {
@@ -250,7 +265,7 @@ func (n *Network) hook(member int) func(faultproxy.Request) faultproxy.Action {
 			return faultproxy.Forward
 		}
 		for _, a := range *armed {
-			if r.Op != a.op && !(a.op == faultproxy.OpCreate && faultproxy.IsCreate(r.Op)) {
+			if !matches(a.op, r.Op) {
 				continue
 			}
 			if r.Session != 0 && r.Session == a.spare {
@@ -290,6 +305,17 @@ func (n *Network) disarm() {
 	n.mu.Lock()
 	n.armed.Store(nil)
 	n.mu.Unlock()
+}
+
+// matches reports whether a request with opcode op is one an armed cut on
+// kind waits for: any create for creates; a delete or a multi (a queue's
+// acknowledgement deletes the item and its claim in one transaction) for
+// deletes.
+func matches(kind, op int32) bool {
+	if kind == faultproxy.OpCreate {
+		return faultproxy.IsCreate(op)
+	}
+	return op == faultproxy.OpDelete || op == faultproxy.OpMulti
 }
 
 // kindIndex indexes lastCut: 1 for creates, 0 for deletes.

@@ -53,6 +53,10 @@ const (
 	itemMaybe    uint8 = iota + 1 // Put failed: the item may or may not be queued
 	itemQueued                    // Put confirmed
 	itemConsumed                  // acknowledged
+	// itemAckUnknown: the acknowledgement failed as the session ended; it
+	// may have been carried out (item gone, consumed) or not (item back in
+	// the queue for another consumer).
+	itemAckUnknown
 )
 
 // drainTimeout bounds how long consumers keep draining after the window.
@@ -236,6 +240,13 @@ func (w *queueWork) consume(c *client) {
 		}
 		if err := r.release(s, cl.Ack); err != nil {
 			r.opFailed(err)
+			if id, _, ok := parseItem(cl.Data); ok && (errors.Is(err, recipes.ErrLost) || errors.Is(err, recipes.ErrSessionExpired)) {
+				w.mu.Lock()
+				if w.status[id] != itemConsumed {
+					w.status[id] = itemAckUnknown
+				}
+				w.mu.Unlock()
+			}
 			continue
 		}
 		acked := time.Now()
@@ -265,6 +276,7 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn, res *Result) {
 	w.depthMu.Lock()
 	res.QueueDepth = append([]int64(nil), w.depths...)
 	w.depthMu.Unlock()
+	conn.Sync(w.path) // the admin's server may lag behind the clients' writes
 	children, _, err := conn.Children(w.path)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		res.Notes = append(res.Notes, fmt.Sprintf("could not list the queue to count lost items: %v", err))
@@ -292,6 +304,8 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn, res *Result) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for id, st := range w.status {
+		// An item whose acknowledgement's outcome is unknown and that is
+		// gone was consumed: only an acknowledgement removes an item.
 		if st == itemQueued && !remaining[id] {
 			res.Checks.LostItems++
 			if res.Checks.LostItems <= maxViolationLines {

@@ -111,8 +111,10 @@ type Fault struct {
 	Delay time.Duration
 	// On, for cut-connections only, cuts one connection per occurrence
 	// right after it sends the next request of this kind (FaultOnCreate or
-	// FaultOnDelete) to the server: the request is carried out and its
-	// reply lost, the hardest moment for a recipe. Rate is then unused.
+	// FaultOnDelete; a multi counts as a delete, as a queue's
+	// acknowledgement deletes in one) to the server: the request is
+	// carried out and its reply lost, the hardest moment for a recipe.
+	// Rate is then unused.
 	On string
 }
 
