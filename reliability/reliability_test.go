@@ -69,7 +69,11 @@ func checkPassed(t *testing.T, res *loadgen.Result) {
 	c := res.Checks
 	if !c.Passed || c.MutualExclusionViolations != 0 || c.FencingViolations != 0 || c.DoubleLeaders != 0 ||
 		c.LostItems != 0 || c.DuplicateItems != 0 || c.LeftoverZnodes != 0 {
-		t.Errorf("checks: %+v, want every check passed", c)
+		hint := ""
+		if c.LeftoverZnodes != 0 || c.DuplicateItems != 0 {
+			hint = " (an orphan or duplicate node after a cut on create: see \"Found\" in docs/RELIABILITY.md)"
+		}
+		t.Errorf("checks: %+v, want every check passed%s", c, hint)
 	}
 	if res.Ops == 0 {
 		t.Errorf("no operation completed under faults")
