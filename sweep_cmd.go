@@ -20,6 +20,9 @@ import (
 const (
 	maxSweepPoints  = 8
 	maxSweepClients = 10_000
+	// minSweepOps is the fewest operations a run needs for its throughput
+	// to be fitted: fewer means its window was mostly the stampede's start.
+	minSweepOps = 20
 )
 
 // parseSweep reads --sweep: client counts, at least two, ascending.
@@ -108,11 +111,12 @@ func runSweep(ctx context.Context, g *globalOptions, o *loadOptions, stdout, std
 		fmt.Fprintf(stderr, format+"\n", args...)
 	}
 	var (
-		results []*loadgen.Result
-		partial bool
-		points  = map[string][]scalemodel.Point{}
-		names   []string
-		recipes = map[string]scenarios.Recipe{}
+		results  []*loadgen.Result
+		partial  bool
+		points   = map[string][]scalemodel.Point{}
+		excluded = map[string][]report.ScalePoint{}
+		names    []string
+		recipes  = map[string]scenarios.Recipe{}
 	)
 	for i, p := range plans {
 		rs, part, err := runAll(ctx, p, opts, func(_ int, run scenarios.Run) {
@@ -129,7 +133,14 @@ func runSweep(ctx context.Context, g *globalOptions, o *loadOptions, stdout, std
 				names = append(names, name)
 				recipes[name] = r.Run.Recipe
 			}
-			if !r.Partial {
+			switch {
+			case r.Partial:
+			case r.Ops < minSweepOps:
+				excluded[name] = append(excluded[name], report.ScalePoint{Clients: r.Run.Clients, Measured: true,
+					ThroughputPerS: r.Throughput, PacketsPerAcquisition: r.Herd.ServerPacketsPerAcquisition,
+					ModelThroughputPerS: -1, ModelPacketsPerAcquisition: -1,
+					Excluded: fmt.Sprintf("only %d operations in the %v window, mostly the stampede's start; run longer (--duration)", r.Ops, r.Run.Duration)})
+			default:
 				points[name] = append(points[name], scalemodel.Point{Clients: r.Run.Clients, Throughput: r.Throughput,
 					PacketsPerAcquisition: r.Herd.ServerPacketsPerAcquisition})
 			}
@@ -152,7 +163,18 @@ func runSweep(ctx context.Context, g *globalOptions, o *loadOptions, stdout, std
 			fmt.Fprintf(stderr, "no scale model for %s: %v\n", name, err)
 			continue
 		}
-		sm.Recipes = append(sm.Recipes, scaleRecipe(name, recipes[name], shape, m, points[name]))
+		sr := scaleRecipe(name, recipes[name], shape, m, points[name])
+		sr.Points = append(sr.Points, excluded[name]...)
+		slices.SortStableFunc(sr.Points, func(a, b report.ScalePoint) int {
+			if a.Measured != b.Measured {
+				if a.Measured {
+					return -1
+				}
+				return 1
+			}
+			return a.Clients - b.Clients
+		})
+		sm.Recipes = append(sm.Recipes, sr)
 	}
 	last.title = fmt.Sprintf("%s sweep, %s clients", last.spec.Name, joinInts(counts))
 	rep := buildReport(last, cs.String(), local, results, partial)

@@ -42,6 +42,19 @@ type ScalePoint struct {
 	// Model* are the model's values (-1 when it has none).
 	ModelThroughputPerS        float64 `json:"model_throughput_per_s"`
 	ModelPacketsPerAcquisition float64 `json:"model_server_packets_per_acquisition"`
+	// Excluded, for a measured point left out of the fit, says why.
+	Excluded string `json:"excluded,omitempty"`
+}
+
+// kind names a point's row: measured, excluded or predicted.
+func (p ScalePoint) kind() string {
+	switch {
+	case p.Excluded != "":
+		return "excluded"
+	case p.Measured:
+		return "measured"
+	}
+	return "predicted"
 }
 
 func fmtMaybe(v float64) string {
@@ -66,14 +79,15 @@ func writeScale(w io.Writer, m *ScaleModel) {
 		fmt.Fprint(w, wrapLine("  ", r.ThroughputModel, Width))
 		fmt.Fprintf(w, "  %9s  %-9s %14s %14s %16s %16s\n", "clients", "", "throughput/s", "model", "packets/acq", "model")
 		for _, p := range r.Points {
-			kind := "predicted"
-			if p.Measured {
-				kind = "measured"
-			}
-			row := fmt.Sprintf("  %9s  %-9s %14s %14s %16s %16s", fmtInt(int64(p.Clients)), kind,
+			row := fmt.Sprintf("  %9s  %-9s %14s %14s %16s %16s", fmtInt(int64(p.Clients)), p.kind(),
 				fmtMaybe(p.ThroughputPerS), fmtMaybe(p.ModelThroughputPerS),
 				fmtMaybe(p.PacketsPerAcquisition), fmtMaybe(p.ModelPacketsPerAcquisition))
 			fmt.Fprintln(w, strings.TrimRight(row, " "))
+		}
+		for _, p := range r.Points {
+			if p.Excluded != "" {
+				fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("%s clients not fitted: %s", fmtInt(int64(p.Clients)), p.Excluded), Width))
+			}
 		}
 	}
 }
@@ -87,6 +101,7 @@ type scaleView struct {
 type scaleRecipeView struct {
 	Name, Recipe, Shape, PacketsModel, ThroughputModel string
 	Rows                                               []scaleRow
+	Excluded                                           []string
 }
 
 type scaleRow struct {
@@ -113,12 +128,11 @@ func (b *builder) scaleView(m *ScaleModel) *scaleView {
 		rv := scaleRecipeView{Name: r.Name, Recipe: r.Recipe, Shape: r.Shape, PacketsModel: r.PacketsModel, ThroughputModel: r.ThroughputModel}
 		var mt, mp, et, ep []xy
 		for _, p := range r.Points {
-			kind := "predicted"
-			if p.Measured {
-				kind = "measured"
+			if p.Excluded != "" {
+				rv.Excluded = append(rv.Excluded, fmt.Sprintf("%s clients not fitted: %s", fmtInt(int64(p.Clients)), p.Excluded))
 			}
 			rv.Rows = append(rv.Rows, scaleRow{
-				Clients: fmtInt(int64(p.Clients)), Kind: kind, Measured: p.Measured,
+				Clients: fmtInt(int64(p.Clients)), Kind: p.kind(), Measured: p.Measured,
 				Throughput: fmtMaybe(p.ThroughputPerS), ModelThroughput: fmtMaybe(p.ModelThroughputPerS),
 				Packets: fmtMaybe(p.PacketsPerAcquisition), ModelPackets: fmtMaybe(p.ModelPacketsPerAcquisition),
 			})

@@ -8,10 +8,10 @@
 //     so b is about one notification plus one failed create per waiter;
 //     for the fair lock each release wakes one waiter, so b is about 0
 //     and p is a constant.
-//   - throughput, whose inverse (the time one acquisition costs) is linear
-//     in the clients: 1/T(N) = c + d*N. The server's work per acquisition
-//     grows with p(N), so the herd lock's throughput falls as 1/N; the fair
-//     lock's stays flat.
+//   - throughput, a power law fitted on log-log scales: T(N) = c*N^d.
+//     The server's work per acquisition grows with p(N), so the herd
+//     lock's throughput falls about as 1/N (d near -1); the fair lock's
+//     stays flat (d = 0, the geometric mean of the measurements).
 //
 // The package is pure: no ZooKeeper, no clock. zkherd load --sweep runs the
 // measurements.

@@ -117,23 +117,28 @@ type Model struct {
 	// Packets is server packets per acquisition against clients; its
 	// N is 0 when no point had server counters.
 	Packets Line
-	// InverseThroughput is seconds per acquisition against clients.
-	InverseThroughput Line
+	// LogThroughput is the logarithm of throughput against the logarithm
+	// of clients: throughput = exp(Intercept) * clients^Slope, a power law
+	// (Slope about -1 when each acquisition's cost grows with the
+	// waiters). A Constant shape has Slope 0: the geometric mean.
+	LogThroughput Line
 }
 
 // Fit fits a model of the given shape (Linear for the herd locks, whose
 // cost grows with the waiters; Constant for the fair lock) to the
-// measured points: packets per acquisition, and the inverse of throughput.
-// Points without throughput are ignored; points without packets count
-// only for throughput. A linear fit needs two client counts or more.
+// measured points: packets per acquisition against clients, and
+// throughput against clients on log-log scales (least squares on the
+// logarithms, so that every client count weighs the same). Points without
+// throughput are ignored; points without packets count only for
+// throughput. A linear fit needs two client counts or more.
 func Fit(points []Point, shape Shape) (Model, error) {
 	var cx, inv, px, pk []float64
 	for _, p := range points {
 		if p.Clients <= 0 || p.Throughput <= 0 || math.IsNaN(p.Throughput) || math.IsInf(p.Throughput, 0) {
 			continue
 		}
-		cx = append(cx, float64(p.Clients))
-		inv = append(inv, 1/p.Throughput)
+		cx = append(cx, math.Log(float64(p.Clients)))
+		inv = append(inv, math.Log(p.Throughput))
 		if p.PacketsPerAcquisition >= 0 {
 			px = append(px, float64(p.Clients))
 			pk = append(pk, p.PacketsPerAcquisition)
@@ -141,7 +146,7 @@ func Fit(points []Point, shape Shape) (Model, error) {
 	}
 	var m Model
 	var err error
-	if m.InverseThroughput, err = fit(shape, cx, inv); err != nil {
+	if m.LogThroughput, err = fit(shape, cx, inv); err != nil {
 		return Model{}, err
 	}
 	if len(px) > 0 {
@@ -160,13 +165,12 @@ type Prediction struct {
 	PacketsPerAcquisition float64
 }
 
-// Predict evaluates the model at clients. A throughput the line would make
-// infinite or negative (a fit that falls below zero seconds per
-// acquisition) is reported as 0: the model does not hold there.
+// Predict evaluates the model at clients. Packets per acquisition below
+// zero (a line that falls below zero) are reported as 0.
 func (m Model) Predict(clients int) Prediction {
 	p := Prediction{Clients: clients, PacketsPerAcquisition: -1}
-	if inv := m.InverseThroughput.At(float64(clients)); inv > 0 {
-		p.Throughput = 1 / inv
+	if m.LogThroughput.N > 0 && clients > 0 {
+		p.Throughput = math.Exp(m.LogThroughput.At(math.Log(float64(clients))))
 	}
 	if m.Packets.N > 0 {
 		p.PacketsPerAcquisition = max(0, m.Packets.At(float64(clients)))
@@ -183,7 +187,13 @@ func (m Model) Describe() (packets, throughput string) {
 	if m.Packets.N > 0 {
 		packets = "packets/acq = " + m.Packets.formula("")
 	}
-	throughput = "1/throughput = " + m.InverseThroughput.formula(" s")
+	l := m.LogThroughput
+	if l.Shape == Constant {
+		throughput = fmt.Sprintf("throughput = %.3g/s (constant: geometric mean of %d points, %.3g..%.3g)",
+			math.Exp(l.Intercept), l.N, math.Exp(l.MinY), math.Exp(l.MaxY))
+	} else {
+		throughput = fmt.Sprintf("throughput = %.3g*N^%.3g /s (R² %.2f on log-log scales, %d points)", math.Exp(l.Intercept), l.Slope, l.R2, l.N)
+	}
 	return packets, throughput
 }
 

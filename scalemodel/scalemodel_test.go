@@ -42,14 +42,15 @@ func TestFitLine(t *testing.T) {
 }
 
 func TestFitAndPredict(t *testing.T) {
-	// A herd lock: one notification and one failed create (each a request
-	// and a reply) per waiter, and server time per acquisition growing
-	// with them; a fair lock: a constant of both.
+	// A herd lock: about three packets per waiter per acquisition, and
+	// throughput falling as a power of the clients; a fair lock: a
+	// constant of both.
+	herdT := func(n float64) float64 { return 2000 * math.Pow(n, -0.9) }
 	herd := []Point{
-		{Clients: 100, Throughput: 1 / (0.001 + 0.00002*100), PacketsPerAcquisition: 10 + 3*100},
-		{Clients: 500, Throughput: 1 / (0.001 + 0.00002*500), PacketsPerAcquisition: 10 + 3*500},
-		{Clients: 1000, Throughput: 1 / (0.001 + 0.00002*1000), PacketsPerAcquisition: 10 + 3*1000},
-		{Clients: 2000, Throughput: 1 / (0.001 + 0.00002*2000), PacketsPerAcquisition: 10 + 3*2000},
+		{Clients: 100, Throughput: herdT(100), PacketsPerAcquisition: 10 + 3*100},
+		{Clients: 500, Throughput: herdT(500), PacketsPerAcquisition: 10 + 3*500},
+		{Clients: 1000, Throughput: herdT(1000), PacketsPerAcquisition: 10 + 3*1000},
+		{Clients: 5000, Throughput: herdT(5000), PacketsPerAcquisition: 10 + 3*5000},
 	}
 	fair := []Point{
 		{Clients: 100, Throughput: 800, PacketsPerAcquisition: 9},
@@ -65,9 +66,9 @@ func TestFitAndPredict(t *testing.T) {
 		wantPackets    float64
 		tolerance      float64
 	}{
-		{"herd at 10,000", herd, Linear, 10_000, 1 / (0.001 + 0.00002*10_000), 10 + 3*10_000, 1e-6},
-		{"herd at 100,000", herd, Linear, 100_000, 1 / (0.001 + 0.00002*100_000), 10 + 3*100_000, 1e-6},
-		{"fair at 100,000 stays flat", fair, Constant, 100_000, 800, 9.03, 0.01},
+		{"herd at 10,000", herd, Linear, 10_000, herdT(10_000), 10 + 3*10_000, 1e-9},
+		{"herd at 100,000", herd, Linear, 100_000, herdT(100_000), 10 + 3*100_000, 1e-9},
+		{"fair at 100,000 stays flat", fair, Constant, 100_000, math.Cbrt(800 * 810 * 790), 9.03, 0.01},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,14 +115,17 @@ func TestFitSkipsUnknown(t *testing.T) {
 	}
 }
 
-func TestPredictBeyondTheModel(t *testing.T) {
-	// Throughput rising with clients: the inverse line falls below zero.
-	m, err := Fit([]Point{{100, 100, 1}, {200, 1000, 1}}, Linear)
+func TestPredictClampsPackets(t *testing.T) {
+	// Packets falling with clients: the line crosses zero.
+	m, err := Fit([]Point{{100, 100, 50}, {200, 100, 10}}, Linear)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Predict(100_000).Throughput; got != 0 {
-		t.Errorf("Predict(100000).Throughput = %v, want 0 where the model does not hold", got)
+	if got := m.Predict(100_000).PacketsPerAcquisition; got != 0 {
+		t.Errorf("Predict(100000).PacketsPerAcquisition = %v, want 0 where the line falls below zero", got)
+	}
+	if got := m.Predict(100_000).Throughput; !near(got, 100, 1e-9) {
+		t.Errorf("Predict(100000).Throughput = %v, want 100 (flat)", got)
 	}
 }
 
@@ -131,12 +135,12 @@ func TestDescribe(t *testing.T) {
 		m                    Model
 		wantPackets, wantInv string
 	}{
-		{"linear", Model{Packets: Line{Intercept: 10, Slope: 3, R2: 1, N: 4}, InverseThroughput: Line{Intercept: 0.001, Slope: -0.00002, R2: 0.5, N: 4}},
-			"packets/acq = 10 + 3*N (R² 1.00, 4 points)", "1/throughput = 0.001 - 2e-05*N s (R² 0.50, 4 points)"},
-		{"constant", Model{Packets: Line{Shape: Constant, Intercept: 9, N: 3, MinY: 8.5, MaxY: 9.5}, InverseThroughput: Line{Shape: Constant, Intercept: 0.00125, N: 3, MinY: 0.0012, MaxY: 0.0013}},
-			"packets/acq = 9 (constant: mean of 3 points, 8.5..9.5)", "1/throughput = 0.00125 s (constant: mean of 3 points, 0.0012..0.0013)"},
-		{"no counters", Model{InverseThroughput: Line{Shape: Constant, Intercept: 1, N: 1, MinY: 1, MaxY: 1}},
-			"no server counters", "1/throughput = 1 s (constant: mean of 1 points, 1..1)"},
+		{"linear", Model{Packets: Line{Intercept: 10, Slope: 3, R2: 1, N: 4}, LogThroughput: Line{Intercept: math.Log(2000), Slope: -0.9, R2: 0.5, N: 4}},
+			"packets/acq = 10 + 3*N (R² 1.00, 4 points)", "throughput = 2e+03*N^-0.9 /s (R² 0.50 on log-log scales, 4 points)"},
+		{"constant", Model{Packets: Line{Shape: Constant, Intercept: 9, N: 3, MinY: 8.5, MaxY: 9.5}, LogThroughput: Line{Shape: Constant, Intercept: math.Log(800), N: 3, MinY: math.Log(790), MaxY: math.Log(810)}},
+			"packets/acq = 9 (constant: mean of 3 points, 8.5..9.5)", "throughput = 800/s (constant: geometric mean of 3 points, 790..810)"},
+		{"no counters", Model{LogThroughput: Line{Shape: Constant, Intercept: 0, N: 1}},
+			"no server counters", "throughput = 1/s (constant: geometric mean of 1 points, 1..1)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
