@@ -147,6 +147,18 @@ func recoverProtected(ctx context.Context, s *Session, dir, prefix string, ephem
 	if err := awaitConn(ctx, s); err != nil {
 		return "", err
 	}
+	// The create's reply was lost, so the session's last seen zxid predates
+	// it, and the member we reconnected to may not have applied it yet: a
+	// listing there would miss our node and we would create a second one,
+	// an orphan that blocks every later contender. sync makes this member
+	// catch up with the leader before we look.
+	err := retryConn(ctx, s, func() error {
+		_, err := s.Conn().Sync(dir)
+		return err
+	})
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return "", fmt.Errorf("recipes: sync %s: %w", dir, err)
+	}
 	return findProtected(ctx, s, dir, prefix, ephemeral, tr)
 }
 
