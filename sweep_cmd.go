@@ -133,13 +133,23 @@ func runSweep(ctx context.Context, g *globalOptions, o *loadOptions, stdout, std
 				names = append(names, name)
 				recipes[name] = r.Run.Recipe
 			}
+			why := ""
 			switch {
 			case r.Partial:
+				why = "the run was stopped early"
 			case r.Ops < minSweepOps:
+				why = fmt.Sprintf("only %d operations in the %v window; run longer (--duration)", r.Ops, r.Run.Duration)
+			case sweepShape(r.Run.Recipe) == scalemodel.Constant && r.Ops < int64(r.Run.Clients):
+				// The window then measures every client's first enqueue
+				// (a create and a listing each, paid once) more than the
+				// recipe's steady state.
+				why = fmt.Sprintf("%d operations for %d clients: the window measures the clients' first enqueue more than the steady state; run longer (--duration)", r.Ops, r.Run.Clients)
+			}
+			switch {
+			case why != "":
 				excluded[name] = append(excluded[name], report.ScalePoint{Clients: r.Run.Clients, Measured: true,
 					ThroughputPerS: r.Throughput, PacketsPerAcquisition: r.Herd.ServerPacketsPerAcquisition,
-					ModelThroughputPerS: -1, ModelPacketsPerAcquisition: -1,
-					Excluded: fmt.Sprintf("only %d operations in the %v window, mostly the stampede's start; run longer (--duration)", r.Ops, r.Run.Duration)})
+					ModelThroughputPerS: -1, ModelPacketsPerAcquisition: -1, Excluded: why})
 			default:
 				points[name] = append(points[name], scalemodel.Point{Clients: r.Run.Clients, Throughput: r.Throughput,
 					PacketsPerAcquisition: r.Herd.ServerPacketsPerAcquisition})
