@@ -51,6 +51,7 @@ func Execute(ctx context.Context, m *Member, opts Options) ([]Outcome, error) {
 		lo := opts.Load
 		lo.Namespace = m.Namespace(step)
 		lo.SharedNamespace = true
+		lo.NamespaceClients = run.Clients * m.plan.Processes
 		lo.RunID = fmt.Sprintf("%s.%d.p%d", m.plan.RunID, step, m.index)
 		local, err := loadgen.Run(ctx, run, lo)
 		if err != nil {

@@ -114,6 +114,7 @@ func (r *runner) lockOptions() []recipes.LockOption {
 // startNetwork puts a fault proxy in front of every server when the
 // faults need them; clients then connect through the proxies.
 func (r *runner) startNetwork(ctx context.Context) error {
+	r.fitSharedListings()
 	if r.fx != nil && r.opts.SharedNamespace {
 		for _, f := range r.fx.fences {
 			f.shared = &znodeFence{conn: r.admin.Conn(), path: fencePath(f.path)}

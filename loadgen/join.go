@@ -111,7 +111,7 @@ func leftoverOwners(ctx context.Context, conn *zk.Conn, ns string, own map[int64
 			if !ok {
 				continue
 			}
-			if own[st.EphemeralOwner] {
+			if st.EphemeralOwner != 0 && own[st.EphemeralOwner] {
 				paths = append(paths, p)
 			}
 			if st.NumChildren > 0 {
@@ -120,6 +120,17 @@ func leftoverOwners(ctx context.Context, conn *zk.Conn, ns string, own map[int64
 		}
 	}
 	return int64(len(paths)), paths, nil
+}
+
+// fitSharedListings grows the clients' receive buffers in a shared
+// namespace so that a listing of every process's nodes fits: a reply
+// larger than the buffer would cut the connection, again and again.
+func (r *runner) fitSharedListings() {
+	n := r.opts.NamespaceClients
+	if !r.opts.SharedNamespace || n <= r.run.Clients || r.run.Clients <= 0 {
+		return
+	}
+	r.params.recvBuf = max(r.params.recvBuf, r.work.recvBuffer()*((n+r.run.Clients-1)/r.run.Clients))
 }
 
 // Leftovers counts the recipe nodes left below ns (ephemeral nodes, and

@@ -88,6 +88,10 @@ type Options struct {
 	// removed, the leftover check counts only this run's nodes, and
 	// fencing tokens go to guarded znodes that span the processes.
 	SharedNamespace bool
+	// NamespaceClients, with SharedNamespace, is how many clients work in
+	// the namespace over every process: the receive buffers of this run's
+	// sessions must fit listings of all their nodes.
+	NamespaceClients int
 	// Ensemble is the local ensemble started for the run, which the
 	// scenario's server faults (kill-leader, kill-member, pause-member)
 	// act on; nil when the run targets existing servers.
