@@ -69,9 +69,14 @@ const drainGrace = 50 * time.Millisecond
 // are safe to repeat (reads, idempotent writes).
 func retryConn(ctx context.Context, s *Session, op func() error) error {
 	for {
+		tooLarge := s.tooLarge.Load()
 		err := op()
 		if err == nil || !isConnErr(err) {
 			return sessionErr(s, err)
+		}
+		if s.tooLarge.Load() != tooLarge {
+			msg, _ := s.tooLargeMsg.Load().(string)
+			return fmt.Errorf("%w (%s): give the session a larger one with WithBufferSizes", ErrReplyTooLarge, msg)
 		}
 		if werr := awaitConn(ctx, s); werr != nil {
 			return werr

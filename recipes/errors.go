@@ -15,4 +15,8 @@ var (
 	// ErrLost means ownership could not be kept (node deleted by someone else,
 	// session expired, or disconnected longer than the policy allows).
 	ErrLost = errors.New("recipes: ownership lost")
+	// ErrReplyTooLarge means a reply (typically a long child list) did not
+	// fit the session's receive buffer: go-zookeeper drops the connection
+	// instead, so retrying would loop. Raise it with WithBufferSizes.
+	ErrReplyTooLarge = errors.New("recipes: reply larger than the session's receive buffer")
 )

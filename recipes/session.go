@@ -143,6 +143,10 @@ type Session struct {
 	closeOnce sync.Once
 
 	watchEvents atomic.Int64
+	// tooLarge counts replies go-zookeeper refused for exceeding the
+	// receive buffer; each one also drops the connection.
+	tooLarge    atomic.Int64
+	tooLargeMsg atomic.Value // string: the last such log line
 	observers   []func(zk.Event)
 	logger      zk.Logger
 }
@@ -287,6 +291,10 @@ type sessionLogger struct{ s *Session }
 
 func (l sessionLogger) Printf(format string, args ...any) {
 	line := fmt.Sprintf(format, args...)
+	if strings.Contains(line, "exceeds max buffer size") {
+		l.s.tooLargeMsg.Store(line)
+		l.s.tooLarge.Add(1)
+	}
 	l.s.mu.Lock()
 	l.s.lastLog = line
 	l.s.mu.Unlock()
