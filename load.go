@@ -58,6 +58,10 @@ unreachable server, 130 interrupted.`,
 		Example: `  zkherd load --scenario herd-vs-fair
   zkherd load --scenario fair-lock --clients 200 --duration 30s --out ./run1
   zkherd load --scenario my-scenario.yaml --server 10.0.0.5:2181
+  zkherd load --scenario fair-lock-chaos --out ./chaos          # faults: expiries, kills, cuts
+  zkherd load --scenario fair-lock --processes 3 --run-id r1 --server 10.0.0.5:2181
+  zkherd load --join r1 --server 10.0.0.5:2181                   # on each other host
+  zkherd load --scenario herd-vs-fair --sweep 100,500,1000,2000  # scale model
   zkherd scenarios list`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
