@@ -201,8 +201,19 @@ func (l *HerdChildrenLock) Node() string { return l.core.node() }
 func (l *HerdChildrenLock) Path() string { return l.core.path }
 
 func (l *HerdChildrenLock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
-	c := &l.core
-	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(PrefixLock), c.cfg.data, zk.FlagEphemeralSequential, tr)
+	return l.core.acquireOnChildren(ctx, try, PrefixLock, tr, func(children []string, ours string) (found, granted bool) {
+		found, pred := predecessorOf(children, ours)
+		return found, pred == ""
+	})
+}
+
+// acquireOnChildren is the acquire loop of the recipes whose waiters watch
+// the whole directory (the herd-children lock; the semaphore's lease step):
+// enqueue a protected node of kind, then list with a child watch until
+// decide says the node is granted (or gone). Every child change wakes it.
+func (c *lockCore) acquireOnChildren(ctx context.Context, try bool, kind string, tr *tracer,
+	decide func(children []string, ours string) (found, granted bool)) (acquired, error) {
+	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), c.cfg.data, zk.FlagEphemeralSequential, tr)
 	if err != nil {
 		return acquired{}, err
 	}
@@ -225,11 +236,11 @@ func (l *HerdChildrenLock) acquire(ctx context.Context, try bool, tr *tracer) (a
 		if err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
 		}
-		found, pred := predecessorOf(children, ours)
+		found, granted := decide(children, ours)
 		if !found {
 			return acquired{}, c.ownGone(node)
 		}
-		if pred == "" {
+		if granted {
 			return own, nil
 		}
 		if try {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -223,44 +222,10 @@ func (l *Lease) Node() string { return l.core.node() }
 
 // acquire is steps 2 and 3 of the protocol, run while holding the lock.
 func (l *Lease) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
-	c := &l.core
-	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(PrefixLease), c.cfg.data, zk.FlagEphemeralSequential, tr)
-	if err != nil {
-		return acquired{}, err
-	}
-	own, err := c.watchOwn(ctx, node, tr)
-	if err != nil {
-		return acquired{}, c.abandon(ctx, node, tr, err)
-	}
-	ours := baseName(node)
-	for {
-		var (
-			children []string
-			ch       <-chan zk.Event
-		)
-		err := retryConn(ctx, c.s, func() (err error) {
-			start := time.Now()
-			children, _, ch, err = c.s.Conn().ChildrenW(c.path)
-			tr.request(OpGetChildren, start, err)
-			return err
-		})
-		if err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
-		}
-		if !slices.Contains(children, ours) {
-			return acquired{}, c.ownGone(node)
-		}
+	return l.core.acquireOnChildren(ctx, try, PrefixLease, tr, func(children []string, ours string) (found, granted bool) {
 		// Every other child is a lease held (only the lock's holder waits),
 		// so counting them all, as Curator does, is the rule; unknown
 		// children only make it stricter.
-		if len(children) <= l.leases {
-			return own, nil
-		}
-		if try {
-			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
-		}
-		if err := c.waitWake(ctx, ch, &own, tr); err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, err)
-		}
-	}
+		return slices.Contains(children, ours), len(children) <= l.leases
+	})
 }
