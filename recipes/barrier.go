@@ -58,7 +58,9 @@ func checkBarrier(path string, n int) error {
 func (b *Barrier) Path() string { return b.path }
 
 // Wait arrives at the barrier and blocks until n participants have arrived
-// or ctx ends. Either way its node is deleted before it returns.
+// or ctx ends. Either way its node is deleted before it returns. When ctx
+// ends just as the barrier opens, Wait returns nil if the others were let
+// through counting this participant, and ctx's error only if nobody was.
 func (b *Barrier) Wait(ctx context.Context) error {
 	if b.pathErr != nil {
 		return b.pathErr
@@ -106,7 +108,10 @@ func NewDoubleBarrier(s *Session, path string, n int) *DoubleBarrier {
 func (b *DoubleBarrier) Path() string { return b.path }
 
 // Enter blocks until n participants have entered or ctx ends; when ctx ends
-// first, its node is deleted before it returns.
+// first, its node is deleted before it returns. A participant that gave up
+// was never counted: when ctx ends just as the barrier opens, Enter returns
+// nil if the others were let through counting it (then Leave as usual),
+// and ctx's error only if nobody was.
 func (b *DoubleBarrier) Enter(ctx context.Context) error {
 	if b.pathErr != nil {
 		return b.pathErr
@@ -208,15 +213,27 @@ func participants(children []string) []string {
 }
 
 // enterBarrier creates our node and waits until n participants are there
-// (or BarrierReady says they were). On failure our node is removed.
+// (or BarrierReady says they were). When it fails, it abandons the
+// barrier (see abandonBarrier), which may find the barrier open after all:
+// then it returns the node and no error, since the others went through
+// counting us.
+//
+// Opening and abandoning are compare-and-set on the directory's data
+// version: the arrival that counts n creates BarrierReady together with a
+// version bump, guarded by the version of the listing that counted; one
+// giving up deletes its node together with a bump, guarded by a listing
+// without BarrierReady. So a participant that gave up was never counted,
+// and one that was counted never gives up, even when the two race. (A
+// session that ends is removed by the server without the bump; no protocol
+// can undo that.)
 func enterBarrier(ctx context.Context, s *Session, dir string, n int) (string, error) {
 	node := joinPath(dir, uuid.NewString())
 	if err := createOwnEphemeral(ctx, s, node); err != nil {
 		return "", fmt.Errorf("recipes: barrier %s: enter: %w", dir, err)
 	}
 	fail := func(err error) (string, error) {
-		if s.alive() == nil {
-			discard(ctx, s, func(ctx context.Context) error { return deleteConfirmed(ctx, s, node) })
+		if s.alive() == nil && abandonBarrierBounded(ctx, s, dir, node) {
+			return node, nil
 		}
 		if errors.Is(err, ctx.Err()) || errors.Is(err, s.Err()) {
 			return "", err
@@ -240,26 +257,113 @@ func enterBarrier(ctx context.Context, s *Session, dir string, n int) (string, e
 		if open {
 			return node, nil
 		}
-		var children []string
+		var (
+			children []string
+			stat     *zk.Stat
+		)
 		err = retryConn(ctx, s, func() (err error) {
-			children, _, err = conn.Children(dir)
+			children, stat, err = conn.Children(dir)
 			return err
 		})
 		if err != nil {
 			return fail(err)
 		}
-		if len(participants(children)) >= n {
-			err := retryConn(ctx, s, func() error {
-				_, err := conn.Create(ready, nil, zk.FlagPersistent, openACL)
-				return err
-			})
-			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				return fail(err)
-			}
+		if slices.Contains(children, BarrierReady) {
 			return node, nil
+		}
+		if len(participants(children)) >= n {
+			_, err := conn.Multi(
+				&zk.SetDataRequest{Path: dir, Version: stat.Version},
+				&zk.CreateRequest{Path: ready, Acl: openACL, Flags: zk.FlagPersistent},
+			)
+			switch {
+			case err == nil:
+				return node, nil
+			case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists):
+				continue // opened or abandoned since our listing: look again
+			case isConnErr(err):
+				if err := awaitConn(ctx, s); err != nil {
+					return fail(err)
+				}
+				continue // applied or not, the next look tells
+			default:
+				return fail(sessionErr(s, err))
+			}
 		}
 		if _, err := waitEvent(ctx, s, ch); err != nil && !errors.Is(err, errWatchDropped) {
 			return fail(err)
+		}
+	}
+}
+
+// abandonBarrierBounded abandons the barrier within a session timeout
+// (ctx has usually ended already); when that is not enough, it goes on in
+// the background, deleting the node in any case, so the node does not hold
+// the others up until the session ends. It reports whether the barrier was
+// found open, our node counted.
+func abandonBarrierBounded(ctx context.Context, s *Session, dir, node string) bool {
+	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Timeout())
+	entered, err := abandonBarrier(bounded, s, dir, node)
+	cancel()
+	if err == nil || s.alive() != nil {
+		return entered
+	}
+	go func() {
+		if _, err := abandonBarrier(context.Background(), s, dir, node); err != nil {
+			sessionLogger{s}.Printf("recipes: barrier %s: abandoned node not removed: %v", dir, err)
+			return
+		}
+		// Found open: we reported failure, so leave at once.
+		if err := deleteConfirmed(context.Background(), s, node); err != nil {
+			sessionLogger{s}.Printf("recipes: barrier %s: abandoned node not removed: %v", dir, err)
+		}
+	}()
+	return false
+}
+
+// abandonBarrier deletes our node unless the barrier is open. The delete
+// carries a directory version bump guarded by a listing without
+// BarrierReady, so an arrival that counted us before we left fails to open
+// the barrier and counts again. It reports entered when BarrierReady
+// exists: the node stays, we are through.
+func abandonBarrier(ctx context.Context, s *Session, dir, node string) (entered bool, err error) {
+	conn := s.Conn()
+	for {
+		var (
+			children []string
+			stat     *zk.Stat
+		)
+		err := retryConn(ctx, s, func() (err error) {
+			children, stat, err = conn.Children(dir)
+			return err
+		})
+		if errors.Is(err, zk.ErrNoNode) {
+			return false, nil // the directory and our node with it are gone
+		}
+		if err != nil {
+			return false, err
+		}
+		if slices.Contains(children, BarrierReady) {
+			return true, nil
+		}
+		if !slices.Contains(children, baseName(node)) {
+			return false, nil // an earlier attempt went through
+		}
+		_, err = conn.Multi(
+			&zk.SetDataRequest{Path: dir, Version: stat.Version},
+			&zk.DeleteRequest{Path: node, Version: -1},
+		)
+		switch {
+		case err == nil:
+			return false, nil
+		case errors.Is(err, zk.ErrBadVersion):
+			continue // opened, or another left: look again
+		case isConnErr(err):
+			if err := awaitConn(ctx, s); err != nil {
+				return false, err
+			}
+		default:
+			return false, sessionErr(s, err)
 		}
 	}
 }

@@ -168,3 +168,72 @@ func TestBarrierInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestDoubleBarrierCancelRace cancels one of three participants at the
+// moment the barrier opens, round after round. A participant whose Enter
+// fails must not have been counted: the other two may not pass until a
+// replacement arrives. One whose Enter succeeds was counted, even if its
+// ctx ended meanwhile.
+func TestDoubleBarrierCancelRace(t *testing.T) {
+	const rounds = 60
+	servers := sharedServers(t)
+	base := testPath(t)
+	ss := newSessions(t, 4, servers)
+	ctx := testCtx(t, 120*time.Second)
+	var gaveUp int
+	for r := range rounds {
+		path := fmt.Sprintf("%s/round-%d", base, r)
+		bs := make([]*DoubleBarrier, 4)
+		for i := range bs {
+			bs[i] = NewDoubleBarrier(ss[i], path, 3)
+		}
+		// The one to cancel arrives first; the other two arrive while its
+		// ctx runs out, somewhere between before and after the opening.
+		cctx, cancel := context.WithCancel(ctx)
+		first := make(chan error, 1)
+		go func() { first <- bs[2].Enter(cctx) }()
+		waitFor(t, 10*time.Second, "the first arrival", func() bool { return len(children(t, ss[0], path)) == 1 })
+		steady := make([]chan error, 2)
+		for i := range steady {
+			ch := make(chan error, 1)
+			steady[i] = ch
+			go func() { ch <- bs[i].Enter(ctx) }()
+		}
+		time.Sleep(time.Duration(r%12) * 300 * time.Microsecond)
+		cancel()
+		err := <-first
+		in := []*DoubleBarrier{bs[0], bs[1], bs[2]}
+		if err != nil {
+			gaveUp++
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("round %d: cancelled Enter = %v, want %v", r, err, context.Canceled)
+			}
+			for i, ch := range steady {
+				select {
+				case err := <-ch:
+					t.Fatalf("round %d: participant %d passed (err %v) counting one that gave up", r, i, err)
+				default:
+				}
+			}
+			late := make(chan error, 1)
+			go func() { late <- bs[3].Enter(ctx) }()
+			steady = append(steady, late)
+			in[2] = bs[3]
+		}
+		waitAll(t, ctx, steady, fmt.Sprintf("round %d: Enter", r))
+		leaving := make([]chan error, len(in))
+		for i, b := range in {
+			leaving[i] = make(chan error, 1)
+			ch := leaving[i]
+			go func() { ch <- b.Leave(ctx) }()
+		}
+		waitAll(t, ctx, leaving, fmt.Sprintf("round %d: Leave", r))
+		if left := children(t, ss[0], path); len(left) != 0 {
+			t.Fatalf("round %d: nodes left: %q", r, left)
+		}
+	}
+	t.Logf("%d rounds: the cancelled one gave up in %d, was counted in %d", rounds, gaveUp, rounds-gaveUp)
+	if gaveUp == 0 || gaveUp == rounds {
+		t.Errorf("gave up in %d of %d rounds: the cancellation never raced the opening", gaveUp, rounds)
+	}
+}
