@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -394,4 +395,70 @@ func TestDeleteLogMatchesTheWatch(t *testing.T) {
 	if len(d.at) != 0 {
 		t.Errorf("after prune: %d keys left, want 0", len(d.at))
 	}
+}
+
+// juteMulti encodes a multi request's body as go-zookeeper sends it.
+type juteMulti struct{ b []byte }
+
+func (j *juteMulti) i32(v int32) { j.b = binary.BigEndian.AppendUint32(j.b, uint32(v)) }
+func (j *juteMulti) str(s string) {
+	j.i32(int32(len(s)))
+	j.b = append(j.b, s...)
+}
+func (j *juteMulti) header(typ int32, done bool) {
+	j.i32(typ)
+	if done {
+		j.b = append(j.b, 1)
+	} else {
+		j.b = append(j.b, 0)
+	}
+	j.i32(-1)
+}
+
+func TestMultiDeletes(t *testing.T) {
+	// A fair lock's release: mark the node, delete it.
+	var rel juteMulti
+	rel.header(opSetData, false)
+	rel.str("/l/_c_x-lock-0000000001")
+	rel.str("zkherd:released")
+	rel.i32(-1)
+	rel.header(opDelete, false)
+	rel.str("/l/_c_x-lock-0000000001")
+	rel.i32(-1)
+	rel.header(-1, true)
+	if got := multiDeletes(rel.b); !slices.Equal(got, []string{"/l/_c_x-lock-0000000001"}) {
+		t.Errorf("release: multiDeletes = %q", got)
+	}
+
+	// A barrier's opening: bump the directory, create the ready node
+	// (data null, one ACL), then a check: nothing deleted.
+	var open juteMulti
+	open.header(opSetData, false)
+	open.str("/b")
+	open.i32(-1) // null data
+	open.i32(3)
+	open.header(opCreate, false)
+	open.str("/b/ready")
+	open.i32(-1)
+	open.i32(1)
+	open.i32(31)
+	open.str("world")
+	open.str("anyone")
+	open.i32(0)
+	open.header(opCheck, false)
+	open.str("/b")
+	open.i32(4)
+	open.header(opDelete, false)
+	open.str("/b/x")
+	open.i32(-1)
+	open.header(-1, true)
+	if got := multiDeletes(open.b); !slices.Equal(got, []string{"/b/x"}) {
+		t.Errorf("barrier: multiDeletes = %q, want the delete after create and check", got)
+	}
+
+	// Truncated or garbage input ends the scan without panicking.
+	for n := range len(rel.b) {
+		multiDeletes(rel.b[:n])
+	}
+	multiDeletes([]byte{0, 0, 0, 99, 0, 255, 255, 255, 255, 0, 0, 0, 1})
 }

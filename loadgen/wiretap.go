@@ -80,12 +80,16 @@ func requestKindIndex(op int32) int {
 
 // phaseOf says which latency phase a request's round trip is recorded in;
 // "" for none.
-func phaseOf(op int32, watch bool) metrics.Phase {
+func phaseOf(op int32, watch, deletes bool) metrics.Phase {
 	switch op {
 	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
 		return metrics.Create
 	case opDelete:
 		return metrics.Delete
+	case opMulti:
+		if deletes {
+			return metrics.Delete
+		}
 	case opGetChildren, opGetChildren2:
 		return metrics.GetChildren
 	case opExists, opGetData:
@@ -209,10 +213,11 @@ func (t *tap) wrap(c net.Conn) *tapConn {
 }
 
 type pending struct {
-	xid   int32
-	op    int32
-	watch bool
-	sent  time.Time
+	xid     int32
+	op      int32
+	watch   bool
+	deletes bool // a delete, or a multi that deletes (a fair lock's release, a queue's ack)
+	sent    time.Time
 }
 
 // tapConn is one TCP connection of a client.
@@ -291,8 +296,17 @@ func (c *tapConn) noteWrite(p []byte, now time.Time) {
 	st.requests[requestKindIndex(op)].Add(1)
 	path, rest := readString(p[12:])
 	watch := len(rest) > 0 && rest[0] != 0 && (op == opExists || op == opGetData || op == opGetChildren || op == opGetChildren2)
-	if op == opDelete && path != "" {
+	deletes := false
+	switch {
+	case op == opDelete && path != "":
 		st.deletes.note(path, now, c.tap)
+		deletes = true
+	case op == opMulti:
+		// A multi's ops follow the request header directly (no path).
+		for _, d := range multiDeletes(p[12:]) {
+			st.deletes.note(d, now, c.tap)
+			deletes = true
+		}
 	}
 	if watch {
 		key := path
@@ -308,7 +322,90 @@ func (c *tapConn) noteWrite(p []byte, now time.Time) {
 			c.watches[key] = now // a watch fires once, for the first change after it was first set
 		}
 	}
-	c.pend = append(c.pend, pending{xid: xid, op: op, watch: watch, sent: now})
+	c.pend = append(c.pend, pending{xid: xid, op: op, watch: watch, deletes: deletes, sent: now})
+}
+
+// multiDeletes returns the paths a multi request deletes. b is the
+// request's body: ops, each a header (type int32, done bool, err int32)
+// and its request, until a header marked done. An op it cannot parse ends
+// the scan.
+func multiDeletes(b []byte) []string {
+	var out []string
+	for len(b) >= 9 {
+		typ := int32(binary.BigEndian.Uint32(b))
+		if b[4] != 0 {
+			break // done
+		}
+		b = b[9:]
+		var path string
+		path, b = readString(b)
+		if b == nil {
+			break
+		}
+		switch typ {
+		case opDelete:
+			out = append(out, path)
+			b = skip(b, 4) // version
+		case opCheck:
+			b = skip(b, 4)
+		case opSetData:
+			b = skip(skipBuffer(b), 4)
+		case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+			b = skipBuffer(b)
+			b = skipACLs(b)
+			b = skip(b, 4) // flags
+			if typ == opCreateTTL {
+				b = skip(b, 8)
+			}
+		default:
+			return out
+		}
+		if b == nil {
+			break
+		}
+	}
+	return out
+}
+
+// skip drops n bytes; nil when b is shorter.
+func skip(b []byte, n int) []byte {
+	if len(b) < n {
+		return nil
+	}
+	return b[n:]
+}
+
+// skipBuffer drops a jute buffer (int32 length, bytes; -1 for null).
+func skipBuffer(b []byte) []byte {
+	if len(b) < 4 {
+		return nil
+	}
+	n := int32(binary.BigEndian.Uint32(b))
+	if n < 0 {
+		return b[4:]
+	}
+	return skip(b[4:], int(n))
+}
+
+// skipACLs drops a jute vector of ACLs (int32 count; perms int32, scheme
+// and id strings each).
+func skipACLs(b []byte) []byte {
+	if len(b) < 4 {
+		return nil
+	}
+	n := int32(binary.BigEndian.Uint32(b))
+	b = b[4:]
+	for range max(n, 0) {
+		if b = skip(b, 4); b == nil {
+			return nil
+		}
+		for range 2 {
+			if _, b = readString(b); b == nil {
+				return nil
+			}
+		}
+	}
+	return b
 }
 
 // readString reads a jute string (int32 length, bytes).
@@ -410,7 +507,7 @@ func (c *tapConn) reply(xid int32, now time.Time) {
 	if !found {
 		return
 	}
-	if ph := phaseOf(req.op, req.watch); ph != "" && c.tap.shard != nil {
+	if ph := phaseOf(req.op, req.watch, req.deletes); ph != "" && c.tap.shard != nil {
 		c.tap.shard.Record(ph, now.Sub(req.sent))
 	}
 }
@@ -429,7 +526,9 @@ func (c *tapConn) watchEvent(b []byte, now time.Time) {
 	watched := c.watches[key]
 	delete(c.watches, key)
 	c.mu.Unlock()
-	if typ != evNodeDeleted && typ != evNodeChildrenChanged {
+	// NodeDataChanged counts too: a fair lock's release writes its node in
+	// the transaction that deletes it, and the successor hears of that.
+	if typ != evNodeDeleted && typ != evNodeChildrenChanged && typ != evNodeDataChanged {
 		return
 	}
 	if lag, ok := c.tap.stats.deletes.since(key, watched, now, c.tap); ok {

@@ -101,10 +101,10 @@ func newProtectedPrefix(kind string) string {
 // outcome is unknown (ctx ended during that recovery), it removes the node
 // if it turns out to exist, in the background if need be (see discard).
 func createProtected(ctx context.Context, s *Session, dir, kind string, data []byte, mode int32) (string, error) {
-	return createWithPrefix(ctx, s, dir, newProtectedPrefix(kind), data, mode, nil)
+	return createWithPrefix(ctx, s, dir, newProtectedPrefix(kind), data, mode, openACL, nil)
 }
 
-func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data []byte, mode int32, tr *tracer) (string, error) {
+func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data []byte, mode int32, acl []zk.ACL, tr *tracer) (string, error) {
 	conn := s.Conn()
 	ephemeral := mode&zk.FlagEphemeral != 0
 	madeDir := false
@@ -113,7 +113,7 @@ func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data 
 			return "", err
 		}
 		start := time.Now()
-		path, err := conn.Create(joinPath(dir, prefix), data, mode, openACL)
+		path, err := conn.Create(joinPath(dir, prefix), data, mode, acl)
 		tr.request(OpCreate, start, err)
 		switch {
 		case err == nil:

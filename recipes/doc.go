@@ -12,6 +12,12 @@
 //   - waiters watch exactly one node, so a release wakes exactly one waiter
 //     (except the herd locks, which exist to show the cost of not doing so).
 //
+// The fair lock's hand-off costs no request: a holder releases by deleting
+// its node in one transaction with a write to it, and the waiter behind it
+// takes that event as its grant (see Lock). Its nodes are created so that
+// only their owner's process may write them (world may read), which keeps
+// anyone else from faking a release.
+//
 // Node names follow Apache Curator's layouts (layout.go), so a Go process using
 // this package and a Java process using Curator exclude each other on the same
 // path, and the inspector can draw chains written by either.

@@ -98,7 +98,7 @@ func (l *HerdLock) acquire(ctx context.Context, try bool, tr *tracer) (acquired,
 				continue
 			}
 			var none acquired
-			if err := c.waitWake(ctx, ch, &none, tr); err != nil {
+			if _, err := c.waitWake(ctx, ch, &none, tr); err != nil {
 				return acquired{}, err
 			}
 		case isConnErr(err):
@@ -213,7 +213,7 @@ func (l *HerdChildrenLock) acquire(ctx context.Context, try bool, tr *tracer) (a
 // decide says the node is granted (or gone). Every child change wakes it.
 func (c *lockCore) acquireOnChildren(ctx context.Context, try bool, kind string, tr *tracer,
 	decide func(children []string, ours string) (found, granted bool)) (acquired, error) {
-	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), c.cfg.data, zk.FlagEphemeralSequential, tr)
+	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), c.cfg.data, zk.FlagEphemeralSequential, openACL, tr)
 	if err != nil {
 		return acquired{}, err
 	}
@@ -246,7 +246,7 @@ func (c *lockCore) acquireOnChildren(ctx context.Context, try bool, kind string,
 		if try {
 			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
 		}
-		if err := c.waitWake(ctx, ch, &own, tr); err != nil {
+		if _, err := c.waitWake(ctx, ch, &own, tr); err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, err)
 		}
 	}

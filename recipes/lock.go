@@ -62,6 +62,7 @@ func NewLock(s *Session, path string, opts ...LockOption) *Lock {
 	l := &Lock{}
 	l.core.init(s, path, opts)
 	l.core.acquire = l.acquire
+	l.core.markRelease = true
 	return l
 }
 
@@ -96,14 +97,12 @@ func (l *Lock) Lost() <-chan struct{} { return l.core.lostCh() }
 // Unlock, and an error wrapping ErrLost once ownership was lost.
 func (l *Lock) Err() error { return l.core.err() }
 
-// FencingToken identifies the current grant (0 when not held): the zxid
-// of the lock directory's latest child change seen by the listing that
-// granted the lock (its pzxid), which is at least our node's creation zxid.
-// The next holder's granting listing comes after our node's deletion, a
-// later child change, so successive holders get strictly increasing
-// tokens; a resource that remembers the highest token seen can reject a
-// holder that lost the lock without knowing. (Using the pzxid rather than
-// the node's own creation zxid saves a request per acquisition.)
+// FencingToken identifies the current grant (0 when not held): one more
+// than the sequence number of the node held. Grants follow sequence order, so
+// successive holders get strictly increasing tokens, and a resource that
+// remembers the highest token seen can reject a holder that lost the lock
+// without knowing. Tokens compare within one lock path, as long as its
+// directory is not deleted and created anew (sequences restart then).
 func (l *Lock) FencingToken() uint64 { return l.core.token() }
 
 // Node is the full path of the node held, "" when not held.
@@ -115,29 +114,49 @@ func (l *Lock) Path() string { return l.core.path }
 // acquire is the fair lock's algorithm (recipes.md): protected create,
 // list, and wait on the predecessor only.
 //
-// One refinement saves the listing that usually follows the create: a
-// node we can name whose sequence is ours minus one is our predecessor if
-// it exists (no sequence lies between), and the watch request that follows
-// proves it exists; if it does not, we list as usual. The wake-up is always
-// followed by a listing, so the grant itself never rests on a guess. Two
-// names are known. The listing that granted this value the lock last time
-// ended with tail, the last node queued then. And the node created since
-// by the holder before us, whose deletion woke us, is predictable when that
-// holder is a zkherd Lock: after a grant, a Lock names its next node with a
-// UUID derived from the name of the node it was granted with (guidAfter),
-// which is the node we watched. In a busy queue one of the two is almost
-// always our predecessor.
+// Two refinements take requests off the path. First, the hand-off: a
+// holder's Unlock writes its node's data in the transaction that deletes
+// it (releasedMark), so its successor's watch fires with NodeDataChanged
+// instead of NodeDeleted. A holder's node was the lowest when granted, and
+// no lower one can appear later; so, since nothing lies between our
+// predecessor and us, that event alone grants us the lock, without the
+// listing the recipe otherwise makes on every wake-up (Curator's and
+// go-zookeeper's locks make it). Only a zkherd Lock's own release can
+// cause the event: its nodes are created with ownerACL, so the server
+// refuses anyone else's write, and their names carry a version 5 UUID to
+// say so. Any other wake-up (an abandoned waiter, an expired session, a
+// Curator holder) is followed by a listing as usual.
+//
+// Second, the listing that usually follows the create: a node we can name
+// whose sequence is ours minus one is our predecessor if it exists (no
+// sequence lies between), and the watch request that follows proves it
+// exists; if it does not, we list as usual. Two names are known. The
+// listing that granted this value the lock last time ended with tail, the
+// last node queued then. And the node created since by the holder before
+// us, whose release woke us, is predictable when that holder is a zkherd
+// Lock: after a grant, a Lock names its next node with a UUID derived from
+// the name of the node it was granted with (guidAfter), which is the node
+// we watched. In a busy queue one of the two is almost always our
+// predecessor.
 func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
 	c := &l.core
 	hint := l.hint
 	l.hint = listingHint{}
+	// Names with a version 5 UUID mark nodes only their owner can write
+	// (ownerACL): a write to one is its holder's release. Without the
+	// owner identity, a random (version 4) UUID says not to rely on that.
+	acl, marked := c.s.ownerACL()
 	guid := uuid.NewString()
-	if l.granted != "" && !try {
+	switch {
+	case !marked:
+	case l.granted != "" && !try:
 		guid = guidAfter(l.granted)
+	default:
+		guid = guidAfter(uuid.NewString())
 	}
 	l.granted = "" // one use: a retry after a failure takes a random one
 	prefix := ProtectedPrefix + guid + "-" + PrefixLock
-	node, err := createWithPrefix(ctx, c.s, c.path, prefix, c.cfg.data, zk.FlagEphemeralSequential, tr)
+	node, err := createWithPrefix(ctx, c.s, c.path, prefix, c.cfg.data, zk.FlagEphemeralSequential, acl, tr)
 	if err != nil {
 		return acquired{}, err // createWithPrefix cleans up after itself
 	}
@@ -146,26 +165,23 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	// monitor watches it once held (see lockCore.monitor).
 	own := acquired{node: node}
 	ours := baseName(node)
+	seq, _ := parseSeq(ours)
+	own.token = seq + 1 // 0 means not held
 	var pred, watched string
-	if seq, _ := parseSeq(ours); !try && hint.tail != "" {
-		switch seq {
-		case hint.tailSeq + 1:
+	if !try {
+		switch {
+		case hint.tail != "" && seq == hint.tailSeq+1:
 			pred = hint.tail
-		case hint.tailSeq + 2:
-			if hint.woke != "" {
-				pred = fmt.Sprintf("%s%s-%s%0*d", ProtectedPrefix, guidAfter(hint.woke), PrefixLock, SeqDigits, seq-1)
-			}
+		case hint.woke != "" && (hint.tail == "" || seq == hint.tailSeq+2):
+			pred = fmt.Sprintf("%s%s-%s%0*d", ProtectedPrefix, guidAfter(hint.woke), PrefixLock, SeqDigits, seq-1)
 		}
 	}
 	for {
 		if pred == "" {
-			var (
-				children []string
-				stat     *zk.Stat
-			)
+			var children []string
 			err := retryConn(ctx, c.s, func() (err error) {
 				start := time.Now()
-				children, stat, err = c.s.Conn().Children(c.path)
+				children, _, err = c.s.Conn().Children(c.path)
 				tr.request(OpGetChildren, start, err)
 				return err
 			})
@@ -180,7 +196,6 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 				l.hint = listingHint{tail: tail, woke: watched}
 				l.hint.tailSeq, _ = parseSeq(tail)
 				l.granted = ours
-				own.token = stat.Pzxid
 				return own, nil
 			}
 			pred = p
@@ -203,11 +218,25 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 		case err != nil:
 			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch predecessor: %w", sessionErr(c.s, err)))
 		}
-		if err := c.waitWake(ctx, ch, &own, tr); err != nil {
+		woke, err := c.waitWake(ctx, ch, &own, tr)
+		if err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
+		if woke == zk.EventNodeDataChanged && ownerWritesOnly(watched) {
+			// Our predecessor was released by its holder (releasedMark;
+			// nobody else can write it): every node below it was gone
+			// when it was granted, and none lies between it and us. We
+			// hold the lock.
+			l.hint = listingHint{woke: watched}
+			l.granted = ours
+			return own, nil
 		}
 	}
 }
+
+// releasedMark is the data a holder's release writes to its node in the
+// transaction that deletes it (lockCore.markRelease).
+var releasedMark = []byte("zkherd:released")
 
 // listingHint is what Lock.acquire learnt when the lock was last granted:
 // the last node queued in the granting listing, and the predecessor whose
@@ -216,6 +245,17 @@ type listingHint struct {
 	tail    string
 	tailSeq int64
 	woke    string
+}
+
+// ownerWritesOnly reports whether a lock node's name marks it as one only
+// its owner can write (a zkherd Lock's, created with ownerACL).
+func ownerWritesOnly(name string) bool {
+	n, ok := ParseNode(name)
+	if !ok || n.Layout != LayoutCurator {
+		return false
+	}
+	id, err := uuid.Parse(n.GUID)
+	return err == nil && id.Version() == 5
 }
 
 // guidAfter derives the UUID a Lock uses for its next node from the name of
@@ -406,8 +446,8 @@ func (tr *tracer) woken(at time.Time) {
 // acquired is what a lock algorithm hands to the shared core.
 type acquired struct {
 	node string
-	// token is the fencing token: the node's creation zxid, or the pzxid
-	// of the listing that granted the lock (see Lock.FencingToken).
+	// token is the fencing token: the node's creation zxid (herd locks)
+	// or its sequence number plus one (Lock.FencingToken).
 	token int64
 	// own is a watch on our own node; nil when the acquisition set none
 	// (the grant's monitor then sets it) or once it fired.
@@ -423,6 +463,11 @@ type lockCore struct {
 	cfg     lockConfig
 	pathErr error
 	acquire func(ctx context.Context, try bool, tr *tracer) (acquired, error)
+	// markRelease makes Unlock delete the node together with a write of
+	// its data (one transaction): the successor's watch then fires with
+	// NodeDataChanged, which only a holder's release causes (see
+	// Lock.acquire). Only the fair Lock uses it.
+	markRelease bool
 
 	// sem serialises Lock, TryLock and Unlock on one value (a 1-slot
 	// semaphore, so that waiting for it honours ctx).
@@ -601,7 +646,7 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	if !g.deletedByOther() {
 		// (Deleting it anyway could remove a node someone else created
 		// since under the herd lock's fixed name.)
-		err = c.deleteOwn(ctx, g.node, &tr)
+		err = c.deleteOwn(ctx, g.node, c.markRelease, &tr)
 	}
 	if t := c.cfg.trace; t != nil && t.Released != nil {
 		t.Released(ReleaseStats{Start: start, Done: time.Now(), Node: g.node, Requests: tr.requests, Err: err})
@@ -632,11 +677,21 @@ func (c *lockCore) unlock(ctx context.Context) error {
 }
 
 // deleteOwn deletes our node and reports nil once it is certainly gone:
-// deleted, already absent, or removed with the ended session.
-func (c *lockCore) deleteOwn(ctx context.Context, node string, tr *tracer) error {
+// deleted, already absent, or removed with the ended session. asHolder
+// marks the deletion as a holder's release (see lockCore.markRelease); it
+// must be false for a node that was never granted.
+func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr *tracer) error {
 	err := retryConn(ctx, c.s, func() error {
 		start := time.Now()
-		err := c.s.Conn().Delete(node, -1)
+		var err error
+		if asHolder {
+			_, err = c.s.Conn().Multi(
+				&zk.SetDataRequest{Path: node, Data: releasedMark, Version: -1},
+				&zk.DeleteRequest{Path: node, Version: -1},
+			)
+		} else {
+			err = c.s.Conn().Delete(node, -1)
+		}
 		tr.request(OpDelete, start, err)
 		return err
 	})
@@ -770,7 +825,7 @@ func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acqui
 
 // waitWake waits for the watch ch to fire, also noticing our own node's
 // deletion, the session's end and ctx's end.
-func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired, tr *tracer) error {
+func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired, tr *tracer) (zk.EventType, error) {
 	tr.waiting()
 	for {
 		select {
@@ -778,31 +833,31 @@ func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired
 			tr.woken(time.Now())
 			if !ok || ev.Type == zk.EventNotWatching {
 				if err := c.s.alive(); err != nil {
-					return err
+					return 0, err
 				}
-				return fmt.Errorf("%w on %s", errWatchDropped, ev.Path)
+				return 0, fmt.Errorf("%w on %s", errWatchDropped, ev.Path)
 			}
 			if ev.Err != nil {
-				return fmt.Errorf("recipes: watch on %s: %w", ev.Path, ev.Err)
+				return 0, fmt.Errorf("recipes: watch on %s: %w", ev.Path, ev.Err)
 			}
-			return nil
+			return ev.Type, nil
 		case ev, ok := <-a.own:
 			a.own = nil
 			if !ok || ev.Type == zk.EventNotWatching {
 				continue // the session's end follows
 			}
 			if ev.Type == zk.EventNodeDeleted {
-				return c.ownGone(a.node)
+				return 0, c.ownGone(a.node)
 			}
 			rearmed, err := c.watchOwn(ctx, a.node, tr)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			a.own = rearmed.own
 		case <-c.s.Done():
-			return c.s.Err()
+			return 0, c.s.Err()
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 	}
 }
@@ -827,7 +882,7 @@ func (c *lockCore) abandon(ctx context.Context, node string, tr *tracer, cause e
 	discard(ctx, c.s, func(ctx context.Context) error {
 		t := first
 		first = nil
-		return c.deleteOwn(ctx, node, t)
+		return c.deleteOwn(ctx, node, false, t)
 	})
 	return cause
 }

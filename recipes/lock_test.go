@@ -480,8 +480,9 @@ func TestLockReleaseConnectionLoss(t *testing.T) {
 		name string
 		cut  func(p *faultproxy.Proxy) <-chan struct{}
 	}{
-		{"after the delete was sent", func(p *faultproxy.Proxy) <-chan struct{} { return p.CutAfter(faultproxy.OpDelete, 1) }},
-		{"before the delete was sent", func(p *faultproxy.Proxy) <-chan struct{} { return p.CutBefore(faultproxy.OpDelete, 1) }},
+		// A holder's release is one multi (mark and delete; see Lock.acquire).
+		{"after the delete was sent", func(p *faultproxy.Proxy) <-chan struct{} { return p.CutAfter(faultproxy.OpMulti, 1) }},
+		{"before the delete was sent", func(p *faultproxy.Proxy) <-chan struct{} { return p.CutBefore(faultproxy.OpMulti, 1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := testPath(t)
@@ -506,7 +507,11 @@ func TestLockReleaseConnectionLoss(t *testing.T) {
 			if err := l.Unlock(ctx); err != nil {
 				t.Fatalf("Unlock across a connection loss = %v, want nil", err)
 			}
-			<-cut
+			select {
+			case <-cut:
+			case <-ctx.Done():
+				t.Fatal("the release's request never came by the proxy")
+			}
 			if got := deletes.Load(); got < 2 {
 				t.Errorf("%d delete requests, want a retry (>= 2)", got)
 			}

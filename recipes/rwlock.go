@@ -154,7 +154,7 @@ func waitTarget(children []string, ours string, blocks func(Node) bool) (found b
 // for the one node pick names, until it names none.
 func acquireSequential(ctx context.Context, c *lockCore, try bool, tr *tracer, kind string, data []byte,
 	pick func(children []string, ours string) (found bool, wait string)) (acquired, error) {
-	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), data, zk.FlagEphemeralSequential, tr)
+	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), data, zk.FlagEphemeralSequential, openACL, tr)
 	if err != nil {
 		return acquired{}, err // createWithPrefix cleans up after itself
 	}
@@ -199,7 +199,7 @@ func acquireSequential(ctx context.Context, c *lockCore, try bool, tr *tracer, k
 		case err != nil:
 			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch %s: %w", wait, sessionErr(c.s, err)))
 		}
-		if err := c.waitWake(ctx, ch, &own, tr); err != nil {
+		if _, err := c.waitWake(ctx, ch, &own, tr); err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, err)
 		}
 	}

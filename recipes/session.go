@@ -149,6 +149,10 @@ type Session struct {
 	tooLargeMsg atomic.Value // string: the last such log line
 	observers   []func(zk.Event)
 	logger      zk.Logger
+
+	// The process's owner identity (see ownerACL).
+	authMu            sync.Mutex
+	authTried, authOK bool
 }
 
 // NewSession connects to servers ("host:port" each; a chroot is not part of
