@@ -22,20 +22,26 @@ var processPassword = sync.OnceValue(rand.Text)
 
 // ownerOnlyACL lets anyone read and only this process's identity do
 // anything else (write, change the ACL).
-func ownerOnlyACL() []zk.ACL {
+var ownerOnlyACL = sync.OnceValue(func() []zk.ACL {
 	return append([]zk.ACL{{Perms: zk.PermRead, Scheme: "world", ID: "anyone"}},
 		zk.DigestACL(zk.PermAll, ownerUser, processPassword())...)
-}
+})
 
 // ownerACL returns ownerOnlyACL once the session carries this process's
 // identity (added on first use; go-zookeeper resends it after reconnects),
 // and ok false when the identity could not be added: the caller then
 // creates an ordinary world-writable node and must not rely on the
-// guarantee. A connection error leaves the next call to try again.
+// guarantee. While disconnected (go-zookeeper would hold the request
+// until it reconnects, past the caller's ctx) or after a connection error,
+// it does not try and the next call tries again. Correctness never
+// depends on the identity, only the listing-free hand-off does.
 func (s *Session) ownerACL() (acl []zk.ACL, ok bool) {
 	s.authMu.Lock()
 	defer s.authMu.Unlock()
 	if !s.authTried {
+		if _, st := s.Changed(); st != StateConnected {
+			return openACL, false
+		}
 		err := s.conn.AddAuth("digest", []byte(ownerUser+":"+processPassword()))
 		if err != nil && isConnErr(err) {
 			return openACL, false
