@@ -149,11 +149,7 @@ func (b *DoubleBarrier) leave(ctx context.Context) error {
 	ours := baseName(b.node)
 	conn := b.s.Conn()
 	for {
-		var children []string
-		err := retryConn(ctx, b.s, func() (err error) {
-			children, _, err = conn.Children(b.path)
-			return err
-		})
+		children, _, err := childrenOf(ctx, b.s, b.path)
 		if err != nil && !errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, err)
 		}
@@ -257,14 +253,7 @@ func enterBarrier(ctx context.Context, s *Session, dir string, n int) (string, e
 		if open {
 			return node, nil
 		}
-		var (
-			children []string
-			stat     *zk.Stat
-		)
-		err = retryConn(ctx, s, func() (err error) {
-			children, stat, err = conn.Children(dir)
-			return err
-		})
+		children, stat, err := childrenOf(ctx, s, dir)
 		if err != nil {
 			return fail(err)
 		}
@@ -329,14 +318,7 @@ func abandonBarrierBounded(ctx context.Context, s *Session, dir, node string) bo
 func abandonBarrier(ctx context.Context, s *Session, dir, node string) (entered bool, err error) {
 	conn := s.Conn()
 	for {
-		var (
-			children []string
-			stat     *zk.Stat
-		)
-		err := retryConn(ctx, s, func() (err error) {
-			children, stat, err = conn.Children(dir)
-			return err
-		})
+		children, stat, err := childrenOf(ctx, s, dir)
 		if errors.Is(err, zk.ErrNoNode) {
 			return false, nil // the directory and our node with it are gone
 		}
@@ -370,11 +352,7 @@ func abandonBarrier(ctx context.Context, s *Session, dir, node string) (entered 
 
 // removeReadyIfLast deletes BarrierReady when no participant is left.
 func removeReadyIfLast(ctx context.Context, s *Session, dir string) error {
-	var children []string
-	err := retryConn(ctx, s, func() (err error) {
-		children, _, err = s.Conn().Children(dir)
-		return err
-	})
+	children, _, err := childrenOf(ctx, s, dir)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}

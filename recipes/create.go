@@ -279,14 +279,20 @@ func deleteConfirmed(ctx context.Context, s *Session, path string) error {
 	return fmt.Errorf("recipes: delete %s: %w", path, err)
 }
 
+// childrenOf lists dir's children with dir's stat, retrying connection
+// losses.
+func childrenOf(ctx context.Context, s *Session, dir string) (children []string, stat *zk.Stat, err error) {
+	err = retryConn(ctx, s, func() (err error) {
+		children, stat, err = s.Conn().Children(dir)
+		return err
+	})
+	return children, stat, err
+}
+
 // listChildren returns dir's children parsed and sorted by sequence, and the
 // names no layout recognises. Connection losses are retried.
 func listChildren(ctx context.Context, s *Session, dir string) ([]Node, []string, error) {
-	var children []string
-	err := retryConn(ctx, s, func() (err error) {
-		children, _, err = s.Conn().Children(dir)
-		return err
-	})
+	children, _, err := childrenOf(ctx, s, dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("recipes: list %s: %w", dir, err)
 	}
