@@ -138,4 +138,3 @@ func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 	}
 	return h, nil
 }
-
