@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/faults"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/report"
 	"github.com/zkherd/zkherd/scenarios"
@@ -91,6 +92,18 @@ type loadPlan struct {
 	runs  []scenarios.Run
 	out   string // "" for none
 	title string
+}
+
+// lagsMembers reports whether a run of the plan has lag-member faults.
+func (p *loadPlan) lagsMembers() bool {
+	for _, run := range p.runs {
+		for _, f := range run.Faults {
+			if f.Kind == scenarios.LagMember {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // planLoad checks every input before anything starts.
@@ -263,13 +276,23 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		return err
 	}
 	local := !haveServer
-	var ens *ensemble.Ensemble
+	var (
+		ens    *ensemble.Ensemble
+		quorum *faults.Quorum
+	)
 	if local {
-		ens, err = startLocalEnsemble(ctx, ensemble.Options{
+		eopts := ensemble.Options{
 			Nodes:   plan.spec.Effective().Ensemble,
 			NoFsync: true,
 			HeapMB:  heapFor(plan.spec.Effective().Clients),
-		}, stderr)
+		}
+		if plan.lagsMembers() {
+			// lag-member acts through proxies on the quorum links.
+			quorum = faults.NewQuorum(context.WithoutCancel(ctx))
+			defer quorum.Close()
+			eopts.PeerAddr = quorum.PeerAddr
+		}
+		ens, err = startLocalEnsemble(ctx, eopts, stderr)
 		if err != nil {
 			return err
 		}
@@ -292,6 +315,7 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 	}
 	if ens != nil {
 		opts.Ensemble = ens // the scenario's server faults act on it
+		opts.Quorum = quorum
 	}
 	var (
 		results []*loadgen.Result

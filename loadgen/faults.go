@@ -245,7 +245,7 @@ func (r *runner) faultResult(res *Result) {
 	}
 	var excuse func(Overlap) bool
 	if fl := fx.foreign; fl != nil {
-		excuse = func(o Overlap) bool { return fl.excuseStale(o.Lock, o.StaleSession) }
+		excuse = func(o Overlap) bool { return fl.excuseStale(o.Lock, o.StaleToken) }
 	}
 	f := fencing(fx.fences, fx.zombie, excuse)
 	res.Fencing = f
