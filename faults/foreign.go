@@ -103,8 +103,13 @@ func (x *Executor) foreign(ctx context.Context, f scenarios.Fault) {
 // follower, applies its leader's transactions f.Delay late for
 // f.Duration.
 func (x *Executor) lag(ctx context.Context, f scenarios.Fault) {
-	id, leads := f.Member, false
-	lctx, cancel := context.WithTimeout(ctx, leaderWait)
+	id := f.Member
+	// Who leads: to pick a follower, or to tell that the member leads.
+	wait := time.Second
+	if id == 0 {
+		wait = leaderWait
+	}
+	lctx, cancel := context.WithTimeout(ctx, wait)
 	leader, err := waitLeader(lctx, x.opts.Ensemble, 0)
 	cancel()
 	if ctx.Err() != nil {
@@ -125,7 +130,7 @@ func (x *Executor) lag(ctx context.Context, f scenarios.Fault) {
 		id = followers[x.rng.IntN(len(followers))]
 		x.mu.Unlock()
 	}
-	leads = err == nil && id == leader
+	leads := err == nil && id == leader
 	if err := x.opts.Quorum.Lag(id, f.Delay); err != nil {
 		x.skip(f, "%v", err)
 		return

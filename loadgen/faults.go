@@ -240,6 +240,9 @@ func (r *runner) faultResult(res *Result) {
 			res.Notes = append(res.Notes, "faults: not carried out: "+p)
 		}
 	}
+	if fl := fx.foreign; fl != nil {
+		defer fl.result(res) // after the fencing check's excuses
+	}
 	if len(fx.fences) == 0 {
 		return
 	}
@@ -249,9 +252,6 @@ func (r *runner) faultResult(res *Result) {
 	}
 	f := fencing(fx.fences, fx.zombie, excuse)
 	res.Fencing = f
-	if fl := fx.foreign; fl != nil {
-		fl.result(res)
-	}
 	for _, o := range f.Overlaps {
 		if fx.zombie {
 			res.Events = append(res.Events, Event{At: o.At, Kind: EventRecover, Detail: "overlap caught by fencing: " + o.String()})
