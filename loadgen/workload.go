@@ -118,6 +118,27 @@ func (w *lockWork) depth() int64                              { return 0 }
 func (w *lockWork) finish(context.Context, *zk.Conn, *Result) {}
 
 func (w *lockWork) recvBuffer() int {
+	switch {
+	case w.r.opts.NewLocker != nil:
+		// Another lock implementation: it lists over its own session.
+		return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
+	case w.r.run.Recipe == scenarios.HerdLock:
+		// One fixed node, never a listing.
+		return smallRecvBuffer
+	case w.listerBuffer() > 0:
+		return smallRecvBuffer
+	}
+	return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
+}
+
+// listerBuffer: the fair lock's listings carry no watch, so they go
+// through the run's Lister and its clients' buffers stay small whatever
+// the queue's length; the herd-children lock's waiters each need their
+// own child watch, whose reply is the listing.
+func (w *lockWork) listerBuffer() int {
+	if w.r.run.Recipe != scenarios.FairLock || w.r.opts.NewLocker != nil {
+		return 0
+	}
 	return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
 }
 

@@ -24,6 +24,12 @@ func Start(t testing.TB, nodes int) *ensemble.Ensemble {
 	return StartWith(t, ensemble.Options{Nodes: nodes})
 }
 
+// StartConfig is Start with the server configuration cfg.
+func StartConfig(t testing.TB, nodes int, cfg ensemble.ServerConfig) *ensemble.Ensemble {
+	t.Helper()
+	return StartWith(t, ensemble.Options{Nodes: nodes, ServerConfig: cfg})
+}
+
 // StartWith is Start with opts (Nodes, PeerAddr...): fsync, Dir, HeapMB,
 // QuickStart and Logf are set as Start sets them.
 func StartWith(t testing.TB, opts ensemble.Options) *ensemble.Ensemble {
