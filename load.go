@@ -30,6 +30,8 @@ type loadOptions struct {
 	out         string
 	noTUI       bool
 	sourceAddrs int
+	// serverConfig is --server-config (servercfg_cmd.go).
+	serverConfig string
 
 	// Set from which flags were given.
 	clientsSet, durationSet, opsSet, timeoutSet bool
@@ -60,6 +62,7 @@ unreachable server, 130 interrupted.`,
   zkherd load --scenario fair-lock --clients 200 --duration 30s --out ./run1
   zkherd load --scenario my-scenario.yaml --server 10.0.0.5:2181
   zkherd load --scenario fair-lock-chaos --out ./chaos          # faults: expiries, kills, cuts
+  zkherd load --scenario fair-lock-adversary --server-config skip-acl  # lagging member, foreign deletes
   zkherd load --scenario fair-lock --processes 3 --run-id r1 --server 10.0.0.5:2181
   zkherd load --join r1 --server 10.0.0.5:2181                   # on each other host
   zkherd load --scenario herd-vs-fair --sweep 100,500,1000,2000  # scale model
@@ -80,6 +83,7 @@ unreachable server, 130 interrupted.`,
 	f.Uint64Var(&o.ops, "ops", 0, "stop after this many operations instead of after a duration")
 	f.StringVar(&o.out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
+	f.StringVar(&o.serverConfig, "server-config", "", serverConfigHelp)
 	f.IntVar(&o.sourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
 	o.dist.register(f)
 	return cmd
@@ -276,6 +280,13 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		return err
 	}
 	local := !haveServer
+	scfg, err := parseServerConfig(o.serverConfig)
+	if err != nil {
+		return err
+	}
+	if !local && o.serverConfig != "" {
+		return usageErr("--server-config configures the local ensemble zkherd starts; servers given with --server keep their own configuration (leave out one or the other)")
+	}
 	var (
 		ens    *ensemble.Ensemble
 		quorum *faults.Quorum
@@ -286,6 +297,7 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 			NoFsync: true,
 			HeapMB:  heapFor(plan.spec.Effective().Clients),
 		}
+		eopts.ServerConfig = scfg
 		if plan.lagsMembers() {
 			// lag-member acts through proxies on the quorum links.
 			quorum = faults.NewQuorum(context.WithoutCancel(ctx))
@@ -305,7 +317,7 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 			}
 		}
 	}
-	server := cs.String()
+	server := serverLabel(cs.String(), scfg, local)
 
 	opts := loadgen.Options{
 		Servers:        cs.Servers,
