@@ -22,7 +22,7 @@ import (
 // run. It remembers what it deleted, so that the checks tell what it did
 // from what a recipe did wrong:
 //   - a grant to a waiter whose node it had deleted is a violation, unless
-//     the delete raced the grant (within foreignRace) and the holder then
+//     the delete raced the grant (within raceWindow) and the holder then
 //     learnt it lost the grant (Lost() closed, or Unlock said ErrLost);
 //   - two holders at once right after such a race, and a stale holder's
 //     fenced writes, are the operator's doing (counted, not violations);
@@ -34,6 +34,8 @@ type foreigner struct {
 	dirs []string // where the run's contenders' nodes are
 	// leases is how many contenders hold at once (semaphore leases; 1).
 	leases int
+	// race is the run's raceWindow.
+	race time.Duration
 
 	mu      sync.Mutex
 	rng     *rand.Rand
@@ -53,9 +55,26 @@ type foreigner struct {
 // the recipe read its node (or its predecessor's) before the delete and
 // returned after it. A delete acknowledged earlier than that means the
 // recipe granted a node already gone. The time covers scheduling delays
-// on a loaded 2-core machine; a recipe's last read before it returns is
-// well within it.
-const foreignRace = 20 * time.Millisecond
+// on a loaded 2-core machine (a goroutine may wait that long for a CPU);
+// raceWindow adds what the run's faults add (a lagging member serves
+// reads that cannot see the delete yet).
+const foreignRace = 250 * time.Millisecond
+
+// raceWindow is foreignRace plus the longest a read can stay behind a
+// write under faults: a lagging member's delay, or a delayed connection's
+// round trip.
+func raceWindow(fs []scenarios.Fault) time.Duration {
+	var extra time.Duration
+	for _, f := range fs {
+		switch f.Kind {
+		case scenarios.LagMember:
+			extra = max(extra, f.Delay)
+		case scenarios.DelayConnections:
+			extra = max(extra, 2*f.Delay)
+		}
+	}
+	return foreignRace + extra
+}
 
 // hasForeign reports whether the run's faults include foreign actions.
 func hasForeign(fs []scenarios.Fault) bool {
@@ -80,7 +99,7 @@ func (r *runner) startForeign(ctx context.Context) error {
 		return fmt.Errorf("loadgen: the foreign client's session: %w", err)
 	}
 	f := &foreigner{
-		r: r, s: s, leases: 1,
+		r: r, s: s, leases: 1, race: raceWindow(r.run.Faults),
 		rng:         rand.New(rand.NewPCG(r.run.Seed, 0x666f726569676e)),
 		deleted:     make(map[string]time.Time),
 		racedIn:     make(map[string]int),
@@ -222,7 +241,7 @@ func (f *foreigner) grant(node string, token uint64, granted time.Time) (raced b
 		f.mu.Unlock()
 		return false, nil
 	}
-	if at.Before(granted.Add(-foreignRace)) {
+	if at.Before(granted.Add(-f.race)) {
 		f.mu.Unlock()
 		f.r.chk.note("foreign delete", &f.r.chk.foreignGrant, "%s granted %v after another client deleted it", node, granted.Sub(at).Round(time.Millisecond))
 		return false, nil
