@@ -114,11 +114,11 @@ func newLockWork(r *runner) *lockWork {
 	return w
 }
 
-func (w *lockWork) mainPhase() metrics.Phase                  { return metrics.Acquire }
-func (w *lockWork) extraPhases() []metrics.Phase              { return nil }
-func (w *lockWork) slotOf(i int) int                          { return w.r.run.LockFor(i) }
-func (w *lockWork) sample()                                   {}
-func (w *lockWork) depth() int64                              { return 0 }
+func (w *lockWork) mainPhase() metrics.Phase     { return metrics.Acquire }
+func (w *lockWork) extraPhases() []metrics.Phase { return nil }
+func (w *lockWork) slotOf(i int) int             { return w.r.run.LockFor(i) }
+func (w *lockWork) sample()                      {}
+func (w *lockWork) depth() int64                 { return 0 }
 func (w *lockWork) finish(_ context.Context, _ *zk.Conn, res *Result) {
 	switch h := recipes.HandOff(w.handOff.Load()); h {
 	case recipes.HandOffMark:
