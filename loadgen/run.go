@@ -538,6 +538,7 @@ func (r *runner) account(res *Result, before, after snapshot) {
 	c.MaxBypass = r.chk.maxBypass.Load()
 	c.SemaphoreOverIssued = r.chk.overIssued.Load()
 	c.DoubleLeaders = r.chk.doubleLeader.Load()
+	c.ForeignGrants = r.chk.foreignGrant.Load()
 	c.Violations = append(r.chk.violations(), c.Violations...)
 	res.Events = append(r.chk.violationEvents(), res.Events...)
 	c.Passed = len(c.Violations) == 0

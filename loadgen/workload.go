@@ -161,9 +161,23 @@ func (w *lockWork) loop(c *client) {
 				enter:   func() { g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node())) },
 				exit:    g.exitExclusive,
 				token:   l.FencingToken,
+				node:    l.Node,
 			}, nil
 		}
 	})
+}
+
+// isClosed reports whether ch is closed (nil: no).
+func isClosed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // An acquirer is one client's handle on a lock, lease or election, bound
@@ -181,6 +195,9 @@ type held struct {
 	// token, if set, is the grant's fencing token, written to the lock's
 	// guarded resource (faults.go).
 	token func() uint64
+	// node, if set, is the granted node's path, checked against another
+	// client's deletes (foreign.go).
+	node func() string
 }
 
 // holdLoop is the client loop of every acquire-hold-release recipe: it
@@ -212,6 +229,11 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			continue
 		}
 		granted := time.Now()
+		raced, node := false, ""
+		if f := r.fx.foreignClient(); f != nil && h.node != nil {
+			node = h.node()
+			raced = f.grant(node, granted)
+		}
 		counted := r.opDone()
 		if counted {
 			r.recordAcquire(c, metrics.Acquire, start, intended, granted)
@@ -245,6 +267,9 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))
 			c.shard.Record(metrics.Release, time.Since(relStart))
 			r.releases.Add(1)
+		}
+		if raced {
+			r.fx.foreign.released(node, lost || isClosed(h.lost) || errors.Is(err, recipes.ErrLost))
 		}
 		switch {
 		case lost:
