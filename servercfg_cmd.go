@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -37,13 +36,4 @@ func parseServerConfig(s string) (ensemble.ServerConfig, error) {
 		}
 	}
 	return c, nil
-}
-
-// serverLabel is how the report names the servers: the connect string,
-// and a local ensemble's configuration when it is not the default.
-func serverLabel(connect string, cfg ensemble.ServerConfig, local bool) string {
-	if !local || cfg == (ensemble.ServerConfig{}) {
-		return connect
-	}
-	return fmt.Sprintf("%s [%s]", connect, cfg)
 }
