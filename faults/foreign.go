@@ -46,6 +46,11 @@ func (x *Executor) foreign(ctx context.Context, f scenarios.Fault) {
 	<-timer.C
 	defer timer.Stop()
 	done := 0
+	defer func() {
+		if done > 0 {
+			x.count(f, nil)
+		}
+	}()
 	for k := range n {
 		if k > 0 {
 			timer.Reset(gap)
@@ -68,8 +73,8 @@ func (x *Executor) foreign(ctx context.Context, f scenarios.Fault) {
 			x.hold(ctx, 20*time.Millisecond)
 		}
 		switch {
-		case ctx.Err() != nil:
-			return
+		case ctx.Err() != nil && (err != nil || act.Path == ""):
+			return // the run ended; an action carried out still counts
 		case err != nil:
 			x.skip(f, "%v", err)
 			continue
@@ -93,9 +98,6 @@ func (x *Executor) foreign(ctx context.Context, f scenarios.Fault) {
 			detail = fmt.Sprintf("another client tried to write to %s %s, refused by its ACL (%d of %d)", act.What, act.Path, k+1, n)
 		}
 		x.emit(Event{Kind: EventFault, Fault: f.Kind, Detail: detail})
-	}
-	if done > 0 {
-		x.count(f, nil)
 	}
 }
 
