@@ -62,7 +62,7 @@ func pathsOf(ns, base string, n int) []string {
 func createDirs(conn *zk.Conn, paths []string) error {
 	for _, p := range paths {
 		if _, err := conn.Create(p, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("loadgen: create %s: %w", p, err)
+			return fmt.Errorf("create %s: %w", p, err)
 		}
 	}
 	return nil

@@ -146,7 +146,10 @@ func (l *Lock) Path() string { return l.core.path }
 // Lock: after a grant, a Lock names its next node with a UUID derived from
 // the name of the node it was granted with (guidAfter), which is the node
 // we watched. In a busy queue one of the two is almost always our
-// predecessor.
+// predecessor. A third comes from the session's Lister (WithLister), which
+// remembers the nodes every session of the process created: in a stampede
+// of many contenders in one process, the node just before ours is usually
+// one of them (Lister.createdBefore).
 func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
 	c := &l.core
 	hint := l.hint
@@ -198,8 +201,10 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	}
 	ours := baseName(node)
 	var pred, watched string
+	c.s.lister.created(c.path, seq, ours)
 	if !try {
 		switch {
+		case c.s.lister.createdBefore(c.path, seq, &pred):
 		case hint.tail != "" && seq == hint.tailSeq+1:
 			pred = hint.tail
 		case hint.woke != "" && (hint.tail == "" || seq == hint.tailSeq+2):
