@@ -140,7 +140,7 @@ func (x *Executor) lag(ctx context.Context, f scenarios.Fault) {
 	at := time.Now()
 	detail := fmt.Sprintf("member %d applies its leader's transactions %v late for %v (it keeps answering pings and serving sessions)", id, f.Delay, f.Duration)
 	if leads {
-		detail += fmt.Sprintf("; it leads now, so the lag acts once it follows")
+		detail += "; it leads now, so the lag acts once it follows"
 	}
 	x.emit(Event{At: at, Kind: EventFault, Fault: f.Kind, Member: id, Detail: detail})
 	x.awaitThroughput(f, at)

@@ -70,12 +70,6 @@ func (c *checker) violations() []string {
 // excused reports whether an overlap on lock is another client's doing.
 func (c *checker) excused(lock string) bool { return c.excuse != nil && c.excuse(lock) }
 
-func (c *checker) any() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.order) > 0
-}
-
 // lockGuard checks one lock path: who is inside, fencing tokens, and the
 // order of grants.
 type lockGuard struct {
