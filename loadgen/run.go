@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
@@ -30,9 +31,10 @@ import (
 func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) {
 	r, err := newRunner(run, opts)
 	if err != nil {
-		return nil, err
+		return nil, pkgerr.Wrap("loadgen", err)
 	}
-	return r.execute(ctx)
+	res, err := r.execute(ctx)
+	return res, pkgerr.Wrap("loadgen", err)
 }
 
 // runner is the state of one run. Its goroutines: the caller's (execute),
@@ -219,7 +221,7 @@ func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
 	defer cancel()
 	s, err := recipes.NewSession(lctx, r.opts.Servers, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: listing session: %w", err)
+		return nil, fmt.Errorf("listing session: %w", err)
 	}
 	r.params.lister = recipes.NewLister(s)
 	return s, nil
@@ -245,7 +247,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("loadgen: %w", err)
+		return nil, err
 	}
 	r.admin = admin
 	defer admin.Close()
@@ -267,7 +269,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := removeTree(cctx, admin.Conn(), r.ns); err != nil {
-			return fmt.Errorf("loadgen: could not remove the run's namespace %s: %w", r.ns, err)
+			return fmt.Errorf("could not remove the run's namespace %s: %w", r.ns, err)
 		}
 		removeEmptyParents(admin.Conn(), r.ns, r.opts.Chroot)
 		return nil
