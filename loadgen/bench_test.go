@@ -452,6 +452,8 @@ func (g *goZookeeperLocker) Lock(ctx context.Context) error {
 	case err := <-done:
 		if err == nil {
 			g.lost = make(chan struct{})
+		} else if ctx.Err() != nil {
+			return ctx.Err() // the run stopped and closed the session
 		}
 		return err
 	case <-ctx.Done():
