@@ -8,6 +8,7 @@ package locks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -18,6 +19,7 @@ import (
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/chain"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // maxAnomalyLines bounds the anomaly lines under the list.
@@ -53,6 +55,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
+	m.setRows()
 	m.layout()
 }
 
@@ -139,7 +142,7 @@ func (m *Model) refilter(currentPath string) {
 		}
 		m.shown = append(m.shown, i)
 	}
-	m.list.SetRows(len(m.shown), m.lockRow)
+	m.setRows()
 	m.list.SetCursor(cursor)
 	m.showSelected()
 	m.layout()
@@ -158,15 +161,32 @@ func (m Model) selected() *inspect.Lock {
 	return &m.snap.Locks[m.shown[i]]
 }
 
-func (m Model) lockRow(i int) []string {
-	l := &m.snap.Locks[m.shown[i]]
+// setRows hands the list its rows. The row function closes over lockRows,
+// never over the Model: a Model copy holds the table, whose previous row
+// function holds the previous copy, and so on back to every snapshot ever
+// received (the leak that grew the inspector by megabytes a second).
+func (m *Model) setRows() {
+	r := lockRows{snap: m.snap, shown: slices.Clone(m.shown), styles: m.Styles, width: m.Width}
+	m.list.SetRows(len(r.shown), r.row)
+}
+
+// lockRows is what the list's rows are drawn from.
+type lockRows struct {
+	snap   *inspect.Snapshot
+	shown  []int
+	styles *styles.Styles
+	width  int
+}
+
+func (r lockRows) row(i int) []string {
+	l := &r.snap.Locks[r.shown[i]]
 	anom := summary(l)
 	if anom != "" {
-		anom = m.Styles.Bad.Render("! " + anom)
+		anom = r.styles.Bad.Render("! " + anom)
 	}
-	row := []string{common.TruncateLeft(l.Path, max(m.Width-56, 16)), l.Layout,
+	row := []string{common.TruncateLeft(l.Path, max(r.width-56, 16)), l.Layout,
 		common.Count(int64(l.Holders())), common.Count(int64(l.Waiters())), anom}
-	if m.Width < 76 {
+	if r.width < 76 {
 		return []string{row[0], row[2], row[3], anom}
 	}
 	return row

@@ -15,6 +15,7 @@ import (
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/sparkline"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // Model is the Queues view.
@@ -44,6 +45,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
+	m.setRows()
 	m.layout()
 }
 
@@ -106,21 +108,38 @@ func (m *Model) refilter() {
 			m.shown = append(m.shown, i)
 		}
 	}
-	m.list.SetRows(len(m.shown), m.row)
+	m.setRows()
 	m.layout()
 }
 
-func (m Model) row(i int) []string {
-	q := &m.snap.Queues[m.shown[i]]
+// setRows hands the list its rows; the row function closes over queueRows,
+// never over the Model (whose copies would keep every snapshot reachable
+// through the table's previous row function).
+func (m *Model) setRows() {
+	r := queueRows{snap: m.snap, shown: slices.Clone(m.shown), styles: m.Styles, width: m.Width, spark: m.sparkWidth()}
+	m.list.SetRows(len(r.shown), r.row)
+}
+
+// queueRows is what the list's rows are drawn from.
+type queueRows struct {
+	snap   *inspect.Snapshot
+	shown  []int
+	styles *styles.Styles
+	width  int
+	spark  int
+}
+
+func (r queueRows) row(i int) []string {
+	q := &r.snap.Queues[r.shown[i]]
 	row := []string{
-		common.TruncateLeft(q.Path, max(m.Width-60, 12)),
+		common.TruncateLeft(q.Path, max(r.width-60, 12)),
 		common.Count(int64(q.Depth)),
-		m.Styles.Spark.Render(sparkline.Render(sparkline.Ints(q.Depths), m.sparkWidth(), 0)),
+		r.styles.Spark.Render(sparkline.Render(sparkline.Ints(q.Depths), r.spark, 0)),
 		common.Rate(q.EnqueueRate),
 		common.Rate(q.DequeueRate),
 		common.Duration(q.HeadAge),
 	}
-	if m.Width < 76 {
+	if r.width < 76 {
 		return row[:5]
 	}
 	return row

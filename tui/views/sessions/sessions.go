@@ -16,6 +16,7 @@ import (
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // Model is the Sessions view.
@@ -50,6 +51,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
+	m.setRows()
 	m.layout()
 }
 
@@ -143,8 +145,29 @@ func (m *Model) refilter() {
 	slices.SortStableFunc(m.paths, func(a, b int) int {
 		return len(c.Watches[b].Sessions) - len(c.Watches[a].Sessions)
 	})
-	m.top.SetRows(len(m.sessions), m.sessionRow)
-	m.bottom.SetRows(len(m.paths), m.pathRow)
+	m.setRows()
+}
+
+// setRows hands both tables their rows. The row functions close over
+// sessionRows, never over the Model: a Model copy holds the tables, whose
+// previous row functions hold the previous copy, and so on back to every
+// snapshot ever received (the leak that grew the inspector by megabytes a
+// second).
+func (m *Model) setRows() {
+	r := sessionRows{snap: m.snap, sessions: slices.Clone(m.sessions), paths: slices.Clone(m.paths),
+		owners: m.owners, styles: m.Styles, width: m.Width}
+	m.top.SetRows(len(r.sessions), r.sessionRow)
+	m.bottom.SetRows(len(r.paths), r.pathRow)
+}
+
+// sessionRows is what the tables' rows are drawn from.
+type sessionRows struct {
+	snap     *inspect.Snapshot
+	sessions []int
+	paths    []int
+	owners   map[string]int64
+	styles   *styles.Styles
+	width    int
 }
 
 func sessionMatches(s *inspect.Session, f string) bool {
@@ -164,13 +187,13 @@ func sessionMatches(s *inspect.Session, f string) bool {
 	return false
 }
 
-func (m Model) sessionRow(i int) []string {
-	s := &m.snap.Cluster.Sessions[m.sessions[i]]
+func (r sessionRows) sessionRow(i int) []string {
+	s := &r.snap.Cluster.Sessions[r.sessions[i]]
 	endpoint, member := s.Endpoint, s.Member
 	switch {
 	case member == "":
-		endpoint, member = m.Styles.Warn.Render("not connected"), "-"
-	case s.ID == m.snap.Cluster.Self:
+		endpoint, member = r.styles.Warn.Render("not connected"), "-"
+	case s.ID == r.snap.Cluster.Self:
 		endpoint = "this inspector"
 	}
 	lat := "-"
@@ -180,25 +203,25 @@ func (m Model) sessionRow(i int) []string {
 	row := []string{inspect.SessionHex(s.ID), endpoint, member, s.LastOp, lat,
 		common.Count(int64(len(s.Ephemerals))), common.Count(int64(len(s.Watches)))}
 	switch {
-	case m.Width >= 110:
+	case r.width >= 110:
 		return row
-	case m.Width >= 76:
+	case r.width >= 76:
 		return []string{row[0], row[1], row[3], row[4], row[5], row[6]}
 	}
 	return []string{row[0], row[1], row[4], row[5], row[6]}
 }
 
-func (m Model) pathRow(i int) []string {
-	w := &m.snap.Cluster.Watches[m.paths[i]]
+func (r sessionRows) pathRow(i int) []string {
+	w := &r.snap.Cluster.Watches[r.paths[i]]
 	n := common.Count(int64(len(w.Sessions)))
 	if len(w.Sessions) >= inspect.DefaultHerdThreshold {
-		n = m.Styles.Bad.Render("! " + n)
+		n = r.styles.Bad.Render("! " + n)
 	}
 	owner := "-"
-	if id, ok := m.owners[w.Path]; ok {
+	if id, ok := r.owners[w.Path]; ok {
 		owner = inspect.SessionHex(id)
 	}
-	return []string{common.TruncateLeft(w.Path, max(m.Width-28, 20)), n, owner}
+	return []string{common.TruncateLeft(w.Path, max(r.width-28, 20)), n, owner}
 }
 
 // selectedLine describes the session under the cursor.

@@ -28,6 +28,7 @@ import (
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/pager"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // Timing and size limits.
@@ -260,7 +261,7 @@ func (m *Model) cd(dir, selectOn string) tea.Cmd {
 	m.dir, m.selectOn = dir, selectOn
 	m.listing = inspect.Children{Path: dir}
 	m.listErr, m.stale, m.filter, m.shown = "", false, "", nil
-	m.list.SetRows(0, m.row)
+	m.setRows()
 	m.list.SetCursor(0)
 	m.nodePath, m.node, m.nodeErr = "", nil, ""
 	m.rebuildDetail()
@@ -303,7 +304,7 @@ func (m Model) gotChildren(msg ChildrenMsg) (Model, tea.Cmd) {
 	if msg.Err != nil {
 		m.listErr = errText(msg.Err)
 		m.listing = inspect.Children{Path: m.dir}
-		m.list.SetRows(0, m.row)
+		m.setRows()
 		// The directory itself may still be readable: show its node.
 		m.nodePath = m.dir
 		return m, m.fetchNode(m.dir)
@@ -362,7 +363,7 @@ func (m *Model) refilter() {
 			}
 		}
 	}
-	m.list.SetRows(m.rows(), m.row)
+	m.setRows()
 }
 
 func (m Model) rows() int {
@@ -379,12 +380,31 @@ func (m Model) name(i int) string {
 	return m.listing.Names[i]
 }
 
+// setRows hands the list its rows. The row function closes over nameRows,
+// never over the Model: a Model copy holds the list, whose previous row
+// function holds the previous copy, and so on back to every listing and
+// snapshot ever received.
+func (m *Model) setRows() {
+	r := nameRows{names: m.listing.Names, shown: m.shown, styles: m.Styles}
+	m.list.SetRows(m.rows(), r.row)
+}
+
+// nameRows is what the list's rows are drawn from.
+type nameRows struct {
+	names  []string
+	shown  []int
+	styles *styles.Styles
+}
+
 // row shows a recipe node by its short name (recipe part and sequence)
 // first, then the full name, dimmed.
-func (m Model) row(i int) []string {
-	name := m.name(i)
+func (r nameRows) row(i int) []string {
+	name := r.names[i]
+	if r.shown != nil {
+		name = r.names[r.shown[i]]
+	}
 	if short := inspect.ShortName(name); short != name {
-		return []string{short + "  " + m.Styles.Dim.Render(name)}
+		return []string{short + "  " + r.styles.Dim.Render(name)}
 	}
 	return []string{name}
 }
