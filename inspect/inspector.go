@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -67,6 +68,12 @@ type Options struct {
 	PollTimeout time.Duration
 	// ScanRoots are where locks and queues are looked for. Defaults to "/".
 	ScanRoots []string
+	// NoWatches never asks the servers who watches what (wchp): waiters
+	// then show "watch unknown" and no herd is found.
+	NoWatches bool
+	// WatchBudget: a member holding more watches than this is not asked
+	// wchp. Defaults to DefaultWatchBudget; negative means no limit.
+	WatchBudget int
 	// HerdThreshold defaults to DefaultHerdThreshold.
 	HerdThreshold int
 	// MaxScanDirs, MaxScanFanout, RescanEvery and StatLimit bound the lock
@@ -92,8 +99,14 @@ type Inspector struct {
 	pending      map[string]ChangeKind
 	notify       chan struct{} // 1 slot: "pending is not empty"
 
-	scanMu sync.Mutex
-	scan   scanState
+	// needWatches is set while a view shows watches (SetNeedWatches).
+	needWatches atomic.Bool
+
+	scanMu  sync.Mutex
+	scan    scanState
+	watches []watchPoll        // per member, guarded by scanMu
+	lowest  map[string]float64 // lowest recent latency per member, guarded by scanMu
+	backoff int                // poll interval multiplier, guarded by scanMu
 }
 
 // ChangeKind says what a watch reported.
@@ -126,11 +139,15 @@ func Open(ctx context.Context, opts Options) (*Inspector, error) {
 		pending:      map[string]ChangeKind{},
 		notify:       make(chan struct{}, 1),
 	}
-	in.poller = newPoller(opts.Servers, opts.AdminURLs, in.pollInterval(), in.pollTimeout())
+	in.watches = make([]watchPoll, len(opts.Servers))
+	for i := range in.watches {
+		in.watches[i].count = -1
+	}
+	in.lowest, in.backoff = map[string]float64{}, 1
 	if _, err := in.session(ctx); err != nil {
 		return nil, err
 	}
-	in.poller.start()
+	in.poller = newPoller(opts.Servers, opts.AdminURLs, in.pollTimeout())
 	return in, nil
 }
 
@@ -200,6 +217,18 @@ func (in *Inspector) SessionID() int64 {
 	return in.sess.ID()
 }
 
+// SetNeedWatches says whether a view that shows watches (who waits on
+// what) is on screen: the servers are asked their watch lists (wchp, the
+// costliest question) only meanwhile.
+func (in *Inspector) SetNeedWatches(need bool) { in.needWatches.Store(need) }
+
+func (in *Inspector) watchBudget() int {
+	if in.opts.WatchBudget != 0 {
+		return in.opts.WatchBudget
+	}
+	return DefaultWatchBudget
+}
+
 // Writable reports whether Delete and SetData are allowed.
 func (in *Inspector) Writable() bool { return in.opts.AllowWrites }
 
@@ -214,7 +243,9 @@ func (in *Inspector) Close() {
 		return
 	}
 	in.closed = true
-	in.poller.stop()
+	if in.poller != nil {
+		in.poller.stop()
+	}
 	if in.sess != nil {
 		in.sess.Close()
 		in.sess = nil

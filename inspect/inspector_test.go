@@ -112,7 +112,9 @@ func TestLocksDiscovered(t *testing.T) {
 	// poll: let the chain built above age past it.
 	time.Sleep(watchGrace + 100*time.Millisecond)
 	in := openInspector(t, Options{Servers: servers, PollInterval: 100 * time.Millisecond})
+	in.SetNeedWatches(true)
 	ctx := context.Background()
+	in.Snapshot(ctx) // learns the watch count: wchp is asked from the next one on
 	in.Snapshot(ctx) // anomalies are reported once two snapshots agree
 	snap := in.Snapshot(ctx)
 

@@ -67,7 +67,14 @@ type feeds struct {
 	changes   <-chan struct{}
 	take      func() []inspect.Change
 	loads     <-chan *loadview.Snapshot
+	// needWatches tells the source whether the view on screen shows
+	// watches, the costliest thing to ask the servers (nil: no source).
+	needWatches func(bool)
 }
+
+// showsWatches lists the views that need the servers' watch lists: the
+// Locks view judges each waiter's watch, the Sessions view lists them.
+func showsWatches(v viewID) bool { return v == viewLocks || v == viewSessions }
 
 // Model is the root of the interface: a tab bar, the active view, a status
 // line and the help bar. It holds each view as its concrete type.
@@ -120,6 +127,9 @@ func newModel(ctx context.Context, c common.Common, src tree.Source, order []vie
 
 // Init starts the live feeds and lists the tree's root.
 func (m Model) Init() tea.Cmd {
+	if m.feeds.needWatches != nil {
+		m.feeds.needWatches(showsWatches(m.current()))
+	}
 	cmds := []tea.Cmd{m.listenSnapshots(), m.listenChanges(), m.listenLoad()}
 	if m.has(viewTree) {
 		cmds = append(cmds, m.tree.Init())
@@ -180,9 +190,20 @@ func (m Model) listenChanges() tea.Cmd {
 	}
 }
 
-// Update routes messages: keys to the input line, a pending confirmation,
-// the global bindings or the active view; data to every view that shows it.
+// Update routes messages (see update) and, when the view on screen
+// changed, tells the source whether watches are needed now.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	before := m.current()
+	next, cmd := m.update(msg)
+	if nm, ok := next.(Model); ok && nm.feeds.needWatches != nil && nm.current() != before {
+		nm.feeds.needWatches(showsWatches(nm.current()))
+	}
+	return next, cmd
+}
+
+// update routes messages: keys to the input line, a pending confirmation,
+// the global bindings or the active view; data to every view that shows it.
+func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)

@@ -113,6 +113,12 @@ func (r chainRows) row(i int) []string {
 		endpoint = "-"
 	}
 	watch, state := watchCells(e, r.width >= 120)
+	if r.lock.WatchUnknown && e.Role == inspect.RoleWaiter && e.Node != "" {
+		watch, state = "?", "watch unknown"
+		if r.width < 120 {
+			watch = "? unknown"
+		}
+	}
 	if e.Flags != 0 {
 		state = s.Bad.Render(state)
 	}

@@ -239,6 +239,12 @@ func (m Model) View() string {
 	if m.filter != "" {
 		head += fmt.Sprintf(" (%d shown, filter %q)", len(m.shown), m.filter)
 	}
+	if n := len(m.snap.Herds); n > 0 {
+		head += " · " + m.Styles.Warn.Render(common.Plural(n, "watched-node herd", "watched-node herds")+" (Sessions)")
+	}
+	if c := &m.snap.Cluster; c.WatchesUnknown {
+		head += " · " + m.Styles.Dim.Render("watches unknown")
+	}
 	lines := []string{common.Fit(m.Styles.Title.Render("Locks")+"  "+head, m.Width), m.list.View()}
 	for _, a := range m.anomalyLines() {
 		lines = append(lines, common.Fit(a, m.Width))

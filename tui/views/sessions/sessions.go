@@ -255,8 +255,21 @@ func (m Model) View() string {
 		return common.Lines("waiting for the first poll of the members…", m.Width, m.Height)
 	}
 	c := &m.snap.Cluster
-	head := fmt.Sprintf("%s sessions · %s data watches on %s paths", common.Count(int64(len(c.Sessions))),
-		common.Count(c.ItemisedWatches), common.Count(int64(len(c.Watches))))
+	sessions := common.Count(int64(len(c.Sessions))) + " sessions"
+	if c.SessionsUnknown {
+		sessions = m.Styles.Warn.Render("sessions unknown (no member answers cons or dump)")
+	}
+	watches := fmt.Sprintf("%s data watches on %s paths", common.Count(c.ItemisedWatches), common.Count(int64(len(c.Watches))))
+	if c.WatchesUnknown {
+		watches = m.Styles.Warn.Render("watches unknown")
+		if c.WatchesNote != "" {
+			watches += m.Styles.Dim.Render(" (" + c.WatchesNote + ")")
+		}
+	}
+	head := sessions + " · " + watches
+	if n := len(m.snap.Herds); n > 0 {
+		head += " · " + m.Styles.Bad.Render(common.Plural(n, "herd", "herds")+" of watched nodes (! below)")
+	}
 	if n, ok := c.ChildWatches(); ok {
 		head += fmt.Sprintf(" · child watches (not itemised): %s", common.Count(n))
 	} else {
