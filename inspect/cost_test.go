@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/fourlw"
 )
 
 // TestScanCost checks what a snapshot asks of the servers: directories of
@@ -162,7 +163,7 @@ func TestWatchPacing(t *testing.T) {
 		{"count unknown", watchPoll{count: -1}, true, false, 100, false, "not known yet"},
 		{"over budget", watchPoll{count: 100001}, true, false, 50000, false, "above the budget of 50000"},
 		{"no limit", watchPoll{count: 100001}, true, false, -1, true, ""},
-		{"period not over", watchPoll{count: 10, next: now.Add(time.Second)}, true, false, 100, false, ""},
+		{"period not over", watchPoll{count: 10, next: map[fourlw.Command]time.Time{fourlw.CmdWchp: now.Add(time.Second)}}, true, false, 100, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,10 +174,10 @@ func TestWatchPacing(t *testing.T) {
 		})
 	}
 	// The adaptive period: wchp took 43 ms, so not again for 4.3 s.
-	w := watchPoll{count: 10}
-	p := memberPoll{At: now, WchpAsked: true, WchpTook: 43 * time.Millisecond, Wchp: map[string][]int64{"/a": {1}}}
+	w := watchPoll{count: 10, next: map[fourlw.Command]time.Time{}}
+	p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdWchp: 43 * time.Millisecond}, Wchp: map[string][]int64{"/a": {1}}}
 	updateWatches(&w, &p, time.Second, true, false, 100)
-	if got, want := w.next.Sub(now), 4300*time.Millisecond; got != want {
+	if got, want := w.next[fourlw.CmdWchp].Sub(now), 4300*time.Millisecond; got != want {
 		t.Errorf("next wchp after %v, want %v", got, want)
 	}
 	later := memberPoll{At: now.Add(time.Second)}

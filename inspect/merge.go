@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/fourlw"
 )
 
 // memberPoll is what one member answered in one poll. Nil maps and slices
@@ -22,12 +24,11 @@ type memberPoll struct {
 	// Window is what the member did since its previous poll (from two
 	// mntr replies); nil until there are two.
 	Window *windowInfo
-	// At is when the poll ended. WchpAsked says whether wchp was asked in
-	// it, WchpTook how long it took and WchpErr why it failed.
-	At        time.Time
-	WchpAsked bool
-	WchpTook  time.Duration
-	WchpErr   error
+	// At is when the poll ended; Took holds how long each command asked
+	// took (absent: not asked); WchpErr is why wchp failed.
+	At      time.Time
+	Took    map[fourlw.Command]time.Duration
+	WchpErr error
 }
 
 type windowInfo struct {

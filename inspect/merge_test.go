@@ -22,7 +22,7 @@ func status(t *testing.T, addr, role string) fourlw.MemberStatus {
 		return string(b)
 	}
 	st := fourlw.MemberStatus{Member: fourlw.Member{Addr: addr}, Polled: true, Up: true, Errors: map[fourlw.Command]error{},
-		CmdTook: map[fourlw.Command]time.Duration{}}
+		CmdTook: map[fourlw.Command]time.Duration{}, At: time.Unix(1, 0)}
 	for _, c := range fourlw.DefaultCommands() {
 		st.CmdTook[c] = time.Millisecond
 	}

@@ -143,9 +143,7 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 			mp.Window.FanOut = append(mp.Window.FanOut, FanOut{Event: fanOutEvent(name), Count: f.Events, Avg: f.PerEvent()})
 		}
 	}
-	if _, asked := st.CmdTook[fourlw.CmdCons]; !asked {
-		// not asked: unknown
-	} else if _, failed := st.Errors[fourlw.CmdCons]; !failed {
+	if _, asked := st.CmdTook[fourlw.CmdCons]; asked && st.Errors[fourlw.CmdCons] == nil {
 		mp.Cons = make([]consEntry, 0, len(st.Conns))
 		for _, c := range st.Conns {
 			if !c.HasSession {
@@ -155,11 +153,8 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 				LatencyAvg: c.AvgLatency, LatencyMax: c.MaxLatency, Timeout: c.Timeout})
 		}
 	}
-	mp.At = st.At
-	if took, asked := st.CmdTook[fourlw.CmdWchp]; asked {
-		mp.WchpAsked, mp.WchpTook, mp.WchpErr = true, took, st.Errors[fourlw.CmdWchp]
-	}
-	if _, failed := st.Errors[fourlw.CmdWchp]; !failed && mp.WchpAsked {
+	mp.At, mp.Took, mp.WchpErr = st.At, st.CmdTook, st.Errors[fourlw.CmdWchp]
+	if _, asked := st.CmdTook[fourlw.CmdWchp]; asked && mp.WchpErr == nil {
 		mp.Wchp = make(map[string][]int64, len(st.WatchesByPath))
 		for path, ids := range st.WatchesByPath {
 			s := make([]int64, len(ids))
@@ -169,7 +164,8 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 			mp.Wchp[path] = s
 		}
 	}
-	if d := st.Dump; d != nil {
+	if _, asked := st.CmdTook[fourlw.CmdDump]; asked && st.Dump != nil {
+		d := st.Dump
 		di := &dumpInfo{Sessions: make(map[int64]time.Duration, len(d.Sessions)), Ephemerals: make(map[int64][]string, len(d.Ephemerals))}
 		for _, s := range d.Sessions {
 			di.Sessions[int64(s.ID)] = s.Timeout
@@ -187,7 +183,7 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 // other tools use, such as ruok).
 func WhitelistLine() string {
 	names := make([]string, 0, 5)
-	for _, c := range commandsFor(true) {
+	for _, c := range commandsFor(nil, true, time.Time{}) {
 		names = append(names, string(c))
 	}
 	return "4lw.commands.whitelist=" + strings.Join(names, ",")

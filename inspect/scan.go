@@ -35,6 +35,15 @@ type scanState struct {
 	listings map[string]*listing
 }
 
+func (st *scanState) init() {
+	if st.dirs == nil {
+		st.dirs = map[string]dirKind{}
+		st.stats = map[string]nodeInfo{}
+		st.queues = map[string]*queueRec{}
+		st.listings = map[string]*listing{}
+	}
+}
+
 type queueRec struct {
 	depths []int
 	maxSeq int64
@@ -80,14 +89,28 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	in.scanMu.Lock()
 	defer in.scanMu.Unlock()
 	now := time.Now()
+	// The walk for lock and queue directories, when due, runs while the
+	// members are polled: it needs nothing from them, and the first
+	// snapshot (the first Locks screen) waits for the slower of the two.
+	walked := make(chan walkResult, 1)
+	if c, err := in.conn(ctx); err == nil && in.walkDue() {
+		go func() {
+			var r walkResult
+			r.visited, r.truncated = in.walk(ctx, c, &in.scan, &r.cost)
+			walked <- r
+		}()
+	} else {
+		walked <- walkResult{skipped: true}
+	}
 	need, never, budget := in.needWatches.Load(), in.opts.NoWatches, in.watchBudget()
 	asked := 0
 	polls := in.poller.Poll(ctx, func(i int) []fourlw.Command {
-		ok, _ := wantWchp(&in.watches[i], need, never, budget, time.Now())
+		now := time.Now()
+		ok, _ := wantWchp(&in.watches[i], need, never, budget, now)
 		if ok {
 			asked++
 		}
-		return commandsFor(ok)
+		return commandsFor(&in.watches[i], ok, now)
 	})
 	var notes []string
 	for i := range polls {
@@ -115,6 +138,13 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	if busy != "" {
 		snap.Notices = append(snap.Notices, fmt.Sprintf("servers busy (%s): polling every %s", busy, snap.Cost.Interval))
 	}
+	w := <-walked
+	if !w.skipped {
+		snap.Cost.Walked, snap.Cost.Stats, snap.Cost.Lists = w.visited, w.cost.Stats, w.cost.Lists
+		if w.truncated {
+			snap.Notices = append(snap.Notices, fmt.Sprintf("tree scan stopped after %d directories; locks and queues deeper down may be missing (narrow it with --scan-root)", in.maxScanDirs()))
+		}
+	}
 	c, err := in.conn(ctx)
 	if err != nil {
 		snap.Notices = append(snap.Notices, "no session: "+err.Error())
@@ -122,6 +152,24 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	}
 	in.scanTree(ctx, c, snap)
 	return snap
+}
+
+// walkResult is what one walk of the tree did.
+type walkResult struct {
+	visited   int
+	truncated bool
+	skipped   bool
+	cost      Cost
+}
+
+// walkDue reports whether this snapshot walks the tree (every RescanEvery
+// snapshots, the first included).
+func (in *Inspector) walkDue() bool {
+	every := in.opts.RescanEvery
+	if every <= 0 {
+		every = DefaultRescanEvery
+	}
+	return in.scan.polls%every == 0
 }
 
 // missingCaps summarises the capability probe in one line, naming the
@@ -163,22 +211,10 @@ func missingCaps(caps []Capability) string {
 // listed.
 func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 	st := &in.scan
-	if st.dirs == nil {
-		st.dirs = map[string]dirKind{}
-		st.stats = map[string]nodeInfo{}
-		st.queues = map[string]*queueRec{}
-		st.listings = map[string]*listing{}
-	}
+	st.init()
 	every := in.opts.RescanEvery
 	if every <= 0 {
 		every = DefaultRescanEvery
-	}
-	if st.polls%every == 0 {
-		walked, truncated := in.walk(ctx, c, st, &snap.Cost)
-		snap.Cost.Walked = walked
-		if truncated {
-			snap.Notices = append(snap.Notices, fmt.Sprintf("tree scan stopped after %d directories; locks and queues deeper down may be missing (narrow it with --scan-root)", in.maxScanDirs()))
-		}
 	}
 	st.polls++
 
@@ -292,6 +328,7 @@ func (in *Inspector) statLimit() int {
 // recipe nodes, nor into directories with more than MaxScanFanout
 // children, and stops after MaxScanDirs directories.
 func (in *Inspector) walk(ctx context.Context, c *zk.Conn, st *scanState, cost *Cost) (visited int, truncated bool) {
+	st.init()
 	roots := in.opts.ScanRoots
 	if len(roots) == 0 {
 		roots = []string{"/"}
