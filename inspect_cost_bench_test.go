@@ -39,7 +39,8 @@ import (
 // ZKHERD_BENCH_PAIRS (default 3) the number of off/on pairs, and
 // ZKHERD_BENCH_LAST_ON (default: the window) the length of the last
 // inspector window, for the long RSS check; ZKHERD_BENCH_ARGS adds flags to
-// zkherd inspect (e.g. "--watch-budget -1").
+// zkherd inspect (e.g. "--watch-budget -1"); ZKHERD_BENCH_BIN runs a
+// zkherd binary built beforehand instead of building this tree.
 func BenchmarkInspectorCost(b *testing.B) {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
@@ -53,9 +54,12 @@ func BenchmarkInspectorCost(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	bin := filepath.Join(b.TempDir(), "zkherd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
+	bin := os.Getenv("ZKHERD_BENCH_BIN") // a binary built beforehand, else this tree's
+	if bin == "" {
+		bin = filepath.Join(b.TempDir(), "zkherd")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			b.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()

@@ -316,6 +316,11 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.quit = true
 		return m, tea.Quit
 	}
+	if m.noticeErr {
+		// An error is about the last thing the user did: the next key
+		// press moves on from it.
+		m.notice, m.noticeErr = "", false
+	}
 	if m.confirm != nil {
 		c := m.confirm
 		switch {
