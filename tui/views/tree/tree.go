@@ -127,7 +127,7 @@ type Model struct {
 	dataWidth int
 	// dirSeen is true once the directory listed has been listed: a
 	// missing node is then "gone", else "no such node".
-	dirSeen bool
+	dirSeen  bool
 	settling bool // a settledMsg is on its way
 	detail   pager.Model
 	focus    int // 0 list, 1 detail
