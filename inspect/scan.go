@@ -450,6 +450,11 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, st *scanState, di
 // returns the results in no particular order; it stops handing out items
 // when ctx ends.
 func pipelined[T, R any](ctx context.Context, items []T, f func(T) R) []R {
+	return pipelinedN(ctx, pipelineDepth, items, f)
+}
+
+// pipelinedN is pipelined with depth calls at once.
+func pipelinedN[T, R any](ctx context.Context, depth int, items []T, f func(T) R) []R {
 	out := make([]R, 0, len(items))
 	if len(items) == 0 {
 		return out
@@ -459,7 +464,7 @@ func pipelined[T, R any](ctx context.Context, items []T, f func(T) R) []R {
 		wg   sync.WaitGroup
 		next = make(chan T)
 	)
-	for range min(pipelineDepth, len(items)) {
+	for range min(depth, len(items)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -362,7 +362,10 @@ func (in *Inspector) tree(ctx context.Context, p string) ([][]string, int, error
 			kids []string
 			err  error
 		}
-		results := pipelined(ctx, level, func(dir string) res {
+		// A subtree is listed at most once, on the user's request: deeper
+		// pipelining than the periodic scan's, to count 50,000 leaves in
+		// seconds.
+		results := pipelinedN(ctx, 4*pipelineDepth, level, func(dir string) res {
 			names, _, err := c.Children(dir)
 			if errors.Is(err, zk.ErrNoNode) {
 				return res{} // deleted meanwhile

@@ -40,6 +40,9 @@ const (
 	settle = 120 * time.Millisecond
 	// requestTimeout bounds each read.
 	requestTimeout = 10 * time.Second
+	// treeTimeout bounds counting and deleting a subtree: one request per
+	// node counted (50,000 leaves take seconds), a multi per 1,000 deleted.
+	treeTimeout = 2 * time.Minute
 	// autoRefreshMax: larger listings are not re-fetched on every child
 	// change; the header says they changed and r refreshes.
 	autoRefreshMax = 10000
@@ -76,8 +79,9 @@ type NodeMsg struct {
 type WrittenMsg struct {
 	Op, Path string
 	Err      error
-	// Done, when set, replaces "OP PATH: done" in the notice.
-	Done string
+	// Done, when set, replaces "OP PATH: done" in the notice; Why, when
+	// set, replaces "OP PATH failed: ERR".
+	Done, Why string
 }
 
 // countedMsg is the size of a subtree about to be deleted.
@@ -220,7 +224,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.command(msg.Name, msg.Arg)
 	case WrittenMsg:
 		if msg.Err != nil {
-			return m, notice(fmt.Sprintf("%s %s failed: %s", msg.Op, msg.Path, writeErrText(msg.Err)), true)
+			text := cmp.Or(msg.Why, fmt.Sprintf("%s %s failed: %s", msg.Op, msg.Path, writeErrText(msg.Err)))
+			return m, tea.Batch(notice(text, true), m.fetchNode(m.nodePath))
 		}
 		done := msg.Done
 		if done == "" {
@@ -770,7 +775,7 @@ func (m Model) askDelete() tea.Cmd {
 	}
 	src, ctx := m.src, m.ctx
 	return tea.Batch(notice("counting the nodes under "+p+"…", false), func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+		ctx, cancel := context.WithTimeout(ctx, treeTimeout)
 		defer cancel()
 		n, err := src.CountTree(ctx, p)
 		return countedMsg{Path: p, Version: version, Count: n, Err: err}
@@ -800,8 +805,7 @@ func (m Model) confirmDelete(c countedMsg) tea.Cmd {
 		return common.ConfirmMsg{
 			Prompt: fmt.Sprintf("delete %s and everything under it: %s nodes? y/N", c.Path, common.Count(int64(c.Count))),
 			Yes: func() tea.Msg {
-				// Deep trees take many round trips: a longer bound.
-				ctx, cancel := context.WithTimeout(ctx, 10*requestTimeout)
+				ctx, cancel := context.WithTimeout(ctx, treeTimeout)
 				defer cancel()
 				n, err := src.DeleteTree(ctx, c.Path)
 				return WrittenMsg{Op: "delete", Path: c.Path, Err: err,
@@ -872,11 +876,11 @@ func (m Model) confirmEdit(e editedMsg) tea.Cmd {
 			Yes: func() tea.Msg {
 				ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 				defer cancel()
-				err := src.SetData(ctx, e.Path, e.After, e.Version)
-				if errors.Is(err, zk.ErrBadVersion) {
-					err = fmt.Errorf("%s changed since it was opened (version %d is not current): your edit was not written; e to edit the new data: %w", e.Path, e.Version, err)
+				w := WrittenMsg{Op: "set data of", Path: e.Path, Err: src.SetData(ctx, e.Path, e.After, e.Version), Done: "wrote " + e.Path}
+				if errors.Is(w.Err, zk.ErrBadVersion) {
+					w.Why = fmt.Sprintf("not written: %s changed since it was opened (version %d is stale); e edits the new data", e.Path, e.Version)
 				}
-				return WrittenMsg{Op: "set data of", Path: e.Path, Err: err, Done: "wrote " + e.Path}
+				return w
 			},
 		}
 	}
