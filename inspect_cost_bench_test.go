@@ -74,7 +74,8 @@ func BenchmarkInspectorCost(b *testing.B) {
 	start := time.Now()
 	st := buildProductionState(ctx, b, ens.Servers())
 	defer st.close()
-	b.Logf("state built in %s: %s", time.Since(start).Round(time.Second), mntrSummary(ctx, server))
+	fmt.Fprintf(os.Stderr, "state built in %s: %s", time.Since(start).Round(time.Second), mntrSummary(ctx, server))
+	fmt.Fprintln(os.Stderr)
 
 	w := startWriter(ctx, ens.Servers(), 200)
 	defer w.stop()
@@ -144,13 +145,16 @@ func BenchmarkInspectorCost(b *testing.B) {
 		r.p50, r.p99, r.writes = w.percentiles()
 		if on {
 			r.rssEnd = rssKiB(pid)
-			screen, _ := tm("capture-pane", "-p", "-t", "inspect")
-			b.Logf("inspector screen at the end of window %d:\n%s", i, screen)
+			if i == 2*pairs-1 {
+				screen, _ := tm("capture-pane", "-p", "-t", "inspect")
+				fmt.Fprintf(os.Stderr, "inspector screen at the end of window %d:\n%s\n", i, screen)
+			}
 			tm("kill-session", "-t", "inspect")
 		}
 		results = append(results, r)
-		b.Logf("window %d inspector=%v: server %.3f cores, %.0f req/s, setData p50 %s p99 %s (%d writes), first Locks %s (%s dirs), RSS %d -> %d KiB %v",
+		fmt.Fprintf(os.Stderr, "window %d inspector=%v: server %.3f cores, %.0f req/s, setData p50 %s p99 %s (%d writes), first Locks %s (%s dirs), RSS %d -> %d KiB %v",
 			i, on, r.cpu, r.reqPerSec, r.p50, r.p99, r.writes, r.firstLocks, r.lockDirs, r.rssStart, r.rssEnd, r.rssSamples)
+		fmt.Fprintln(os.Stderr)
 	}
 	b.StopTimer()
 
@@ -183,9 +187,10 @@ func BenchmarkInspectorCost(b *testing.B) {
 	if len(last.rssSamples) > 1 {
 		b.ReportMetric(float64(last.rssEnd-last.rssSamples[0])/1024, "rss_growth_MB")
 	}
-	b.Logf("server CPU: off %.3f, on %.3f cores (%.2fx); setData p99 median off %s, on %s (%.2fx); first Locks screen within %s; inspector requests %.1f/s",
+	fmt.Fprintf(os.Stderr, "server CPU: off %.3f, on %.3f cores (%.2fx); setData p99 median off %s, on %s (%.2fx); first Locks screen within %s; inspector requests %.1f/s",
 		cpuOff/float64(pairs), cpuOn/float64(pairs), cpuOn/cpuOff, medianOf(p99Off), medianOf(p99On),
 		float64(medianOf(p99On))/float64(medianOf(p99Off)), firstMax, (reqOn-reqOff)/float64(pairs))
+	fmt.Fprintln(os.Stderr)
 }
 
 func envDuration(b *testing.B, name string, def time.Duration) time.Duration {

@@ -109,6 +109,9 @@ type Inspector struct {
 	watches []watchPoll        // per member, guarded by scanMu
 	lowest  map[string]float64 // lowest recent latency per member, guarded by scanMu
 	backoff int                // poll interval multiplier, guarded by scanMu
+	walker  walker             // background tree walk, guarded by scanMu
+	// walkTruncated: the last walk stopped at MaxScanDirs (scanMu).
+	walkTruncated bool
 }
 
 // ChangeKind says what a watch reported.
@@ -248,6 +251,12 @@ func (in *Inspector) Close() {
 	if in.poller != nil {
 		in.poller.stop()
 	}
+	if c := in.walker.cancel; c != nil {
+		c()
+	}
+	in.mu.Unlock()
+	in.walker.wg.Wait() // the walk ends on its own once cancelled
+	in.mu.Lock()
 	if in.sess != nil {
 		in.sess.Close()
 		in.sess = nil

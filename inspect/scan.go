@@ -89,19 +89,7 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	in.scanMu.Lock()
 	defer in.scanMu.Unlock()
 	now := time.Now()
-	// The walk for lock and queue directories, when due, runs while the
-	// members are polled: it needs nothing from them, and the first
-	// snapshot (the first Locks screen) waits for the slower of the two.
-	walked := make(chan walkResult, 1)
-	if c, err := in.conn(ctx); err == nil && in.walkDue() {
-		go func() {
-			var r walkResult
-			r.visited, r.truncated = in.walk(ctx, c, &in.scan, &r.cost)
-			walked <- r
-		}()
-	} else {
-		walked <- walkResult{skipped: true}
-	}
+	in.startWalk(ctx)
 	need, never, budget := in.needWatches.Load(), in.opts.NoWatches, in.watchBudget()
 	asked := 0
 	polls := in.poller.Poll(ctx, func(i int) []fourlw.Command {
@@ -138,13 +126,7 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	if busy != "" {
 		snap.Notices = append(snap.Notices, fmt.Sprintf("servers busy (%s): polling every %s", busy, snap.Cost.Interval))
 	}
-	w := <-walked
-	if !w.skipped {
-		snap.Cost.Walked, snap.Cost.Stats, snap.Cost.Lists = w.visited, w.cost.Stats, w.cost.Lists
-		if w.truncated {
-			snap.Notices = append(snap.Notices, fmt.Sprintf("tree scan stopped after %d directories; locks and queues deeper down may be missing (narrow it with --scan-root)", in.maxScanDirs()))
-		}
-	}
+	in.takeWalk(snap)
 	c, err := in.conn(ctx)
 	if err != nil {
 		snap.Notices = append(snap.Notices, "no session: "+err.Error())
@@ -154,23 +136,96 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	return snap
 }
 
-// walkResult is what one walk of the tree did.
+// walkResult is what one walk of the tree found.
 type walkResult struct {
+	found     []string // directories whose children parse as a recipe layout
 	visited   int
 	truncated bool
-	skipped   bool
 	cost      Cost
 }
 
-// walkDue reports whether this snapshot walks the tree (every RescanEvery
-// snapshots, the first included).
-func (in *Inspector) walkDue() bool {
+// The walk from the scan roots runs in the background, never in a
+// snapshot's way: the first snapshot (the first Locks screen) shows what
+// the servers point at (the parents of recipe-named ephemerals and watched
+// nodes) at once, and the directories the walk finds join from the
+// snapshot after it ends. One walk at a time, every RescanEvery snapshots;
+// it has its own listing cache, so that re-walks re-list only directories
+// whose cversion changed.
+type walker struct {
+	running  bool
+	done     chan walkResult // 1 slot; the walk goroutine sends its result
+	listings map[string]*listing
+	polls    int
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// startWalk starts a walk when one is due and none is running. Called
+// with scanMu held.
+func (in *Inspector) startWalk(ctx context.Context) {
+	w := &in.walker
 	every := in.opts.RescanEvery
 	if every <= 0 {
 		every = DefaultRescanEvery
 	}
-	return in.scan.polls%every == 0
+	due := in.scan.polls%every == 0
+	if w.running || !due {
+		return
+	}
+	c, err := in.conn(ctx)
+	if err != nil {
+		return
+	}
+	if w.done == nil {
+		w.done = make(chan walkResult, 1)
+		w.listings = map[string]*listing{}
+	}
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		return
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.running = true
+	w.polls++
+	w.wg.Add(1)
+	in.mu.Unlock()
+	go func() {
+		defer w.wg.Done()
+		defer cancel()
+		w.done <- in.walk(wctx, c, w.listings, w.polls)
+	}()
 }
+
+// takeWalk adds a finished walk's directories to the scan. Called with
+// scanMu held.
+func (in *Inspector) takeWalk(snap *Snapshot) {
+	w := &in.walker
+	if !w.running {
+		return
+	}
+	select {
+	case r := <-w.done:
+		w.running = false
+		in.scan.init()
+		for _, d := range r.found {
+			if _, ok := in.scan.dirs[d]; !ok {
+				in.scan.dirs[d] = dirNone // classified when read
+			}
+		}
+		snap.Cost.Walked, snap.Cost.Stats, snap.Cost.Lists = r.visited, r.cost.Stats, r.cost.Lists
+		in.walkTruncated = r.truncated
+	default:
+	}
+	if in.walkTruncated {
+		snap.Notices = append(snap.Notices, fmt.Sprintf("tree scan stopped after %d directories; locks and queues deeper down may be missing (narrow it with --scan-root)", in.maxScanDirs()))
+	}
+}
+
+// waitWalk waits for the walk in progress, if any, to end (tests, Close).
+func (in *Inspector) waitWalk() { in.walker.wg.Wait() }
+
 
 // missingCaps summarises the capability probe in one line, naming the
 // commands that do not answer and the whitelist line that allows exactly
@@ -240,7 +295,7 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 		dirs = append(dirs, d)
 	}
 	slices.Sort(dirs)
-	lists := in.listDirs(ctx, c, st, dirs, &snap.Cost)
+	lists := in.listDirs(ctx, c, st.listings, st.polls, dirs, &snap.Cost)
 	seen := map[anomalyKey]bool{}
 	for _, dir := range dirs {
 		if ctx.Err() != nil {
@@ -327,8 +382,7 @@ func (in *Inspector) statLimit() int {
 // children parse as a recipe layout. It does not descend into recognised
 // recipe nodes, nor into directories with more than MaxScanFanout
 // children, and stops after MaxScanDirs directories.
-func (in *Inspector) walk(ctx context.Context, c *zk.Conn, st *scanState, cost *Cost) (visited int, truncated bool) {
-	st.init()
+func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int) (r walkResult) {
 	roots := in.opts.ScanRoots
 	if len(roots) == 0 {
 		roots = []string{"/"}
@@ -343,11 +397,11 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, st *scanState, cost *
 	}
 	limit := in.maxScanDirs()
 	for len(level) > 0 && ctx.Err() == nil {
-		if visited+len(level) > limit {
-			level, truncated = level[:limit-visited], true
+		if r.visited+len(level) > limit {
+			level, r.truncated = level[:limit-r.visited], true
 		}
-		visited += len(level)
-		lists := in.listDirs(ctx, c, st, level, cost)
+		r.visited += len(level)
+		lists := in.listDirs(ctx, c, cache, poll, level, &r.cost)
 		var next []string
 		for _, dir := range level {
 			l := lists[dir]
@@ -356,9 +410,7 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, st *scanState, cost *
 			}
 			nodes, unrecognised := recipes.ParseChildren(l.names)
 			if classify(nodes) != dirNone {
-				if _, ok := st.dirs[dir]; !ok {
-					st.dirs[dir] = dirNone // classified when read
-				}
+				r.found = append(r.found, dir)
 			}
 			if len(l.names) > fanout {
 				continue
@@ -371,12 +423,18 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, st *scanState, cost *
 				next = append(next, child)
 			}
 		}
-		if truncated {
+		if r.truncated {
 			break
 		}
 		level = next
 	}
-	return visited, truncated
+	// Forget listings of directories this walk did not reach.
+	for d, l := range cache {
+		if l.used != poll {
+			delete(cache, d)
+		}
+	}
+	return r
 }
 
 // listing is one directory's children as last read, and its stat then.
@@ -389,13 +447,16 @@ type listing struct {
 // pipelineDepth is how many requests the scan keeps in flight at once.
 // go-zookeeper writes them back to back on its one connection and matches
 // the replies, so N small requests cost about one round trip, not N.
-const pipelineDepth = 64
+//
+// Not deeper: ZooKeeper's commit processor serves reads and writes in
+// alternating batches, so a burst of reads delays other clients' writes.
+const pipelineDepth = 16
 
 // listDirs returns the children of dirs, asking getChildren again only for
 // the directories whose cversion (from an exists sent first) changed since
 // their cached listing. A directory that no longer exists maps to nil; one
 // whose request failed otherwise is absent.
-func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, st *scanState, dirs []string, cost *Cost) map[string]*listing {
+func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int, dirs []string, cost *Cost) map[string]*listing {
 	type result struct {
 		dir  string
 		l    *listing
@@ -404,7 +465,7 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, st *scanState, di
 	var mu sync.Mutex
 	out := make(map[string]*listing, len(dirs))
 	work := func(dir string) result {
-		cached := st.listings[dir]
+		cached := cache[dir]
 		if cached != nil {
 			ok, stat, err := c.Exists(dir)
 			mu.Lock()
@@ -436,10 +497,10 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, st *scanState, di
 		switch {
 		case r.gone:
 			out[r.dir] = nil
-			delete(st.listings, r.dir)
+			delete(cache, r.dir)
 		case r.l != nil:
-			r.l.used = st.polls
-			st.listings[r.dir] = r.l
+			r.l.used = poll
+			cache[r.dir] = r.l
 			out[r.dir] = r.l
 		}
 	}
