@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/tui"
 )
 
@@ -69,7 +70,7 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 	}
 	connect := cs.String()
 	if !ok {
-		ens, err := startLocalEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
+		ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
 		if err != nil {
 			return err
 		}

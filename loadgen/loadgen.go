@@ -13,14 +13,14 @@ import (
 var (
 	// ErrBadOptions is returned for options or a scenario that cannot run
 	// (no servers, zero clients, ...).
-	ErrBadOptions = errors.New("loadgen: invalid run")
+	ErrBadOptions = errors.New("invalid run")
 	// ErrRefused means the server closed connections right after they were
 	// opened: it limits connections per client address (maxClientCnxns).
-	ErrRefused = errors.New("loadgen: server refused connections")
+	ErrRefused = errors.New("server refused connections")
 	// ErrServerLost means the ensemble stopped answering during the run.
-	ErrServerLost = errors.New("loadgen: lost the ZooKeeper server mid-run")
+	ErrServerLost = errors.New("lost the ZooKeeper server mid-run")
 	// ErrSessions means client sessions could not be opened.
-	ErrSessions = errors.New("loadgen: could not open client sessions")
+	ErrSessions = errors.New("could not open client sessions")
 )
 
 // Defaults for Options.
@@ -96,6 +96,10 @@ type Options struct {
 	// scenario's server faults (kill-leader, kill-member, pause-member)
 	// act on; nil when the run targets existing servers.
 	Ensemble faults.Ensemble
+	// Quorum, with Ensemble, holds the proxies on the ensemble's quorum
+	// links (the ensemble was started with its PeerAddr): lag-member acts
+	// through it.
+	Quorum *faults.Quorum
 }
 
 // Result is what a run measured and checked.
@@ -144,6 +148,9 @@ type Result struct {
 	// Fencing is what the locks' guarded resources saw (lock and election
 	// runs).
 	Fencing *Fencing
+	// Generator is how busy this process was during the window; when it
+	// fell behind, Notes says so too.
+	Generator Generator
 }
 
 // Event kinds.
@@ -200,6 +207,17 @@ type Checks struct {
 	// LostItems and DuplicateItems count queue items consumed never or
 	// twice; Unconsumed counts items still queued when the run stopped.
 	LostItems, DuplicateItems, Unconsumed int64
+	// ForeignDeletedItems counts queue items another client deleted
+	// (foreign-delete): gone, but not lost by the recipe.
+	ForeignDeletedItems int64
+	// ForeignGrants counts violations: grants to waiters whose node another
+	// client had deleted, or raced grants whose holder never learnt it.
+	ForeignGrants int64
+	// ForeignRacedGrants counts grants that raced another client's delete
+	// of the granted node (the holder must then learn it lost the grant);
+	// ForeignExcusedOverlaps the overlaps of holders that followed such
+	// deletes: the other client broke the lock, not the recipe.
+	ForeignRacedGrants, ForeignExcusedOverlaps int64
 	// LeftoverZnodes counts recipe nodes still in the namespace once every
 	// client had finished; LeftoverPaths names some of them.
 	LeftoverZnodes int64

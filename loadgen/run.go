@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
@@ -30,9 +31,10 @@ import (
 func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) {
 	r, err := newRunner(run, opts)
 	if err != nil {
-		return nil, err
+		return nil, pkgerr.Wrap("loadgen", err)
 	}
-	return r.execute(ctx)
+	res, err := r.execute(ctx)
+	return res, pkgerr.Wrap("loadgen", err)
 }
 
 // runner is the state of one run. Its goroutines: the caller's (execute),
@@ -73,6 +75,11 @@ type runner struct {
 	adminLog lastLine
 
 	fx *faultRun // faults and fencing (faults.go); nil when neither applies
+
+	// The generator's own load (selfload.go): the window's start is
+	// written by execute before the ticker reads it, the intervals by the
+	// ticker, the result by execute once the ticker has stopped.
+	self selfWatch
 
 	throughput []float64 // ops per second per interval; the ticker's
 
@@ -164,6 +171,62 @@ const sendBufferSize = 4 << 10
 // 4-byte length, with room for the reply header and stat.
 func childListBuffer(n int) int { return n*80 + 8<<10 }
 
+// smallRecvBuffer is the receive buffer of a client session that reads no
+// listing (or lists through the run's Lister): its largest replies are a
+// created node's path, a node's stat with the lock's data (none in a load
+// run), a multi's results and watch events, each well under 1 KiB.
+const smallRecvBuffer = 4 << 10
+
+// listerUser is a workload whose clients list large directories through
+// one shared session (recipes.Lister) instead of their own.
+type listerUser interface {
+	// listerBuffer is the Lister session's receive buffer; 0 when the
+	// clients list over their own sessions.
+	listerBuffer() int
+}
+
+// listerBuffer is the receive buffer of the run's Lister session, 0 for
+// none.
+func (r *runner) listerBuffer() int {
+	lu, ok := r.work.(listerUser)
+	if !ok {
+		return 0
+	}
+	n := lu.listerBuffer()
+	if n > 0 && r.opts.SharedNamespace && r.opts.NamespaceClients > r.run.Clients {
+		// Every process's nodes are in the listings (fitSharedListings).
+		n = n * ((r.opts.NamespaceClients + r.run.Clients - 1) / r.run.Clients)
+	}
+	return n
+}
+
+// openLister opens the run's Lister session, if the workload wants one.
+// It goes to the servers directly, not through the fault proxies: the
+// faults are aimed at the clients' sessions, and a Lister session that
+// expired would fail every listing for the rest of the run. It is opened
+// before startNetwork points the clients at the proxies.
+func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
+	buf := r.listerBuffer()
+	if buf == 0 {
+		return nil, nil
+	}
+	// Its requests are the clients' (their listings): tapped like theirs.
+	lc := &client{tap: &tap{stats: &r.wire}}
+	opts := append(slices.Clone(r.opts.SessionOptions),
+		recipes.WithSessionTimeout(r.run.SessionTimeout),
+		recipes.WithBufferSizes(sendBufferSize, max(buf, recipes.DefaultBufferSize)),
+		recipes.WithDialer(r.params.dialer(lc, nil)),
+		recipes.WithLogger(&r.adminLog))
+	lctx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
+	defer cancel()
+	s, err := recipes.NewSession(lctx, r.opts.Servers, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("listing session: %w", err)
+	}
+	r.params.lister = recipes.NewLister(s)
+	return s, nil
+}
+
 // execute runs the run; see Run.
 func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	r.parent = ctx
@@ -184,7 +247,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("loadgen: %w", err)
+		return nil, err
 	}
 	r.admin = admin
 	defer admin.Close()
@@ -206,7 +269,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := removeTree(cctx, admin.Conn(), r.ns); err != nil {
-			return fmt.Errorf("loadgen: could not remove the run's namespace %s: %w", r.ns, err)
+			return fmt.Errorf("could not remove the run's namespace %s: %w", r.ns, err)
 		}
 		removeEmptyParents(admin.Conn(), r.ns, r.opts.Chroot)
 		return nil
@@ -218,6 +281,13 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	}()
 	if err := r.work.prepare(runCtx, admin.Conn()); err != nil {
 		return nil, err
+	}
+	listerSess, err := r.openLister(runCtx)
+	if err != nil {
+		return nil, err
+	}
+	if listerSess != nil {
+		defer listerSess.Close()
 	}
 	if err := r.startNetwork(runCtx); err != nil {
 		return nil, err
@@ -328,6 +398,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		r.stopFaults()
 		r.stop()
 	}
+	selfAtStop := readSelfLoad()
 	after := r.snapshot(context.WithoutCancel(ctx))
 
 	// Let holders release and waiters give up; closing the sessions ends
@@ -342,6 +413,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		<-loopsDone
 	}
 	stopTicker()
+	var gen Generator
+	if !r.windowStartTime().IsZero() {
+		gen = r.self.result(selfAtStop)
+	}
 	fin := context.WithoutCancel(ctx)
 	res = &Result{
 		Run:         r.run,
@@ -352,6 +427,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		WindowStart: r.windowStartTime(),
 		Stop:        r.stopAt,
 		SourceAddrs: r.params.sourceAddrs,
+		Generator:   gen,
+	}
+	if gen.Behind {
+		res.Notes = append(res.Notes, gen.note())
 	}
 	if rampErr == nil || errors.Is(rampErr, ErrServerLost) {
 		r.work.finish(fin, admin.Conn(), res)
@@ -461,6 +540,7 @@ func (r *runner) account(res *Result, before, after snapshot) {
 	c.MaxBypass = r.chk.maxBypass.Load()
 	c.SemaphoreOverIssued = r.chk.overIssued.Load()
 	c.DoubleLeaders = r.chk.doubleLeader.Load()
+	c.ForeignGrants = r.chk.foreignGrant.Load()
 	c.Violations = append(r.chk.violations(), c.Violations...)
 	res.Events = append(r.chk.violationEvents(), res.Events...)
 	c.Passed = len(c.Violations) == 0
@@ -517,6 +597,7 @@ func (r *runner) closeSessions() {
 }
 
 func (r *runner) openWindow(at time.Time) {
+	r.self.window = readSelfLoad()
 	r.windowStart.Store(at.UnixNano())
 	close(r.windowOpen)
 }
@@ -831,6 +912,9 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			r.addCounters(&lastWake, &lastReq)
 			r.wire.deletes.prune(now)
 			r.work.sample()
+			if !r.windowStartTime().IsZero() && !r.stopping() {
+				r.self.tick()
+			}
 			iv := r.rec.Rotate(now)
 			r.throughput = append(r.throughput, float64(iv.Counts.Ops)/max(iv.End.Sub(iv.Start).Seconds(), 1e-9))
 			r.watchdog()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -61,7 +62,7 @@ func pathsOf(ns, base string, n int) []string {
 func createDirs(conn *zk.Conn, paths []string) error {
 	for _, p := range paths {
 		if _, err := conn.Create(p, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("loadgen: create %s: %w", p, err)
+			return fmt.Errorf("create %s: %w", p, err)
 		}
 	}
 	return nil
@@ -86,6 +87,9 @@ type lockWork struct {
 	paths   []string
 	guards  []*lockGuard
 	newLock func(s *recipes.Session, path string) recipes.Locker
+	// handOff is the fair lock's hand-off (a recipes.HandOff), reported
+	// in the run's notes.
+	handOff atomic.Uint32
 }
 
 func newLockWork(r *runner) *lockWork {
@@ -110,14 +114,42 @@ func newLockWork(r *runner) *lockWork {
 	return w
 }
 
-func (w *lockWork) mainPhase() metrics.Phase                  { return metrics.Acquire }
-func (w *lockWork) extraPhases() []metrics.Phase              { return nil }
-func (w *lockWork) slotOf(i int) int                          { return w.r.run.LockFor(i) }
-func (w *lockWork) sample()                                   {}
-func (w *lockWork) depth() int64                              { return 0 }
-func (w *lockWork) finish(context.Context, *zk.Conn, *Result) {}
+func (w *lockWork) mainPhase() metrics.Phase     { return metrics.Acquire }
+func (w *lockWork) extraPhases() []metrics.Phase { return nil }
+func (w *lockWork) slotOf(i int) int             { return w.r.run.LockFor(i) }
+func (w *lockWork) sample()                      {}
+func (w *lockWork) depth() int64                 { return 0 }
+func (w *lockWork) finish(_ context.Context, _ *zk.Conn, res *Result) {
+	switch h := recipes.HandOff(w.handOff.Load()); h {
+	case recipes.HandOffMark:
+		res.Notes = append(res.Notes, "fair-lock hand-off: release-mark (no listing per hand-off)")
+	case recipes.HandOffListing:
+		res.Notes = append(res.Notes, "fair-lock hand-off: listing (the servers do not enforce owner-only ACLs: skipACL, a super user or another digest algorithm)")
+	}
+}
 
 func (w *lockWork) recvBuffer() int {
+	switch {
+	case w.r.opts.NewLocker != nil:
+		// Another lock implementation: it lists over its own session.
+		return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
+	case w.r.run.Recipe == scenarios.HerdLock:
+		// One fixed node, never a listing.
+		return smallRecvBuffer
+	case w.listerBuffer() > 0:
+		return smallRecvBuffer
+	}
+	return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
+}
+
+// listerBuffer: the fair lock's listings carry no watch, so they go
+// through the run's Lister and its clients' buffers stay small whatever
+// the queue's length; the herd-children lock's waiters each need their
+// own child watch, whose reply is the listing.
+func (w *lockWork) listerBuffer() int {
+	if w.r.run.Recipe != scenarios.FairLock || w.r.opts.NewLocker != nil {
+		return 0
+	}
 	return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
 }
 
@@ -134,15 +166,32 @@ func (w *lockWork) loop(c *client) {
 			if err := l.Lock(ctx); err != nil {
 				return held{}, err
 			}
+			if h, ok := l.(interface{ HandOff() recipes.HandOff }); ok {
+				w.handOff.Store(uint32(h.HandOff()))
+			}
 			return held{
 				release: l.Unlock,
 				lost:    l.Lost(),
 				enter:   func() { g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node())) },
 				exit:    g.exitExclusive,
 				token:   l.FencingToken,
+				node:    l.Node,
 			}, nil
 		}
 	})
+}
+
+// isClosed reports whether ch is closed (nil: no).
+func isClosed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // An acquirer is one client's handle on a lock, lease or election, bound
@@ -160,6 +209,9 @@ type held struct {
 	// token, if set, is the grant's fencing token, written to the lock's
 	// guarded resource (faults.go).
 	token func() uint64
+	// node, if set, is the granted node's path, checked against another
+	// client's deletes (foreign.go).
+	node func() string
 }
 
 // holdLoop is the client loop of every acquire-hold-release recipe: it
@@ -191,6 +243,11 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			continue
 		}
 		granted := time.Now()
+		raced, node := false, ""
+		if f := r.fx.foreignClient(); f != nil && h.node != nil {
+			node = h.node()
+			raced = f.grant(node, granted)
+		}
 		counted := r.opDone()
 		if counted {
 			r.recordAcquire(c, metrics.Acquire, start, intended, granted)
@@ -224,6 +281,9 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))
 			c.shard.Record(metrics.Release, time.Since(relStart))
 			r.releases.Add(1)
+		}
+		if raced {
+			r.fx.foreign.released(node, lost || isClosed(h.lost) || errors.Is(err, recipes.ErrLost))
 		}
 		switch {
 		case lost:

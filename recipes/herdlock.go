@@ -58,6 +58,15 @@ func (l *HerdLock) acquire(ctx context.Context, try bool, tr *tracer) (acquired,
 	c := &l.core
 	node := joinPath(c.path, HerdNodeName)
 	madeDir := false
+	// unknown is set once a create's reply was lost: until we know, the
+	// node there may be ours, and giving up must not leave it behind.
+	unknown := false
+	fail := func(err error) (acquired, error) {
+		if unknown {
+			return acquired{}, c.discardIfOurs(ctx, node, err)
+		}
+		return acquired{}, err
+	}
 	for {
 		if err := c.s.alive(); err != nil {
 			return acquired{}, err
@@ -78,34 +87,43 @@ func (l *HerdLock) acquire(ctx context.Context, try bool, tr *tracer) (acquired,
 				return acquired{}, err
 			}
 		case errors.Is(err, zk.ErrNodeExists):
-			if try {
-				return acquired{}, ErrHeldByOther
+			if try && !(unknown && c.ownedByUs(ctx, node)) {
+				return fail(ErrHeldByOther)
 			}
 			start := time.Now()
-			exists, _, ch, err := c.s.Conn().ExistsW(node)
+			exists, stat, ch, err := c.s.Conn().ExistsW(node)
 			tr.request(OpWatch, start, err)
 			switch {
 			case isConnErr(err):
 				if err := awaitConn(ctx, c.s); err != nil {
-					return acquired{}, err
+					return fail(err)
 				}
 				continue
 			case err != nil:
-				return acquired{}, fmt.Errorf("recipes: watch %s: %w", node, sessionErr(c.s, err))
+				return fail(fmt.Errorf("recipes: watch %s: %w", node, sessionErr(c.s, err)))
 			case !exists:
 				// Deleted between the create and the watch. The exists
 				// watch now waits for the next creation; harmless here.
 				continue
+			case stat.EphemeralOwner == c.s.ID():
+				// Our own node, from a create whose reply was lost: held.
+				// (Waiting for it would wait for ever.)
+				return acquired{node: node, token: stat.Czxid, own: ch}, nil
 			}
 			var none acquired
 			if _, err := c.waitWake(ctx, ch, &none, tr); err != nil {
-				return acquired{}, err
+				return fail(err)
 			}
 		case isConnErr(err):
 			// The create's outcome is unknown: the node is ours if it
-			// exists and this session owns it.
+			// exists and this session owns it (a synced read: see
+			// syncLost).
+			unknown = true
 			if err := awaitConn(ctx, c.s); err != nil {
-				return acquired{}, c.discardIfOurs(ctx, node, err)
+				return fail(err)
+			}
+			if err := syncLost(ctx, c.s, node); err != nil {
+				return fail(err)
 			}
 			if c.ownedByUs(ctx, node) {
 				a, err := c.watchOwn(ctx, node, tr)
@@ -118,47 +136,6 @@ func (l *HerdLock) acquire(ctx context.Context, try bool, tr *tracer) (acquired,
 			return acquired{}, fmt.Errorf("recipes: create %s: %w", node, sessionErr(c.s, err))
 		}
 	}
-}
-
-// ownedByUs reports whether node exists and is this session's ephemeral.
-func (c *lockCore) ownedByUs(ctx context.Context, node string) bool {
-	var (
-		exists bool
-		stat   *zk.Stat
-	)
-	err := retryConn(ctx, c.s, func() (err error) {
-		exists, stat, err = c.s.Conn().Exists(node)
-		return err
-	})
-	return err == nil && exists && stat.EphemeralOwner == c.s.ID()
-}
-
-// discardIfOurs removes node if this session turns out to own it; for a
-// herd create abandoned while its outcome was unknown.
-func (c *lockCore) discardIfOurs(ctx context.Context, node string, cause error) error {
-	if c.s.alive() != nil {
-		return cause
-	}
-	discard(ctx, c.s, func(ctx context.Context) error {
-		var (
-			exists bool
-			stat   *zk.Stat
-		)
-		err := retryConn(ctx, c.s, func() (err error) {
-			exists, stat, err = c.s.Conn().Exists(node)
-			return err
-		})
-		if err != nil || !exists || stat.EphemeralOwner != c.s.ID() {
-			return err
-		}
-		// Version-checked: never delete a node another session made.
-		err = retryConn(ctx, c.s, func() error { return c.s.Conn().Delete(node, stat.Version) })
-		if errors.Is(err, zk.ErrNoNode) {
-			return nil
-		}
-		return err
-	})
-	return cause
 }
 
 // HerdChildrenLock is the second naive lock: contenders create protected
@@ -205,49 +182,4 @@ func (l *HerdChildrenLock) acquire(ctx context.Context, try bool, tr *tracer) (a
 		found, pred := predecessorOf(children, ours)
 		return found, pred == ""
 	})
-}
-
-// acquireOnChildren is the acquire loop of the recipes whose waiters watch
-// the whole directory (the herd-children lock; the semaphore's lease step):
-// enqueue a protected node of kind, then list with a child watch until
-// decide says the node is granted (or gone). Every child change wakes it.
-func (c *lockCore) acquireOnChildren(ctx context.Context, try bool, kind string, tr *tracer,
-	decide func(children []string, ours string) (found, granted bool)) (acquired, error) {
-	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), c.cfg.data, zk.FlagEphemeralSequential, openACL, tr)
-	if err != nil {
-		return acquired{}, err
-	}
-	own, err := c.watchOwn(ctx, node, tr)
-	if err != nil {
-		return acquired{}, c.abandon(ctx, node, tr, err)
-	}
-	ours := baseName(node)
-	for {
-		var (
-			children []string
-			ch       <-chan zk.Event
-		)
-		err := retryConn(ctx, c.s, func() (err error) {
-			start := time.Now()
-			children, _, ch, err = c.s.Conn().ChildrenW(c.path)
-			tr.request(OpGetChildren, start, err)
-			return err
-		})
-		if err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
-		}
-		found, granted := decide(children, ours)
-		if !found {
-			return acquired{}, c.ownGone(node)
-		}
-		if granted {
-			return own, nil
-		}
-		if try {
-			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
-		}
-		if _, err := c.waitWake(ctx, ch, &own, tr); err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, err)
-		}
-	}
 }

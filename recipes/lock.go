@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,7 +49,8 @@ var (
 // Java process using Curator's InterProcessMutex on the same path excludes
 // it and is excluded by it.
 type Lock struct {
-	core lockCore
+	core    lockCore
+	handOff atomic.Uint32 // HandOff of the last acquisition
 	// Guarded by core.sem; see Lock.acquire.
 	hint    listingHint
 	granted string // the node of the last grant, which names the next
@@ -62,7 +62,7 @@ func NewLock(s *Session, path string, opts ...LockOption) *Lock {
 	l := &Lock{}
 	l.core.init(s, path, opts)
 	l.core.acquire = l.acquire
-	l.core.markRelease = true
+	l.core.handOff = l.HandOff
 	return l
 }
 
@@ -97,12 +97,14 @@ func (l *Lock) Lost() <-chan struct{} { return l.core.lostCh() }
 // Unlock, and an error wrapping ErrLost once ownership was lost.
 func (l *Lock) Err() error { return l.core.err() }
 
-// FencingToken identifies the current grant (0 when not held): one more
-// than the sequence number of the node held. Grants follow sequence order, so
-// successive holders get strictly increasing tokens, and a resource that
-// remembers the highest token seen can reject a holder that lost the lock
-// without knowing. Tokens compare within one lock path, as long as its
-// directory is not deleted and created anew (sequences restart then).
+// FencingToken identifies the current grant (0 when not held): the
+// creation zxid of the node held. Grants follow creation order, and zxids
+// grow with every transaction the ensemble applies, so successive holders
+// get strictly increasing tokens, and a resource that remembers the
+// highest token seen can reject a holder that lost the lock without
+// knowing. Unlike the node's sequence number, the zxid keeps growing when
+// the lock's directory is deleted and created anew (a container reaped
+// when empty, an operator's delete): tokens never go backwards.
 func (l *Lock) FencingToken() uint64 { return l.core.token() }
 
 // Node is the full path of the node held, "" when not held.
@@ -124,8 +126,15 @@ func (l *Lock) Path() string { return l.core.path }
 // go-zookeeper's locks make it). Only a zkherd Lock's own release can
 // cause the event: its nodes are created with ownerACL, so the server
 // refuses anyone else's write, and their names carry a version 5 UUID to
-// say so. Any other wake-up (an abandoned waiter, an expired session, a
-// Curator holder) is followed by a listing as usual.
+// say so. That holds only where the server is seen to enforce the ACL: a
+// probe at first use (probeOwnerACL) checks that our identity may write
+// such a node and a foreign one may not; on a server with skipACL=yes, or
+// another digest algorithm than the clients' SHA-1, nodes get random
+// names and the open ACL, and every hand-off lists (HandOffListing; see
+// HandOff). Any other wake-up (an abandoned waiter, an expired session, a
+// Curator holder) is followed by a listing as usual. A waiter watches its
+// own node from the start, so that one whose node someone else deleted
+// learns it before the release mark could grant it (waitWake).
 //
 // Second, the listing that usually follows the create: a node we can name
 // whose sequence is ours minus one is our predecessor if it exists (no
@@ -137,15 +146,24 @@ func (l *Lock) Path() string { return l.core.path }
 // Lock: after a grant, a Lock names its next node with a UUID derived from
 // the name of the node it was granted with (guidAfter), which is the node
 // we watched. In a busy queue one of the two is almost always our
-// predecessor.
+// predecessor. A third comes from the session's Lister (WithLister), which
+// remembers the nodes every session of the process created: in a stampede
+// of many contenders in one process, the node just before ours is usually
+// one of them (Lister.createdBefore).
 func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
 	c := &l.core
 	hint := l.hint
 	l.hint = listingHint{}
 	// Names with a version 5 UUID mark nodes only their owner can write
-	// (ownerACL): a write to one is its holder's release. Without the
-	// owner identity, a random (version 4) UUID says not to rely on that.
-	acl, marked := c.s.ownerACL()
+	// (ownerACL): a write to one is its holder's release. Where the server
+	// does not enforce that, or the owner identity is missing, a random
+	// (version 4) UUID says not to rely on it, and this acquisition hands
+	// off by listing.
+	acl, marked := c.s.ownerACL(ctx, c.path)
+	if c.cfg.listingHandOff {
+		acl, marked = openACL, false
+	}
+	l.handOff.Store(uint32(handOffOf(marked)))
 	guid := uuid.NewString()
 	switch {
 	case !marked:
@@ -160,16 +178,33 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	if err != nil {
 		return acquired{}, err // createWithPrefix cleans up after itself
 	}
-	// No watch on our own node while waiting: its deletion by someone else
-	// shows in the listing that follows every wake-up, and the grant's
-	// monitor watches it once held (see lockCore.monitor).
-	own := acquired{node: node}
+	seq, _ := parseSeq(node) // createWithPrefix checked it (ownSequence)
+	// A watch on our own node before we wait or are granted: a waiter whose
+	// node someone else deleted must learn it before any later event (a
+	// release mark on the node it watched) could grant it, and the server
+	// delivers a session's notifications in the order of their
+	// transactions. Its stat gives the fencing token, the node's creation
+	// zxid. (Set after the first listing, not before: a TryLock that fails
+	// needs none.)
+	own := acquired{node: node, marked: marked}
+	armed := false
+	armOwn := func() error {
+		if armed {
+			return nil
+		}
+		a, err := c.watchOwn(ctx, node, tr)
+		if err != nil {
+			return err
+		}
+		own.own, own.token, armed = a.own, a.token, true
+		return nil
+	}
 	ours := baseName(node)
-	seq, _ := parseSeq(ours)
-	own.token = seq + 1 // 0 means not held
 	var pred, watched string
+	c.s.lister.created(c.path, seq, ours)
 	if !try {
 		switch {
+		case c.s.lister.createdBefore(c.path, seq, &pred):
 		case hint.tail != "" && seq == hint.tailSeq+1:
 			pred = hint.tail
 		case hint.woke != "" && (hint.tail == "" || seq == hint.tailSeq+2):
@@ -178,13 +213,7 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	}
 	for {
 		if pred == "" {
-			var children []string
-			err := retryConn(ctx, c.s, func() (err error) {
-				start := time.Now()
-				children, _, err = c.s.Conn().Children(c.path)
-				tr.request(OpGetChildren, start, err)
-				return err
-			})
+			children, err := listContaining(ctx, c.s, c.path, ours, tr)
 			if err != nil {
 				return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
 			}
@@ -193,6 +222,9 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 				return acquired{}, c.ownGone(node)
 			}
 			if p == "" {
+				if err := armOwn(); err != nil {
+					return acquired{}, c.abandon(ctx, node, tr, err)
+				}
 				l.hint = listingHint{tail: tail, woke: watched}
 				l.hint.tailSeq, _ = parseSeq(tail)
 				l.granted = ours
@@ -218,11 +250,14 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 		case err != nil:
 			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch predecessor: %w", sessionErr(c.s, err)))
 		}
+		if err := armOwn(); err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
 		woke, err := c.waitWake(ctx, ch, &own, tr)
 		if err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, err)
 		}
-		if woke == zk.EventNodeDataChanged && ownerWritesOnly(watched) {
+		if woke == zk.EventNodeDataChanged && marked && ownerWritesOnly(watched) {
 			// Our predecessor was released by its holder (releasedMark;
 			// nobody else can write it): every node below it was gone
 			// when it was granted, and none lies between it and us. We
@@ -308,629 +343,4 @@ func scanListing(children []string, ours string) (found bool, pred, tail string)
 		}
 	}
 	return found, pred, tail
-}
-
-// LockOption configures NewLock, NewHerdLock and NewHerdChildrenLock.
-type LockOption func(*lockConfig)
-
-type lockConfig struct {
-	data            []byte
-	lostAfter       time.Duration
-	lostAfterSet    bool
-	trace           *LockTrace
-	cleanupDeadline time.Duration
-}
-
-// WithLockData sets the data stored in each lock node (for example an
-// owner's name, which the inspector shows). Defaults to none.
-func WithLockData(data []byte) LockOption {
-	return func(c *lockConfig) { c.data = data }
-}
-
-// WithLostAfterSuspended sets how long a held lock survives a dropped
-// connection before Lost is closed. The default is the session timeout:
-// after that long without a server the session has expired there (Curator's
-// LOST), while a shorter drop is only SUSPENDED and the lock is still held
-// (Curator's standard error policy). d <= 0 closes Lost at the first sign
-// of a dropped connection (Curator's session error policy). Expiry, a
-// closed session and the node's deletion by someone else always close it.
-func WithLostAfterSuspended(d time.Duration) LockOption {
-	return func(c *lockConfig) { c.lostAfter, c.lostAfterSet = d, true }
-}
-
-// WithTrace reports measurements of every acquisition and release (for the
-// load generator). Its functions are called synchronously from Lock,
-// TryLock and Unlock and must be quick; share one LockTrace between locks
-// only if its functions are safe for concurrent use.
-func WithTrace(t *LockTrace) LockOption {
-	return func(c *lockConfig) { c.trace = t }
-}
-
-// Op names a ZooKeeper request a lock makes, for LockTrace.
-type Op uint8
-
-const (
-	OpCreate      Op = iota // create of the lock node
-	OpGetChildren           // list of the lock's directory (with or without a watch)
-	OpWatch                 // exists/getData setting a watch (predecessor, own node, herd node)
-	OpExists                // exists without a watch (protected-create recovery)
-	OpDelete                // delete of the lock node
-)
-
-func (o Op) String() string {
-	switch o {
-	case OpCreate:
-		return "create"
-	case OpGetChildren:
-		return "getChildren"
-	case OpWatch:
-		return "watch"
-	case OpExists:
-		return "exists"
-	case OpDelete:
-		return "delete"
-	}
-	return fmt.Sprintf("Op(%d)", uint8(o))
-}
-
-// LockTrace receives measurements from a lock. Nil fields are skipped.
-type LockTrace struct {
-	// Request is called after every ZooKeeper request, with its round trip.
-	Request func(op Op, took time.Duration, err error)
-	// Waiting is called when an acquisition starts waiting for a watch.
-	Waiting func(at time.Time)
-	// Woken is called when a watch the lock waits on fires, with the time
-	// the client received it (the server's send time is not observable).
-	Woken func(at time.Time)
-	// Acquired is called when a Lock or TryLock that had to create a node
-	// returns (re-entrant calls are not reported).
-	Acquired func(AcquireStats)
-	// Released is called when an Unlock that deleted the node returns.
-	Released func(ReleaseStats)
-}
-
-// AcquireStats summarises one acquisition.
-type AcquireStats struct {
-	Start   time.Time // Lock or TryLock called
-	Granted time.Time // the lock was held; zero when it was not
-	Node    string    // node created ("" if none)
-	Token   uint64    // fencing token when granted
-	// Requests counts ZooKeeper requests made; Wakeups the watch
-	// notifications this acquisition waited for and received.
-	Requests, Wakeups int
-	Err               error
-}
-
-// ReleaseStats summarises one release.
-type ReleaseStats struct {
-	Start    time.Time // Unlock started deleting
-	Done     time.Time // the deletion was confirmed (or given up)
-	Node     string
-	Requests int
-	Err      error
-}
-
-// tracer counts one operation's requests and wake-ups. A nil *tracer is
-// valid and counts nothing.
-type tracer struct {
-	t                 *LockTrace
-	requests, wakeups int
-}
-
-func (tr *tracer) request(op Op, start time.Time, err error) {
-	if tr == nil {
-		return
-	}
-	tr.requests++
-	if tr.t != nil && tr.t.Request != nil {
-		tr.t.Request(op, time.Since(start), err)
-	}
-}
-
-func (tr *tracer) waiting() {
-	if tr != nil && tr.t != nil && tr.t.Waiting != nil {
-		tr.t.Waiting(time.Now())
-	}
-}
-
-func (tr *tracer) woken(at time.Time) {
-	if tr == nil {
-		return
-	}
-	tr.wakeups++
-	if tr.t != nil && tr.t.Woken != nil {
-		tr.t.Woken(at)
-	}
-}
-
-// acquired is what a lock algorithm hands to the shared core.
-type acquired struct {
-	node string
-	// token is the fencing token: the node's creation zxid (herd locks)
-	// or its sequence number plus one (Lock.FencingToken).
-	token int64
-	// own is a watch on our own node; nil when the acquisition set none
-	// (the grant's monitor then sets it) or once it fired.
-	own <-chan zk.Event
-}
-
-// lockCore is what the three locks share: re-entrancy, serialisation, the
-// grant's lost monitor, fencing, release, cleanup and tracing. The lock
-// algorithm itself is the acquire function.
-type lockCore struct {
-	s       *Session
-	path    string
-	cfg     lockConfig
-	pathErr error
-	acquire func(ctx context.Context, try bool, tr *tracer) (acquired, error)
-	// markRelease makes Unlock delete the node together with a write of
-	// its data (one transaction): the successor's watch then fires with
-	// NodeDataChanged, which only a holder's release causes (see
-	// Lock.acquire). Only the fair Lock uses it.
-	markRelease bool
-
-	// sem serialises Lock, TryLock and Unlock on one value (a 1-slot
-	// semaphore, so that waiting for it honours ctx).
-	sem chan struct{}
-
-	mu    sync.Mutex
-	count int
-	g     *grant // current grant, nil when not held
-	last  *grant // the grant before, for Lost and Err when not held
-}
-
-// grant is one period of holding the lock.
-type grant struct {
-	node  string
-	token uint64
-	own   <-chan zk.Event
-	// lost is closed once, when the grant ends: by the monitor goroutine,
-	// or by Unlock when the monitor never started.
-	lost chan struct{}
-	// stop tells the monitor the grant was released; releasing tells it
-	// that a deletion of our node is (probably) ours.
-	stop      chan struct{}
-	releasing atomic.Bool
-	reason    error // why lost; written before lost is closed
-	// start runs the monitor after monitorDelay; an Unlock that stops it
-	// first closes lost itself.
-	start *time.Timer
-	drops int64 // the session's Suspensions at the grant
-}
-
-// monitorDelay is how long a grant lives before its monitor starts. Most
-// critical sections under a busy lock are shorter, and then no goroutine,
-// watch or notification is spent on them; a longer one is watched from
-// then on. Loss within the delay is still caught: the monitor checks the
-// session, the drops since the grant and the node's existence when it
-// starts, and an Unlock before it checks the session.
-const monitorDelay = 10 * time.Millisecond
-
-// errDeletedByOther is part of a grant's reason when its node was deleted
-// by another client.
-var errDeletedByOther = errors.New("deleted by another client")
-
-// deletedByOther reports a grant lost because its node was deleted by
-// another client.
-func (g *grant) deletedByOther() bool {
-	select {
-	case <-g.lost:
-		return errors.Is(g.reason, errDeletedByOther)
-	default:
-		return false
-	}
-}
-
-var closedCh = func() chan struct{} {
-	ch := make(chan struct{})
-	close(ch)
-	return ch
-}()
-
-func (c *lockCore) init(s *Session, path string, opts []LockOption) {
-	c.s, c.path = s, path
-	c.pathErr = validLockPath(path)
-	c.sem = make(chan struct{}, 1)
-	for _, o := range opts {
-		o(&c.cfg)
-	}
-	if !c.cfg.lostAfterSet {
-		c.cfg.lostAfter = s.Timeout()
-	}
-	c.cfg.cleanupDeadline = s.Timeout()
-}
-
-// enter takes the value's semaphore: at once when free, even if ctx has
-// ended (so that a deferred Unlock with a spent ctx still gets its one
-// attempt), else waiting as long as ctx allows.
-func (c *lockCore) enter(ctx context.Context) error {
-	select {
-	case c.sem <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case c.sem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (c *lockCore) leave() { <-c.sem }
-
-func (c *lockCore) lock(ctx context.Context, try bool) error {
-	if c.pathErr != nil {
-		return c.pathErr
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := c.enter(ctx); err != nil {
-		return err
-	}
-	defer c.leave()
-	c.mu.Lock()
-	if c.count > 0 {
-		g := c.g
-		select {
-		case <-g.lost:
-			c.mu.Unlock()
-			return fmt.Errorf("recipes: lock %s: %w", c.path, g.reason)
-		default:
-		}
-		if err := c.s.alive(); err != nil {
-			c.mu.Unlock()
-			return fmt.Errorf("recipes: lock %s: %w: %w", c.path, ErrLost, err)
-		}
-		c.count++
-		c.mu.Unlock()
-		return nil
-	}
-	c.mu.Unlock()
-	if err := c.s.alive(); err != nil {
-		return err
-	}
-
-	tr := tracer{t: c.cfg.trace}
-	start := time.Now()
-	a, err := c.acquire(ctx, try, &tr)
-	stats := AcquireStats{Start: start, Node: a.node, Err: err}
-	if err == nil {
-		g := &grant{
-			node:  a.node,
-			token: uint64(a.token),
-			own:   a.own,
-			lost:  make(chan struct{}),
-			stop:  make(chan struct{}),
-			drops: c.s.Suspensions(),
-		}
-		c.mu.Lock()
-		c.g, c.count = g, 1
-		c.mu.Unlock()
-		g.start = time.AfterFunc(monitorDelay, func() { c.monitor(g) })
-		stats.Granted, stats.Token = time.Now(), g.token
-	}
-	if t := c.cfg.trace; t != nil && t.Acquired != nil {
-		stats.Requests, stats.Wakeups = tr.requests, tr.wakeups
-		t.Acquired(stats)
-	}
-	if err != nil && !errors.Is(err, ErrHeldByOther) && !errors.Is(err, ctx.Err()) {
-		return fmt.Errorf("recipes: lock %s: %w", c.path, err)
-	}
-	return err
-}
-
-func (c *lockCore) unlock(ctx context.Context) error {
-	if err := c.enter(ctx); err != nil {
-		return err
-	}
-	defer c.leave()
-	c.mu.Lock()
-	g := c.g
-	switch {
-	case c.count == 0:
-		c.mu.Unlock()
-		return fmt.Errorf("recipes: unlock %s: %w", c.path, ErrNotHeld)
-	case c.count > 1:
-		c.count--
-		c.mu.Unlock()
-		return nil
-	}
-	c.mu.Unlock()
-
-	tr := tracer{t: c.cfg.trace}
-	start := time.Now()
-	g.releasing.Store(true)
-	var err error
-	if !g.deletedByOther() {
-		// (Deleting it anyway could remove a node someone else created
-		// since under the herd lock's fixed name.)
-		err = c.deleteOwn(ctx, g.node, c.markRelease, &tr)
-	}
-	if t := c.cfg.trace; t != nil && t.Released != nil {
-		t.Released(ReleaseStats{Start: start, Done: time.Now(), Node: g.node, Requests: tr.requests, Err: err})
-	}
-	if err != nil {
-		// The node may still exist: still held. A later Unlock retries.
-		g.releasing.Store(false)
-		return fmt.Errorf("recipes: unlock %s: still held: %w", c.path, err)
-	}
-	if g.start.Stop() {
-		// Released before the monitor started: this goroutine is the one
-		// that closes lost.
-		if err := c.s.alive(); err != nil {
-			g.reason = fmt.Errorf("%w: %w", ErrLost, err)
-		}
-		close(g.lost)
-	} else {
-		close(g.stop)
-		<-g.lost // the monitor ends promptly once stop is closed
-	}
-	c.mu.Lock()
-	c.g, c.last, c.count = nil, g, 0
-	c.mu.Unlock()
-	if g.reason != nil {
-		return fmt.Errorf("recipes: unlock %s: released, but %w", c.path, g.reason)
-	}
-	return nil
-}
-
-// deleteOwn deletes our node and reports nil once it is certainly gone:
-// deleted, already absent, or removed with the ended session. asHolder
-// marks the deletion as a holder's release (see lockCore.markRelease); it
-// must be false for a node that was never granted.
-func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr *tracer) error {
-	err := retryConn(ctx, c.s, func() error {
-		start := time.Now()
-		var err error
-		if asHolder {
-			_, err = c.s.Conn().Multi(
-				&zk.SetDataRequest{Path: node, Data: releasedMark, Version: -1},
-				&zk.DeleteRequest{Path: node, Version: -1},
-			)
-		} else {
-			err = c.s.Conn().Delete(node, -1)
-		}
-		tr.request(OpDelete, start, err)
-		return err
-	})
-	switch {
-	case err == nil, errors.Is(err, zk.ErrNoNode),
-		errors.Is(err, ErrSessionExpired), errors.Is(err, ErrSessionClosed):
-		return nil
-	}
-	return err
-}
-
-// monitor watches one grant and closes its lost channel when the grant
-// ends; once started, it is the only goroutine that closes it.
-func (c *lockCore) monitor(g *grant) {
-	defer close(g.lost)
-	var (
-		timer   *time.Timer
-		timeout <-chan time.Time
-	)
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	drops := g.drops
-	// Watch our own node unless the acquisition already does. Here rather
-	// than on the hand-off path, and not at all when the lock is released
-	// before this goroutine gets to it (a zero hold time needs no watch).
-	// getData, not exists: on a missing node it leaves no watch behind.
-	armed := g.own != nil
-	arm := func() (ended bool) {
-		if armed || g.releasing.Load() {
-			return false
-		}
-		_, _, ch, err := c.s.Conn().GetW(g.node)
-		switch {
-		case err == nil:
-			g.own, armed = ch, true
-		case errors.Is(err, zk.ErrNoNode):
-			if !g.releasing.Load() {
-				g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
-			}
-			return true // otherwise our own Unlock deleted it: released
-		}
-		return false // connection trouble: again once connected
-	}
-	if arm() {
-		return
-	}
-	for {
-		changed, st := c.s.Changed()
-		if c.cfg.lostAfter <= 0 && c.s.Suspensions() != drops {
-			// Dropped and maybe already back: the policy tolerates none.
-			g.reason = fmt.Errorf("%w: connection dropped (policy: no tolerance)", ErrLost)
-			return
-		}
-		switch st {
-		case StateExpired, StateClosed:
-			select {
-			case <-g.stop:
-			default:
-				g.reason = fmt.Errorf("%w: %w", ErrLost, c.s.Err())
-			}
-			return
-		case StateSuspended:
-			if timer == nil {
-				timer = time.NewTimer(max(0, c.cfg.lostAfter-c.s.SuspendedFor()))
-				timeout = timer.C
-			}
-		case StateConnected:
-			if timer != nil {
-				timer.Stop()
-				timer, timeout = nil, nil
-			}
-			if arm() {
-				return
-			}
-		}
-		select {
-		case <-g.stop:
-			return
-		case <-changed:
-		case <-timeout:
-			g.reason = fmt.Errorf("%w: connection down for %v (policy %v)", ErrLost, c.s.SuspendedFor().Round(time.Millisecond), c.cfg.lostAfter)
-			return
-		case ev, ok := <-g.own:
-			g.own = nil
-			switch {
-			case ok && ev.Type == zk.EventNodeDeleted:
-				if !g.releasing.Load() {
-					g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
-				}
-				// Otherwise our own Unlock deleted it: released.
-				return
-			case ok && ev.Type != zk.EventNotWatching:
-				// Data changed under us: keep watching.
-				armed = false
-				if arm() {
-					return
-				}
-			}
-			// Not watching: the session ended or was closed; the state
-			// change says which.
-		}
-	}
-}
-
-// watchOwn sets the watch on our own node that tells the grant's monitor
-// when someone else deletes it, and reads its creation zxid (the fencing
-// token). It runs before the first listing, off the hand-off path.
-func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acquired, error) {
-	var (
-		exists bool
-		stat   *zk.Stat
-		ch     <-chan zk.Event
-	)
-	err := retryConn(ctx, c.s, func() (err error) {
-		start := time.Now()
-		exists, stat, ch, err = c.s.Conn().ExistsW(node)
-		tr.request(OpWatch, start, err)
-		return err
-	})
-	if err != nil {
-		return acquired{}, fmt.Errorf("recipes: watch %s: %w", node, err)
-	}
-	if !exists {
-		return acquired{}, c.ownGone(node)
-	}
-	return acquired{node: node, token: stat.Czxid, own: ch}, nil
-}
-
-// waitWake waits for the watch ch to fire, also noticing our own node's
-// deletion, the session's end and ctx's end.
-func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired, tr *tracer) (zk.EventType, error) {
-	tr.waiting()
-	for {
-		select {
-		case ev, ok := <-ch:
-			tr.woken(time.Now())
-			if !ok || ev.Type == zk.EventNotWatching {
-				if err := c.s.alive(); err != nil {
-					return 0, err
-				}
-				return 0, fmt.Errorf("%w on %s", errWatchDropped, ev.Path)
-			}
-			if ev.Err != nil {
-				return 0, fmt.Errorf("recipes: watch on %s: %w", ev.Path, ev.Err)
-			}
-			return ev.Type, nil
-		case ev, ok := <-a.own:
-			a.own = nil
-			if !ok || ev.Type == zk.EventNotWatching {
-				continue // the session's end follows
-			}
-			if ev.Type == zk.EventNodeDeleted {
-				return 0, c.ownGone(a.node)
-			}
-			rearmed, err := c.watchOwn(ctx, a.node, tr)
-			if err != nil {
-				return 0, err
-			}
-			a.own = rearmed.own
-		case <-c.s.Done():
-			return 0, c.s.Err()
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-	}
-}
-
-// ownGone explains why our node is missing.
-func (c *lockCore) ownGone(node string) error {
-	if err := c.s.alive(); err != nil {
-		return err
-	}
-	return fmt.Errorf("%w: node %s %w", ErrLost, node, errDeletedByOther)
-}
-
-// abandon deletes the node of an acquisition that ends without the lock
-// (ctx ended, TryLock found it held, an error) and returns cause.
-func (c *lockCore) abandon(ctx context.Context, node string, tr *tracer, cause error) error {
-	if errors.Is(cause, ErrLost) || c.s.alive() != nil {
-		return cause // nothing left to delete
-	}
-	// The first, synchronous attempt counts in this acquisition's trace;
-	// a background retry (connection down) is not traced.
-	first := tr
-	discard(ctx, c.s, func(ctx context.Context) error {
-		t := first
-		first = nil
-		return c.deleteOwn(ctx, node, false, t)
-	})
-	return cause
-}
-
-func (c *lockCore) lostCh() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case c.g != nil:
-		return c.g.lost
-	case c.last != nil:
-		return c.last.lost
-	}
-	return closedCh
-}
-
-func (c *lockCore) err() error {
-	c.mu.Lock()
-	g := c.g
-	if g == nil {
-		g = c.last
-	}
-	c.mu.Unlock()
-	if g == nil {
-		return nil
-	}
-	select {
-	case <-g.lost:
-		return g.reason
-	default:
-		return nil
-	}
-}
-
-func (c *lockCore) token() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.g == nil {
-		return 0
-	}
-	return c.g.token
-}
-
-func (c *lockCore) node() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.g == nil {
-		return ""
-	}
-	return c.g.node
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/sparkline"
 	"github.com/zkherd/zkherd/tui/components/table"
 	"github.com/zkherd/zkherd/tui/styles"
@@ -21,15 +22,13 @@ import (
 // Model is the Queues view.
 type Model struct {
 	common.Common
-	snap   *inspect.Snapshot
-	filter string
-	shown  []int
-	list   table.Model
+	snap *inspect.Snapshot
+	list filtertable.Model // of snap.Queues
 }
 
 // New returns an empty Queues view.
 func New(c common.Common) Model {
-	m := Model{Common: c, list: table.New(c, nil)}
+	m := Model{Common: c, list: filtertable.New(c)}
 	m.layout()
 	return m
 }
@@ -45,7 +44,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
-	m.setRows()
+	m.refilter() // rows are drawn for the width
 	m.layout()
 }
 
@@ -66,7 +65,7 @@ func (m *Model) layout() {
 		cols = slices.Delete(cols, 5, 6)
 	}
 	m.list.SetColumns(cols)
-	m.list.SetSize(m.Width, min(len(m.shown)+1, max(m.Height-4, 1)))
+	m.list.SetSize(m.Width, min(m.list.Shown()+1, max(m.Height-4, 1)))
 }
 
 // sparkWidth is the width of the sparkline column.
@@ -87,7 +86,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.snap = msg.Snapshot
 		m.refilter()
 	case common.FilterMsg:
-		m.filter = msg.Text
+		m.list.SetFilter(msg.Text)
 		m.refilter()
 	case tea.KeyPressMsg:
 		var cmd tea.Cmd
@@ -101,36 +100,28 @@ func (m *Model) refilter() {
 	if m.snap == nil {
 		return
 	}
-	f := strings.ToLower(m.filter)
-	m.shown = m.shown[:0]
-	for i := range m.snap.Queues {
-		if f == "" || strings.Contains(strings.ToLower(m.snap.Queues[i].Path), f) {
-			m.shown = append(m.shown, i)
-		}
-	}
-	m.setRows()
+	qs := m.snap.Queues
+	m.list.Refilter(filtertable.Items{
+		N:     len(qs),
+		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(qs[i].Path), f) },
+		// The row function closes over queueRows, never over the Model
+		// (whose copies would keep every snapshot reachable through the
+		// table's previous row function).
+		Row: queueRows{snap: m.snap, styles: m.Styles, width: m.Width, spark: m.sparkWidth()}.row,
+	}, nil)
 	m.layout()
-}
-
-// setRows hands the list its rows; the row function closes over queueRows,
-// never over the Model (whose copies would keep every snapshot reachable
-// through the table's previous row function).
-func (m *Model) setRows() {
-	r := queueRows{snap: m.snap, shown: slices.Clone(m.shown), styles: m.Styles, width: m.Width, spark: m.sparkWidth()}
-	m.list.SetRows(len(r.shown), r.row)
 }
 
 // queueRows is what the list's rows are drawn from.
 type queueRows struct {
 	snap   *inspect.Snapshot
-	shown  []int
 	styles *styles.Styles
 	width  int
 	spark  int
 }
 
 func (r queueRows) row(i int) []string {
-	q := &r.snap.Queues[r.shown[i]]
+	q := &r.snap.Queues[i]
 	row := []string{
 		common.TruncateLeft(q.Path, max(r.width-60, 12)),
 		common.Count(int64(q.Depth)),
@@ -151,14 +142,11 @@ func (m Model) View() string {
 		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
 	}
 	head := common.Plural(len(m.snap.Queues), "queue", "queues")
-	if m.filter != "" {
-		head += fmt.Sprintf(" (%d shown, filter %q)", len(m.shown), m.filter)
-	}
-	lines := []string{common.Fit(m.Styles.Title.Render("Queues")+"  "+head, m.Width), m.list.View()}
-	if len(m.shown) == 0 {
+	lines := []string{m.list.Heading("Queues", head), m.list.View()}
+	if sel, ok := m.list.Selected(); !ok {
 		lines = append(lines, m.Styles.Dim.Render("no queue found: directories of persistent sequential items (qn-, queue-, entry-…) show here"))
 	} else {
-		q := &m.snap.Queues[m.shown[m.list.Cursor()]]
+		q := &m.snap.Queues[sel]
 		lo, hi := q.Depth, q.Depth
 		for _, d := range q.Depths {
 			lo, hi = min(lo, d), max(hi, d)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/table"
 	"github.com/zkherd/zkherd/tui/styles"
 )
@@ -22,19 +23,17 @@ import (
 // Model is the Sessions view.
 type Model struct {
 	common.Common
-	snap     *inspect.Snapshot
-	filter   string
-	sessions []int // indexes into snap.Cluster.Sessions after filtering
-	paths    []int // indexes into snap.Cluster.Watches, most watchers first
-	owners   map[string]int64
-	top      table.Model
-	bottom   table.Model
-	focus    int
+	snap   *inspect.Snapshot
+	paths  []int // indexes into snap.Cluster.Watches, most watchers first
+	owners map[string]int64
+	top    filtertable.Model // of snap.Cluster.Sessions
+	bottom filtertable.Model // of paths
+	focus  int
 }
 
 // New returns an empty Sessions view.
 func New(c common.Common) Model {
-	m := Model{Common: c, top: table.New(c, nil), bottom: table.New(c, nil)}
+	m := Model{Common: c, top: filtertable.New(c), bottom: filtertable.New(c)}
 	m.bottom.Blur()
 	m.layout()
 	return m
@@ -51,7 +50,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
-	m.setRows()
+	m.refilter() // rows are drawn for the width
 	m.layout()
 }
 
@@ -99,7 +98,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.refilter()
 	case common.FilterMsg:
-		m.filter = msg.Text
+		m.top.SetFilter(msg.Text)
+		m.bottom.SetFilter(msg.Text)
 		m.refilter()
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane) {
@@ -129,45 +129,38 @@ func (m *Model) refilter() {
 		return
 	}
 	c := &m.snap.Cluster
-	f := strings.ToLower(m.filter)
-	m.sessions = m.sessions[:0]
-	for i := range c.Sessions {
-		if f == "" || sessionMatches(&c.Sessions[i], f) {
-			m.sessions = append(m.sessions, i)
-		}
-	}
 	m.paths = m.paths[:0]
 	for i := range c.Watches {
-		if f == "" || strings.Contains(strings.ToLower(c.Watches[i].Path), f) {
-			m.paths = append(m.paths, i)
-		}
+		m.paths = append(m.paths, i)
 	}
 	slices.SortStableFunc(m.paths, func(a, b int) int {
 		return len(c.Watches[b].Sessions) - len(c.Watches[a].Sessions)
 	})
-	m.setRows()
-}
-
-// setRows hands both tables their rows. The row functions close over
-// sessionRows, never over the Model: a Model copy holds the tables, whose
-// previous row functions hold the previous copy, and so on back to every
-// snapshot ever received (the leak that grew the inspector by megabytes a
-// second).
-func (m *Model) setRows() {
-	r := sessionRows{snap: m.snap, sessions: slices.Clone(m.sessions), paths: slices.Clone(m.paths),
-		owners: m.owners, styles: m.Styles, width: m.Width}
-	m.top.SetRows(len(r.sessions), r.sessionRow)
-	m.bottom.SetRows(len(r.paths), r.pathRow)
+	// The row functions close over sessionRows, never over the Model: a
+	// Model copy holds the tables, whose previous row functions hold the
+	// previous copy, and so on back to every snapshot ever received (the
+	// leak that grew the inspector by megabytes a second).
+	r := sessionRows{snap: m.snap, paths: slices.Clone(m.paths), owners: m.owners, styles: m.Styles, width: m.Width}
+	m.top.Refilter(filtertable.Items{
+		N:     len(c.Sessions),
+		Match: func(i int, f string) bool { return sessionMatches(&c.Sessions[i], f) },
+		Row:   r.sessionRow,
+	}, nil)
+	paths := r.paths
+	m.bottom.Refilter(filtertable.Items{
+		N:     len(paths),
+		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(c.Watches[paths[i]].Path), f) },
+		Row:   r.pathRow,
+	}, nil)
 }
 
 // sessionRows is what the tables' rows are drawn from.
 type sessionRows struct {
-	snap     *inspect.Snapshot
-	sessions []int
-	paths    []int
-	owners   map[string]int64
-	styles   *styles.Styles
-	width    int
+	snap   *inspect.Snapshot
+	paths  []int
+	owners map[string]int64
+	styles *styles.Styles
+	width  int
 }
 
 func sessionMatches(s *inspect.Session, f string) bool {
@@ -188,7 +181,7 @@ func sessionMatches(s *inspect.Session, f string) bool {
 }
 
 func (r sessionRows) sessionRow(i int) []string {
-	s := &r.snap.Cluster.Sessions[r.sessions[i]]
+	s := &r.snap.Cluster.Sessions[i]
 	endpoint, member := s.Endpoint, s.Member
 	switch {
 	case member == "":
@@ -226,10 +219,11 @@ func (r sessionRows) pathRow(i int) []string {
 
 // selectedLine describes the session under the cursor.
 func (m Model) selectedLine() string {
-	if len(m.sessions) == 0 {
+	sel, ok := m.top.Selected()
+	if !ok {
 		return m.Styles.Dim.Render("no session matches")
 	}
-	s := &m.snap.Cluster.Sessions[m.sessions[m.top.Cursor()]]
+	s := &m.snap.Cluster.Sessions[sel]
 	parts := []string{inspect.SessionHex(s.ID)}
 	if s.ID == m.snap.Cluster.Self {
 		parts = append(parts, "this inspector's own session")
@@ -275,8 +269,8 @@ func (m Model) View() string {
 	} else {
 		head += " · child watches: unknown"
 	}
-	if m.filter != "" {
-		head += " · filter: " + m.filter
+	if f := m.top.Filter(); f != "" {
+		head += " · filter: " + f
 	}
 	if !c.SessionsComplete {
 		head += " · " + m.Styles.Warn.Render("partial: not every member answered cons")

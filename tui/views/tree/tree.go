@@ -29,6 +29,7 @@ import (
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/pager"
 	"github.com/zkherd/zkherd/tui/components/table"
 	"github.com/zkherd/zkherd/tui/styles"
@@ -116,10 +117,8 @@ type Model struct {
 	listErr  string
 	loading  bool
 	stale    bool
-	filter   string
-	shown    []int // indexes into listing.Names; nil when not filtered
-	list     table.Model
-	selectOn string // child to put the cursor on when the listing arrives
+	list     filtertable.Model // of listing.Names
+	selectOn string            // child to put the cursor on when the listing arrives
 
 	nodePath string // path of the node under the cursor
 	node     *inspect.Node
@@ -142,7 +141,8 @@ type Model struct {
 // New returns a Tree view reading from src (nil for a view fed only by
 // messages, as in tests).
 func New(ctx context.Context, c common.Common, src Source) Model {
-	m := Model{Common: c, ctx: ctx, src: src, dir: "/", list: table.New(c, []table.Column{{Title: "name", MinWidth: 8}}), detail: pager.New(c)}
+	m := Model{Common: c, ctx: ctx, src: src, dir: "/", list: filtertable.New(c), detail: pager.New(c)}
+	m.list.SetColumns([]table.Column{{Title: "name", MinWidth: 8}})
 	m.list.SetHeader(false)
 	m.layout()
 	return m
@@ -215,10 +215,13 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.changed(msg.Changes)
 	case common.FilterMsg:
 		// The cursor stays on the node it was on, if still shown.
-		keep, _ := m.selectedName()
-		m.filter = msg.Text
-		m.refilter()
-		m.selectName(keep)
+		var keep func(int) bool
+		if name, ok := m.selectedName(); ok {
+			names := m.listing.Names
+			keep = func(i int) bool { return names[i] == name }
+		}
+		m.list.SetFilter(msg.Text)
+		m.refilter(keep)
 		return m, m.cursorMoved()
 	case common.CommandMsg:
 		return m.command(msg.Name, msg.Arg)
@@ -283,7 +286,7 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	case m.focus == 1:
 		m.detail, cmd = m.detail.Update(k)
 		return m, cmd
-	case m.rows() == 0:
+	case m.list.Shown() == 0:
 		// With no children listed, the keys page the node's data.
 		d := m.detail
 		d.Focus()
@@ -335,8 +338,9 @@ func (m *Model) cd(dir, selectOn string) tea.Cmd {
 	}
 	m.dir, m.selectOn = dir, selectOn
 	m.listing = inspect.Children{Path: dir}
-	m.listErr, m.stale, m.filter, m.shown = "", false, "", nil
-	m.setRows()
+	m.listErr, m.stale = "", false
+	m.list.SetFilter("")
+	m.refilter(nil)
 	m.list.SetCursor(0)
 	m.nodePath, m.node, m.nodeErr = "", nil, ""
 	m.rebuildDetail()
@@ -379,7 +383,7 @@ func (m Model) gotChildren(msg ChildrenMsg) (Model, tea.Cmd) {
 	if msg.Err != nil {
 		m.listErr = m.missingText(msg.Err, m.dir, m.dirSeen)
 		m.listing = inspect.Children{Path: m.dir}
-		m.setRows()
+		m.refilter(nil)
 		if errors.Is(msg.Err, zk.ErrNoNode) {
 			m.nodePath, m.node, m.nodeErr = "", nil, ""
 			m.rebuildDetail()
@@ -399,22 +403,13 @@ func (m Model) gotChildren(msg ChildrenMsg) (Model, tea.Cmd) {
 	}
 	m.listErr, m.stale = "", false
 	m.listing = msg.Children
-	m.refilter()
-	m.selectName(keep)
+	var keepName func(int) bool
+	if keep != "" {
+		names := m.listing.Names
+		keepName = func(i int) bool { return names[i] == keep }
+	}
+	m.refilter(keepName)
 	return m, m.cursorMoved()
-}
-
-// selectName puts the cursor on the child named name, if shown.
-func (m *Model) selectName(name string) {
-	if name == "" {
-		return
-	}
-	for i := 0; i < m.rows(); i++ {
-		if m.name(i) == name {
-			m.list.SetCursor(i)
-			return
-		}
-	}
 }
 
 // changed reacts to watch notifications on what the view shows.
@@ -439,48 +434,23 @@ func (m Model) changed(cs []inspect.Change) (Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-func (m *Model) refilter() {
-	if m.filter == "" {
-		m.shown = nil
-	} else {
-		f := strings.ToLower(m.filter)
-		m.shown = make([]int, 0, 64)
-		for i, n := range m.listing.Names {
-			if strings.Contains(strings.ToLower(n), f) {
-				m.shown = append(m.shown, i)
-			}
-		}
-	}
-	m.setRows()
-}
-
-func (m Model) rows() int {
-	if m.shown != nil {
-		return len(m.shown)
-	}
-	return len(m.listing.Names)
-}
-
-func (m Model) name(i int) string {
-	if m.shown != nil {
-		return m.listing.Names[m.shown[i]]
-	}
-	return m.listing.Names[i]
-}
-
-// setRows hands the list its rows. The row function closes over nameRows,
-// never over the Model: a Model copy holds the list, whose previous row
-// function holds the previous copy, and so on back to every listing and
-// snapshot ever received.
-func (m *Model) setRows() {
-	r := nameRows{names: m.listing.Names, shown: m.shown, styles: m.Styles}
-	m.list.SetRows(m.rows(), r.row)
+// refilter shows the children that match the filter, the cursor on the
+// one keep matches (keep may be nil). The row function closes over
+// nameRows, never over the Model: a Model copy holds the list, whose
+// previous row function holds the previous copy, and so on back to every
+// listing and snapshot ever received.
+func (m *Model) refilter(keep func(i int) bool) {
+	names := m.listing.Names
+	m.list.Refilter(filtertable.Items{
+		N:     len(names),
+		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(names[i]), f) },
+		Row:   nameRows{names: names, styles: m.Styles}.row,
+	}, keep)
 }
 
 // nameRows is what the list's rows are drawn from.
 type nameRows struct {
 	names  []string
-	shown  []int
 	styles *styles.Styles
 }
 
@@ -488,9 +458,6 @@ type nameRows struct {
 // first, then the full name, dimmed.
 func (r nameRows) row(i int) []string {
 	name := r.names[i]
-	if r.shown != nil {
-		name = r.names[r.shown[i]]
-	}
 	if short := inspect.ShortName(name); short != name {
 		return []string{short + "  " + r.styles.Dim.Render(name)}
 	}
@@ -531,10 +498,11 @@ func sortChildren(names []string) {
 }
 
 func (m Model) selectedName() (string, bool) {
-	if m.rows() == 0 {
+	i, ok := m.list.Selected()
+	if !ok {
 		return "", false
 	}
-	return m.name(m.list.Cursor()), true
+	return m.listing.Names[i], true
 }
 
 // cursorMoved schedules a read of the node under the cursor: settle after
@@ -1043,8 +1011,8 @@ func (m Model) View() string {
 		head += " · listing…"
 	case m.listErr == "":
 		head += " · " + common.Plural(len(m.listing.Names), "child", "children")
-		if m.shown != nil {
-			head += fmt.Sprintf(" (%s match %q)", common.Count(int64(len(m.shown))), m.filter)
+		if f := m.list.Filter(); f != "" {
+			head += fmt.Sprintf(" (%s match %q)", common.Count(int64(m.list.Shown())), f)
 		}
 	}
 	if m.stale {
