@@ -128,6 +128,9 @@ func leftoverOwners(ctx context.Context, conn *zk.Conn, ns string, own map[int64
 // larger than the buffer would cut the connection, again and again.
 func (r *runner) fitSharedListings() {
 	n := r.opts.NamespaceClients
+	if r.listerBuffer() > 0 {
+		return // the listings go through the Lister, sized by listerBuffer
+	}
 	if !r.opts.SharedNamespace || n <= r.run.Clients || r.run.Clients <= 0 {
 		return
 	}

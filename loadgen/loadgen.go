@@ -144,6 +144,9 @@ type Result struct {
 	// Fencing is what the locks' guarded resources saw (lock and election
 	// runs).
 	Fencing *Fencing
+	// Generator is how busy this process was during the window; when it
+	// fell behind, Notes says so too.
+	Generator Generator
 }
 
 // Event kinds.

@@ -76,6 +76,11 @@ type runner struct {
 
 	fx *faultRun // faults and fencing (faults.go); nil when neither applies
 
+	// The generator's own load (selfload.go): the window's start is
+	// written by execute before the ticker reads it, the intervals by the
+	// ticker, the result by execute once the ticker has stopped.
+	self selfWatch
+
 	throughput []float64 // ops per second per interval; the ticker's
 
 	// The server counters at the window's start and the latest poll, for
@@ -198,16 +203,19 @@ func (r *runner) listerBuffer() int {
 // openLister opens the run's Lister session, if the workload wants one.
 // It goes to the servers directly, not through the fault proxies: the
 // faults are aimed at the clients' sessions, and a Lister session that
-// expired would fail every listing for the rest of the run.
+// expired would fail every listing for the rest of the run. It is opened
+// before startNetwork points the clients at the proxies.
 func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
 	buf := r.listerBuffer()
 	if buf == 0 {
 		return nil, nil
 	}
+	// Its requests are the clients' (their listings): tapped like theirs.
+	lc := &client{tap: &tap{stats: &r.wire}}
 	opts := append(slices.Clone(r.opts.SessionOptions),
 		recipes.WithSessionTimeout(r.run.SessionTimeout),
 		recipes.WithBufferSizes(sendBufferSize, max(buf, recipes.DefaultBufferSize)),
-		recipes.WithLogger(&r.adminLog))
+		recipes.WithDialer(r.params.dialer(lc, nil)))
 	lctx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
 	defer cancel()
 	s, err := recipes.NewSession(lctx, r.opts.Servers, opts...)
@@ -259,10 +267,21 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		cleaned = true
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if err := removeTree(cctx, admin.Conn(), r.ns); err != nil {
+		conn := admin.Conn()
+		err := removeTree(cctx, conn, r.ns)
+		if err != nil && admin.Err() != nil {
+			// The admin session ended (expired on a starved or faulty
+			// ensemble): a fresh one removes the namespace.
+			if fresh, ferr := recipes.NewSession(cctx, r.opts.Servers, r.opts.SessionOptions...); ferr == nil {
+				defer fresh.Close()
+				conn = fresh.Conn()
+				err = removeTree(cctx, conn, r.ns)
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("could not remove the run's namespace %s: %w", r.ns, err)
 		}
-		removeEmptyParents(admin.Conn(), r.ns, r.opts.Chroot)
+		removeEmptyParents(conn, r.ns, r.opts.Chroot)
 		return nil
 	}
 	defer func() {
@@ -273,10 +292,6 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	if err := r.work.prepare(runCtx, admin.Conn()); err != nil {
 		return nil, err
 	}
-	if err := r.startNetwork(runCtx); err != nil {
-		return nil, err
-	}
-	defer r.closeNetwork()
 	listerSess, err := r.openLister(runCtx)
 	if err != nil {
 		return nil, err
@@ -284,6 +299,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	if listerSess != nil {
 		defer listerSess.Close()
 	}
+	if err := r.startNetwork(runCtx); err != nil {
+		return nil, err
+	}
+	defer r.closeNetwork()
 
 	r.start = time.Now()
 	r.rec, err = metrics.NewRecorder(r.start, metrics.WithPhases(r.work.extraPhases()...))
@@ -389,6 +408,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		r.stopFaults()
 		r.stop()
 	}
+	selfAtStop := readSelfLoad()
 	after := r.snapshot(context.WithoutCancel(ctx))
 
 	// Let holders release and waiters give up; closing the sessions ends
@@ -403,6 +423,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		<-loopsDone
 	}
 	stopTicker()
+	var gen Generator
+	if !r.windowStartTime().IsZero() {
+		gen = r.self.result(selfAtStop)
+	}
 	fin := context.WithoutCancel(ctx)
 	res = &Result{
 		Run:         r.run,
@@ -413,6 +437,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		WindowStart: r.windowStartTime(),
 		Stop:        r.stopAt,
 		SourceAddrs: r.params.sourceAddrs,
+		Generator:   gen,
+	}
+	if gen.Behind {
+		res.Notes = append(res.Notes, gen.note())
 	}
 	if rampErr == nil || errors.Is(rampErr, ErrServerLost) {
 		r.work.finish(fin, admin.Conn(), res)
@@ -579,6 +607,7 @@ func (r *runner) closeSessions() {
 }
 
 func (r *runner) openWindow(at time.Time) {
+	r.self.window = readSelfLoad()
 	r.windowStart.Store(at.UnixNano())
 	close(r.windowOpen)
 }
@@ -893,6 +922,9 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			r.addCounters(&lastWake, &lastReq)
 			r.wire.deletes.prune(now)
 			r.work.sample()
+			if !r.windowStartTime().IsZero() && !r.stopping() {
+				r.self.tick()
+			}
 			iv := r.rec.Rotate(now)
 			r.throughput = append(r.throughput, float64(iv.Counts.Ops)/max(iv.End.Sub(iv.Start).Seconds(), 1e-9))
 			r.watchdog()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -86,6 +87,9 @@ type lockWork struct {
 	paths   []string
 	guards  []*lockGuard
 	newLock func(s *recipes.Session, path string) recipes.Locker
+	// handOff is the fair lock's hand-off (a recipes.HandOff), reported
+	// in the run's notes.
+	handOff atomic.Uint32
 }
 
 func newLockWork(r *runner) *lockWork {
@@ -110,12 +114,19 @@ func newLockWork(r *runner) *lockWork {
 	return w
 }
 
-func (w *lockWork) mainPhase() metrics.Phase                  { return metrics.Acquire }
-func (w *lockWork) extraPhases() []metrics.Phase              { return nil }
-func (w *lockWork) slotOf(i int) int                          { return w.r.run.LockFor(i) }
-func (w *lockWork) sample()                                   {}
-func (w *lockWork) depth() int64                              { return 0 }
-func (w *lockWork) finish(context.Context, *zk.Conn, *Result) {}
+func (w *lockWork) mainPhase() metrics.Phase     { return metrics.Acquire }
+func (w *lockWork) extraPhases() []metrics.Phase { return nil }
+func (w *lockWork) slotOf(i int) int             { return w.r.run.LockFor(i) }
+func (w *lockWork) sample()                      {}
+func (w *lockWork) depth() int64                 { return 0 }
+func (w *lockWork) finish(_ context.Context, _ *zk.Conn, res *Result) {
+	switch h := recipes.HandOff(w.handOff.Load()); h {
+	case recipes.HandOffMark:
+		res.Notes = append(res.Notes, "fair-lock hand-off: release-mark (no listing per hand-off)")
+	case recipes.HandOffListing:
+		res.Notes = append(res.Notes, "fair-lock hand-off: listing (the servers do not enforce owner-only ACLs: skipACL, a super user or another digest algorithm)")
+	}
+}
 
 func (w *lockWork) recvBuffer() int {
 	switch {
@@ -154,6 +165,9 @@ func (w *lockWork) loop(c *client) {
 		return func(ctx context.Context) (held, error) {
 			if err := l.Lock(ctx); err != nil {
 				return held{}, err
+			}
+			if h, ok := l.(interface{ HandOff() recipes.HandOff }); ok {
+				w.handOff.Store(uint32(h.HandOff()))
 			}
 			return held{
 				release: l.Unlock,
@@ -229,10 +243,18 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			continue
 		}
 		granted := time.Now()
-		raced, node := false, ""
+		var (
+			raced      bool
+			node       string
+			racedLeave func()
+		)
 		if f := r.fx.foreignClient(); f != nil && h.node != nil {
+			var token uint64
+			if h.token != nil {
+				token = h.token()
+			}
 			node = h.node()
-			raced = f.grant(node, granted)
+			raced, racedLeave = f.grant(node, token, granted)
 		}
 		counted := r.opDone()
 		if counted {
@@ -258,6 +280,9 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		r.leaving(gs, &h)
 		if h.exit != nil {
 			h.exit()
+		}
+		if racedLeave != nil {
+			racedLeave()
 		}
 		if g != nil {
 			g.released(relStart)
