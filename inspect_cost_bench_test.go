@@ -97,7 +97,7 @@ func BenchmarkInspectorCost(b *testing.B) {
 		firstLocks         time.Duration
 		rssStart, rssEnd   int64 // KiB
 		rssSamples         []int64
-		lockDirs, herdNote string
+		lockDirs           string
 	}
 	var results []result
 	b.ResetTimer()
