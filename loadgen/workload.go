@@ -86,6 +86,7 @@ type lockWork struct {
 	paths   []string
 	guards  []*lockGuard
 	newLock func(s *recipes.Session, path string) recipes.Locker
+	clock   graphClock // for WaitGraph.WokePerRelease
 }
 
 func newLockWork(r *runner) *lockWork {
@@ -185,12 +186,15 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			acquire, bound = bind(s), s
 		}
 		start := time.Now()
+		c.tap.seen.begin(start)
 		h, err := acquire(r.opCtx)
 		if err != nil {
+			c.tap.seen.rest()
 			r.opFailed(err)
 			continue
 		}
 		granted := time.Now()
+		c.tap.seen.hold(granted)
 		counted := r.opDone()
 		if counted {
 			r.recordAcquire(c, metrics.Acquire, start, intended, granted)
@@ -220,6 +224,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			g.released(relStart)
 		}
 		err = r.release(s, h.release)
+		c.tap.seen.rest()
 		if counted {
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))
 			c.shard.Record(metrics.Release, time.Since(relStart))

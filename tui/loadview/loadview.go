@@ -5,12 +5,10 @@
 package loadview
 
 import (
-	"math"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/metrics"
 )
 
 // Snapshot is the state of a load run at one moment. The dashboard shows
@@ -73,10 +71,7 @@ type Phase struct {
 }
 
 // Bucket counts latencies in (previous UpTo, UpTo].
-type Bucket struct {
-	UpTo  time.Duration
-	Count int64
-}
+type Bucket = metrics.Bucket
 
 // ErrorCount is the number of errors of one kind.
 type ErrorCount struct {
@@ -102,37 +97,4 @@ type Herd struct {
 type Fault struct {
 	At   time.Duration
 	What string // e.g. "killed member 2 (leader)"
-}
-
-// PhaseFromHistogram summarises h, whose values are in unit (the load
-// generator records microseconds: pass time.Microsecond), into a Phase with
-// percentiles and a histogram of power-of-two buckets.
-func PhaseFromHistogram(name string, h *hdrhistogram.Histogram, unit time.Duration) Phase {
-	p := Phase{Name: name, Count: h.TotalCount()}
-	if p.Count == 0 {
-		return p
-	}
-	d := func(v int64) time.Duration { return time.Duration(v) * unit }
-	p.P50 = d(h.ValueAtQuantile(50))
-	p.P90 = d(h.ValueAtQuantile(90))
-	p.P99 = d(h.ValueAtQuantile(99))
-	p.P999 = d(h.ValueAtQuantile(99.9))
-	p.Max = d(h.Max())
-	var buckets []Bucket
-	for _, bar := range h.Distribution() {
-		if bar.Count == 0 {
-			continue
-		}
-		upTo := int64(1)
-		if bar.To > 1 {
-			upTo = int64(1) << int(math.Ceil(math.Log2(float64(bar.To))))
-		}
-		if n := len(buckets); n > 0 && buckets[n-1].UpTo == d(upTo) {
-			buckets[n-1].Count += bar.Count
-			continue
-		}
-		buckets = append(buckets, Bucket{UpTo: d(upTo), Count: bar.Count})
-	}
-	p.Buckets = buckets
-	return p
 }
