@@ -298,7 +298,7 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		partial bool
 	)
 	if !o.noTUI && isTerminal(stdout) && isTerminal(os.Stdin) {
-		results, partial, err = runWithTUI(ctx, plan, opts, server)
+		results, partial, err = runWithTUI(ctx, plan, opts, server, dashboardInspect(g, server, ens))
 	} else {
 		prog := newProgressLine(stderr)
 		opts.Progress = prog.update

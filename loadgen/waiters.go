@@ -122,7 +122,8 @@ func (s *seen) created(p string) {
 
 func (s *seen) deleted(p string) {
 	s.mu.Lock()
-	if s.node == p {
+	// A holder's release keeps showing its node until the release returns.
+	if s.doing == acquiring && s.node == p {
 		s.node = ""
 	}
 	s.mu.Unlock()

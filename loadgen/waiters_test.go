@@ -70,6 +70,13 @@ func TestWaitGraph(t *testing.T) {
 			if len(g.Holders) > 1 {
 				t.Errorf("%d holders: %+v", len(g.Holders), g.Holders)
 			}
+			for _, x := range graphs {
+				for _, h := range x.Holders {
+					if h.Node == "" {
+						t.Errorf("holder without its node: %+v", h)
+					}
+				}
+			}
 			if len(g.Fan) == 0 {
 				t.Fatalf("no watched path in %+v", g)
 			}

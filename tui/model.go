@@ -38,6 +38,9 @@ const changeBatch = 100 * time.Millisecond
 // clearNoticeMsg clears the notice with the given sequence number.
 type clearNoticeMsg struct{ seq int }
 
+// quitMsg quits after the user confirmed it.
+type quitMsg struct{}
+
 // feeds are the live data sources of a Model; nil channels are unused.
 type feeds struct {
 	snapshots <-chan *inspect.Snapshot
@@ -172,6 +175,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case common.NoticeMsg:
 		return m, m.setNotice(msg.Text, msg.Error)
+	case quitMsg:
+		m.quit = true
+		return m, tea.Quit
 	case clearNoticeMsg:
 		if msg.seq == m.noticeSeq {
 			m.notice = ""
@@ -257,8 +263,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	switch {
 	case key.Matches(k, km.Quit):
-		m.quit = true
-		return m, tea.Quit
+		return m.askQuit()
 	case key.Matches(k, km.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		m.resize(m.common.Width, m.common.Height)
@@ -293,6 +298,20 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, m.toActive(k)
+}
+
+// askQuit quits, after asking if a load run is still going (quitting
+// stops it: its report is partial).
+func (m Model) askQuit() (tea.Model, tea.Cmd) {
+	if m.feeds.loads != nil && !m.loadDone {
+		m.confirm = &common.ConfirmMsg{
+			Prompt: "the load run is still going: stop it (partial report) and quit? y/N",
+			Yes:    func() tea.Msg { return quitMsg{} },
+		}
+		return m, nil
+	}
+	m.quit = true
+	return m, tea.Quit
 }
 
 func (m Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -339,8 +358,7 @@ func (m Model) command(text string) (tea.Model, tea.Cmd) {
 	case "":
 		return m, nil
 	case "q", "quit", "exit":
-		m.quit = true
-		return m, tea.Quit
+		return m.askQuit()
 	case "help":
 		m.help.ShowAll = !m.help.ShowAll
 		m.resize(m.common.Width, m.common.Height)

@@ -91,7 +91,7 @@ func TestSmallTerminals(t *testing.T) {
 	order := append(append([]viewID{}, inspectViews...), viewLoad)
 	msgs := []tea.Msg{
 		common.SnapshotMsg{Snapshot: tuitest.Cluster(t, "ensemble3_member_down")},
-		common.LoadMsg{Snapshot: tuitest.HerdVsFair()},
+		common.LoadMsg{Snapshot: tuitest.Recorded(t, "herd_vs_fair", 0.8)},
 	}
 	for _, size := range [][2]int{{60, 20}, {40, 12}, {20, 5}, {1, 1}} {
 		for i := range order {

@@ -193,6 +193,20 @@ func TestRunLoad(t *testing.T) {
 					waitOutput(ctx, t, out, "the load run has finished")
 				}
 				io.WriteString(typeKeys, "q")
+				if !tt.closeRun {
+					// q during a run asks first; n keeps it going, y quits.
+					waitOutput(ctx, t, out, "still going")
+					io.WriteString(typeKeys, "n")
+					waitOutput(ctx, t, out, "cancelled")
+					select {
+					case err := <-done:
+						t.Fatalf("RunLoad returned %v after the user said no", err)
+					default:
+					}
+					io.WriteString(typeKeys, "q")
+					waitOutput(ctx, t, out, "still going")
+					io.WriteString(typeKeys, "y")
+				}
 			}
 			select {
 			case err := <-done:

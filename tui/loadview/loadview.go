@@ -1,13 +1,12 @@
-// Package loadview defines the data the load dashboard renders: one
-// Snapshot per update, filled by the load generator and sent to
-// tui.RunLoad. It has no user-interface code, so the generator can build
-// snapshots without importing Bubble Tea.
+// Package loadview defines the data the load dashboard renders, one
+// Snapshot per update, and the Feed that builds snapshots from the load
+// generator's progress for tui.RunLoad. It has no user-interface code.
 package loadview
 
 import (
 	"time"
 
-	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 )
 
@@ -27,6 +26,9 @@ type Snapshot struct {
 	Scenarios []Scenario
 	Faults    []Fault  // injected faults, in time order
 	Notices   []string // one-line messages for the user, newest last
+	// Report is where the report goes once the user quits a finished run
+	// ("" when none is written: the summary is printed instead).
+	Report string
 }
 
 // Scenario is one scenario of the run.
@@ -50,9 +52,9 @@ type Scenario struct {
 	ErrorsTotal int64
 	Errors      []ErrorCount // by kind, largest first
 	Herd        Herd
-	// Lock is the waiter chain of the lock under test, if the generator has
-	// it (nil otherwise). The dashboard shows its head and counts.
-	Lock *inspect.Lock
+	// Lock is who waits on whom at the lock under test, from the
+	// generator's own clients (lock scenarios; nil otherwise).
+	Lock *loadgen.WaitGraph
 	// QueueDepth is sampled queue depth, oldest first (queue scenarios).
 	QueueDepth []float64
 	// Violations are failed correctness checks, one line each, e.g.
@@ -68,6 +70,10 @@ type Phase struct {
 	// Buckets is a histogram for the text plot, in increasing UpTo order;
 	// optional.
 	Buckets []Bucket
+	// P50s and P99s are the phase's percentiles per interval, oldest
+	// first, aligned with Scenario.Throughput (0 where an interval had no
+	// value).
+	P50s, P99s []time.Duration
 }
 
 // Bucket counts latencies in (previous UpTo, UpTo].
