@@ -131,8 +131,10 @@ func (f *Feed) Progress(p loadgen.Progress) Snapshot {
 	if p.PacketsPerAcquisition >= 0 {
 		sc.Herd.PacketsPerAcquisition = p.PacketsPerAcquisition
 	}
-	if p.Lock != nil {
-		sc.Lock = p.Lock // the final progress has none: the last one stays
+	if p.Lock != nil && (sc.Lock == nil || p.State != "stopping") {
+		// The picture of the lock under load stays once the clients
+		// leave (stopping), and after (the final progress has none).
+		sc.Lock = p.Lock
 	}
 	if p.Recipe == scenarios.Queue {
 		sc.QueueDepth = append(sc.QueueDepth, float64(p.QueueDepth))

@@ -235,24 +235,26 @@ func (m Model) View() string {
 
 func (m Model) header() string {
 	s := m.snap
-	parts := []string{m.Styles.Title.Render("Load") + "  " + s.Title}
-	clock := common.Clock(s.Elapsed)
-	if s.Duration > 0 && !s.Done {
-		clock += " / " + common.Clock(s.Duration)
-	}
-	parts = append(parts, clock)
-	switch {
-	case s.Done && s.Partial:
-		parts = append(parts, m.Styles.Warn.Render("stopped early (partial)"))
-	case s.Done:
-		parts = append(parts, m.Styles.OK.Render("finished"))
-	}
+	head := m.Styles.Title.Render("Load") + "  " + s.Title
 	if s.Done {
-		if s.Report != "" {
-			parts = append(parts, "q writes the report to "+s.Report)
-		} else {
-			parts = append(parts, "q prints the summary")
+		// What the user needs now: that it is over, and where the
+		// report goes.
+		state := m.Styles.OK.Render("finished")
+		if s.Partial {
+			state = m.Styles.Warn.Render("stopped early (partial)")
 		}
+		head += " · " + state + " after " + common.Clock(s.Elapsed) + " · "
+		what := "q prints the summary"
+		if s.Report != "" {
+			what = "q writes the report: "
+			room := m.Width - common.Width(head) - common.Width(what)
+			what += common.TruncateLeft(s.Report, max(room, 12))
+		}
+		return head + what
+	}
+	parts := []string{head, common.Clock(s.Elapsed)}
+	if s.Duration > 0 {
+		parts[1] += " / " + common.Clock(s.Duration)
 	}
 	if s.RunID != "" {
 		parts = append(parts, "run "+s.RunID)
@@ -395,10 +397,11 @@ func (m Model) blocks(sc *loadview.Scenario, w, h int, s scales) (top, bottom []
 	plots := m.plots(sc, w, s)
 	bottom = m.tail(sc, w, s)
 	// The lock picture gets what the plots, the tail and 3 histogram
-	// rows leave, at most a third of the panel plus its head.
+	// rows leave, at most two fifths of the panel.
 	room := h - len(top) - len(plots) - len(bottom) - 4
 	if sc.Lock != nil && room >= 2 {
-		top = append(top, m.lockPicture(sc.Lock, w, min(room, max(h/3, 4)), s)...)
+		// At 80x24: head, release, holder, 3 waiters and "… more".
+		top = append(top, m.lockPicture(sc.Lock, w, min(room, max(h*2/5, 7)), s)...)
 	}
 	top = append(top, plots...)
 	return top, bottom
