@@ -43,7 +43,7 @@ const (
 // between polls.
 type lockMemory struct {
 	poll      int
-	firstSeen map[string]int        // node name -> poll that first listed it
+	firstSeen map[string]int         // node name -> poll that first listed it
 	confirmed map[watchKey]time.Time // when the servers last listed a waiter's watch
 }
 
