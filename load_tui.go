@@ -6,68 +6,68 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
 	"github.com/zkherd/zkherd/tui"
 	"github.com/zkherd/zkherd/tui/loadview"
 )
 
-// runWithTUI runs the plan while the load dashboard shows it, with the
-// cluster views of the same ensemble as tabs. Quitting the dashboard stops
-// the run gracefully, like Ctrl-C: the report is partial.
-func runWithTUI(ctx context.Context, plan *loadPlan, opts loadgen.Options, server string, inspect *tui.InspectOptions) ([]*loadgen.Result, bool, error) {
+// dashboardFor is the load dashboard as the runs' display, with the
+// cluster views of the same ensemble as tabs (polled by a read-only
+// session of their own, with g's credentials).
+func dashboardFor(g *globalOptions) loadrun.Display {
+	return func(ctx context.Context, plan *loadrun.Plan, server string, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
+		inspect := &tui.InspectOptions{ConnectString: server, SessionTimeout: g.sessionTimeout, Auth: g.auth}
+		return dashboard(ctx, plan, server, inspect, exec)
+	}
+}
+
+// dashboard runs exec while the dashboard shows it. Quitting the dashboard
+// stops the runs gracefully, like Ctrl-C: the report is partial.
+func dashboard(ctx context.Context, plan *loadrun.Plan, server string, inspect *tui.InspectOptions, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	report := ""
-	if plan.out != "" {
-		report = filepath.Join(plan.out, "report.html")
+	if plan.Out != "" {
+		report = filepath.Join(plan.Out, "report.html")
 	}
-	feed := loadview.NewFeed(plan.title, server, report, plan.runs)
+	feed := loadview.NewFeed(plan.Title, server, report, plan.Runs)
 	updates := make(chan loadview.Snapshot, 64)
-	opts.Progress = func(p loadgen.Progress) { updates <- feed.Progress(p) }
-	opts.ProgressPhases = true
-	opts.Logf = func(format string, args ...any) { feed.Notice(fmt.Sprintf(format, args...)) }
-
 	var (
-		results []*loadgen.Result
-		partial bool
-		err     error
-		done    = make(chan struct{})
+		out  loadrun.Outcome
+		done = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
 		defer close(updates)
-		results, partial, err = runAll(runCtx, plan, opts, func(i int, _ scenarios.Run) {
-			updates <- feed.Starting(i)
-		})
-		updates <- feed.Final(results, partial || runCtx.Err() != nil)
+		out = exec(runCtx, feedSink{feed, updates})
+		updates <- feed.Final(out.Results, out.Partial || runCtx.Err() != nil)
 	}()
 	terr := tui.RunLoad(ctx, updates, tui.LoadOptions{Inspect: inspect})
 	if terr != nil {
 		stopRun() // the user quit, or the terminal failed: stop gracefully
 	}
 	<-done
-	if terr != nil && !errors.Is(terr, tui.ErrQuit) && !errors.Is(terr, context.Canceled) {
-		return results, partial, fmt.Errorf("load dashboard: %w (use --no-tui)", terr)
+	if terr != nil && !errors.Is(terr, tui.ErrQuit) && !errors.Is(terr, context.Canceled) && out.Err == nil {
+		out.Err = fmt.Errorf("load dashboard: %w (use --no-tui)", terr)
 	}
-	if errors.Is(terr, tui.ErrQuit) && len(results) > 0 {
-		partial = true
+	if errors.Is(terr, tui.ErrQuit) && len(out.Results) > 0 {
+		out.Partial = true
 	}
-	return results, partial, err
+	return out
 }
 
-// dashboardInspect points the dashboard's cluster views at the ensemble under
-// load (its AdminServers too, when zkherd started it).
-func dashboardInspect(g *globalOptions, server string, ens *ensemble.Ensemble) *tui.InspectOptions {
-	o := &tui.InspectOptions{ConnectString: server, SessionTimeout: g.sessionTimeout, Auth: g.auth}
-	if ens != nil {
-		o.AdminURLs = map[string]string{}
-		for _, m := range ens.Members() {
-			if m.AdminURL != "" {
-				o.AdminURLs[m.ClientAddr] = m.AdminURL
-			}
-		}
-	}
-	return o
+// feedSink sends the runs' reports to the dashboard as snapshots.
+type feedSink struct {
+	feed    *loadview.Feed
+	updates chan<- loadview.Snapshot
 }
+
+func (s feedSink) Starting(i int, _ scenarios.Run, _ string) { s.updates <- s.feed.Starting(i) }
+func (s feedSink) Progress(p loadgen.Progress)               { s.updates <- s.feed.Progress(p) }
+func (s feedSink) Notice(line string)                        { s.feed.Notice(line) }
+
+// LiveDetail asks for what the dashboard draws beyond the progress line
+// (loadgen.Options.ProgressPhases).
+func (feedSink) LiveDetail() bool { return true }
