@@ -131,7 +131,9 @@ func (s *seen) deleted(p string) {
 
 func (s *seen) watch(key string, at time.Time) {
 	s.mu.Lock()
-	if s.doing == acquiring && s.watching != key {
+	// A watch on its own node (to learn that it lost it) is not what it
+	// waits on.
+	if s.doing == acquiring && s.watching != key && key != s.node {
 		s.watching, s.watchSince = key, at
 	}
 	s.mu.Unlock()
@@ -160,7 +162,21 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 		return nil
 	}
 	g := &WaitGraph{Path: w.paths[0], Locks: len(w.paths)}
-	var waiters []Contender
+	seq := func(c Contender) int64 {
+		if c.Node == "" {
+			return 1 << 62 // no node yet: after those queued
+		}
+		return seqOf(c.Node)
+	}
+	// Queue order, then the longest waiting first.
+	before := func(a, b Contender) bool {
+		sa, sb := seq(a), seq(b)
+		return sa < sb || (sa == sb && a.For > b.For)
+	}
+	// The first MaxWaitersShown waiters in queue order, kept sorted as
+	// the clients are scanned: with 10,000 waiters, no slice of them all
+	// and no sort of it (most fail the comparison with the last kept).
+	waiters := make([]Contender, 0, MaxWaitersShown+1)
 	fan := map[string]int{}
 	var wakeups int64
 	for _, c := range r.clients {
@@ -184,22 +200,25 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 			if watching != "" {
 				fan[watching]++
 			}
-			if node != "" || watching != "" {
-				waiters = append(waiters, ct)
+			if node == "" && watching == "" {
+				continue
+			}
+			if len(waiters) == MaxWaitersShown && !before(ct, waiters[len(waiters)-1]) {
+				continue
+			}
+			i, _ := slices.BinarySearchFunc(waiters, ct, func(a, b Contender) int {
+				if before(a, b) {
+					return -1
+				}
+				return 1
+			})
+			waiters = slices.Insert(waiters, i, ct)
+			if len(waiters) > MaxWaitersShown {
+				waiters = waiters[:MaxWaitersShown]
 			}
 		}
 	}
-	seq := func(c Contender) int64 {
-		if c.Node == "" {
-			return 1 << 62 // no node yet: after those queued
-		}
-		return seqOf(c.Node)
-	}
-	slices.SortFunc(waiters, func(a, b Contender) int {
-		// Queue order, then the longest waiting first.
-		return cmp.Or(cmp.Compare(seq(a), seq(b)), cmp.Compare(b.For, a.For))
-	})
-	g.Waiters = waiters[:min(len(waiters), MaxWaitersShown)]
+	g.Waiters = waiters
 	for p, n := range fan {
 		g.Fan = append(g.Fan, WatchCount{Path: p, Waiters: n})
 	}

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -119,5 +120,35 @@ func TestWaitGraph(t *testing.T) {
 				t.Errorf("herd woke at most %.1f per release, want about %d", woke, clients-1)
 			}
 		})
+	}
+}
+
+// BenchmarkLockGraph: the wait graph of 10,000 clients queued on one fair
+// lock, built once per interval while the dashboard is on.
+func BenchmarkLockGraph(b *testing.B) {
+	r := &runner{}
+	w := &lockWork{r: r, paths: []string{"/zkherd/runs/x/lock-000"}}
+	r.work = w
+	now := time.Now()
+	node := func(i int) string {
+		return fmt.Sprintf("%s/_c_%08x-0000-4000-8000-%012x-lock-%010d", w.paths[0], i, i, i)
+	}
+	for i := 0; i < 10000; i++ {
+		c := &client{idx: i, tap: &tap{}}
+		c.tap.seen.begin(now.Add(-time.Duration(10000-i) * time.Millisecond))
+		c.tap.seen.created(node(i))
+		if i == 0 {
+			c.tap.seen.hold(now)
+		} else {
+			c.tap.seen.watch(node(i-1), now)
+		}
+		r.clients = append(r.clients, c)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		g := r.lockGraph(now)
+		if g.WaitersTotal != 9999 || len(g.Holders) != 1 {
+			b.Fatalf("graph of %d waiters and %d holders, want 9,999 and 1", g.WaitersTotal, len(g.Holders))
+		}
 	}
 }

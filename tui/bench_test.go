@@ -66,8 +66,16 @@ func benchFrame(b *testing.B, order []viewID, msgs ...tea.Msg) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, ok := cpuTime()
+	n := 0
 	for b.Loop() {
 		_ = tm.View()
+		n++
+	}
+	// Besides the wall time: the CPU time per frame, which a busy machine
+	// does not inflate (the benchmark runs on one goroutine).
+	if cpu1, ok1 := cpuTime(); ok && ok1 && n > 0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(time.Millisecond)/float64(n), "cpu-ms/frame")
 	}
 }
 

@@ -47,6 +47,9 @@ type feeds struct {
 	changes   <-chan struct{}
 	take      func() []inspect.Change
 	loads     <-chan *loadview.Snapshot
+	// wake starts the cluster feeds of a load dashboard when a cluster
+	// view is first shown; nil when they run from the start.
+	wake func()
 }
 
 // Model is the root of the interface: a tab bar, the active view, a status
@@ -155,7 +158,11 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 		return m, nil
 	case tea.KeyPressMsg:
-		return m.key(msg)
+		tm, cmd := m.key(msg)
+		if nm, ok := tm.(Model); ok && nm.feeds.wake != nil && nm.current() != viewLoad {
+			nm.feeds.wake()
+		}
+		return tm, cmd
 	case common.SnapshotMsg:
 		m.snap = msg.Snapshot
 		cmd := m.broadcast(msg)
