@@ -160,7 +160,7 @@ func watchCells(e *inspect.LockEntry, wide bool) (watch, state string) {
 	case e.Role != inspect.RoleWaiter:
 		return "-", ""
 	case e.Watch == inspect.WatchChild:
-		return "⇶ children", "herd: child watch on the directory"
+		return "⇶ children", "herd: child watch"
 	case len(e.Watching) == 0 && e.Flags.Has(inspect.AnomalyNoWatch):
 		if !wide {
 			return "! none", ""
