@@ -42,9 +42,9 @@ type sideView struct {
 	Headlines  []string
 	Bars       []template.HTML
 	Histograms []template.HTML // the main phase, shared scales
-	Spectrum  template.HTML
-	Names     []string
-	Rows      []cmpRow
+	Spectrum   template.HTML
+	Names      []string
+	Rows       []cmpRow
 }
 
 type cmpRow struct {
