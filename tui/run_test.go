@@ -194,16 +194,7 @@ func TestRunLoad(t *testing.T) {
 				}
 				io.WriteString(typeKeys, "q")
 				if !tt.closeRun {
-					// q during a run asks first; n keeps it going, y quits.
-					waitOutput(ctx, t, out, "still going")
-					io.WriteString(typeKeys, "n")
-					waitOutput(ctx, t, out, "cancelled")
-					select {
-					case err := <-done:
-						t.Fatalf("RunLoad returned %v after the user said no", err)
-					default:
-					}
-					io.WriteString(typeKeys, "q")
+					// q during a run asks first (TestQuitAsksDuringRun).
 					waitOutput(ctx, t, out, "still going")
 					io.WriteString(typeKeys, "y")
 				}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -177,7 +178,7 @@ func watchCells(e *inspect.LockEntry, wide bool) (watch, state string) {
 		watch = "→" + name(e.Expect)
 		switch e.Watch {
 		case inspect.WatchConfirmed:
-			return watch + " ok", "ok, confirmed " + common.Duration(e.Confirmed) + " ago"
+			return watch + " ok", confirmedText(e.Confirmed)
 		case inspect.WatchExpected:
 			return watch + " ?", "expected (node newer than the watch lists)"
 		}
@@ -206,10 +207,19 @@ func watchCells(e *inspect.LockEntry, wide bool) (watch, state string) {
 		watch += " ok"
 		state = "ok"
 		if e.Watch == inspect.WatchConfirmed {
-			state = "ok, confirmed " + common.Duration(e.Confirmed) + " ago"
+			state = confirmedText(e.Confirmed)
 		}
 	}
 	return watch, state
+}
+
+// confirmedText says the servers confirmed a watch, and how long ago when
+// it was not by the last poll.
+func confirmedText(age time.Duration) string {
+	if age < time.Second {
+		return "ok, confirmed"
+	}
+	return "ok, confirmed " + common.Duration(age) + " ago"
 }
 
 // compactName is the node's 10-digit sequence, prefixed with r or w for
