@@ -25,7 +25,7 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 	bin := buildZkherd(t)
 	ens := enstest.Start(t, 3)
 	server := ens.ConnectString()
-	capture, keys := tmuxScreen(t, 120, 40, bin+" inspect --server "+server)
+	capture, keys := tmuxSession(t, 120, 40, bin+" inspect --server "+server)
 
 	load := func(t *testing.T, scenario string) (stop func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// tmuxScreen runs one command in a tmux session of its own, sized w x h,
+// tmuxSession runs one command in a tmux session of its own, sized w x h,
 // and returns functions to capture its screen and type keys. The session
 // is killed when the test ends.
-func tmuxScreen(t *testing.T, w, h int, command string) (capture func() string, keys func(...string)) {
+func tmuxSession(t *testing.T, w, h int, command string) (capture func() string, keys func(...string)) {
 	t.Helper()
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
@@ -71,7 +71,7 @@ var (
 func TestLoadDashboardInTmux(t *testing.T) {
 	bin := buildZkherd(t)
 	out := t.TempDir()
-	capture, keys := tmuxScreen(t, 120, 40, bin+" load --scenario herd-vs-fair --clients 200 --duration 25s --out "+out+"; sleep 60")
+	capture, keys := tmuxSession(t, 120, 40, bin+" load --scenario herd-vs-fair --clients 200 --duration 25s --out "+out+"; sleep 60")
 
 	// The screen changes every second: each check passes when one capture
 	// shows it.

@@ -173,8 +173,14 @@ func buildLock(in lockInput) Lock {
 	}
 
 	judgeWatches(&l, in)
-	flagChildHerd(&l, in, herdMin)
-	flagWaiters(&l, in.Nodes)
+	if c.WatchesUnknown {
+		// Without the servers' watch lists a waiter's watch cannot be
+		// seen: it is unknown, not missing.
+		l.WatchUnknown = true
+	} else {
+		flagChildHerd(&l, in, herdMin)
+		flagWaiters(&l, in.Nodes)
+	}
 	flagHerd(&l, watchers, herdMin)
 	flagHolders(&l, c)
 	if len(in.Unrecognised) > 0 {

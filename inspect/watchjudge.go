@@ -91,13 +91,18 @@ func judgeWatches(l *Lock, in lockInput) {
 		if e.Role != RoleWaiter || e.Node == "" || e.Expect == "" {
 			continue
 		}
-		first := in.Poll
+		first, known := in.Poll, false
 		if prev != nil {
-			if p, ok := prev.firstSeen[e.Node]; ok {
-				first = p
+			first, known = prev.firstSeen[e.Node]
+			if !known {
+				first = in.Poll
 			}
 		}
-		next.firstSeen[e.Node] = first
+		// A poll without the servers' watch lists is not one "after
+		// the node appeared": the node counts from the next one.
+		if known || !c.WatchesUnknown {
+			next.firstSeen[e.Node] = first
+		}
 		key := watchKey{e.Session, e.Expect}
 		var at time.Time
 		switch {

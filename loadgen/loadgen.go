@@ -255,8 +255,7 @@ type Progress struct {
 	// Main its summary so far.
 	MainPhase metrics.Phase
 	Main      metrics.Summary
-	// Phases summarise every phase with values so far (with
-	// Options.ProgressPhases only).
+	// Phases summarise every phase with values so far.
 	Phases map[metrics.Phase]metrics.Summary
 	// Errors counts failed operations by kind so far.
 	Errors       int64
