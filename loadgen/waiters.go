@@ -131,9 +131,9 @@ func (s *seen) deleted(p string) {
 
 func (s *seen) watch(key string, at time.Time) {
 	s.mu.Lock()
-	// A watch on its own node (to learn that it lost it) is not what it
-	// waits on.
-	if s.doing == acquiring && s.watching != key && key != s.node {
+	// A watch on its own node, data or children (to learn that it lost
+	// it), is not what it waits on.
+	if s.doing == acquiring && s.watching != key && key != s.node && key != s.node+"/" {
 		s.watching, s.watchSince = key, at
 	}
 	s.mu.Unlock()
