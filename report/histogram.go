@@ -5,6 +5,8 @@ import (
 	"html/template"
 	"math"
 	"sort"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // Latency histograms, as the dashboard draws them: power-of-two buckets,
@@ -69,7 +71,7 @@ func histogramSVG(id int, title, color string, h []Bucket, p50, p99 float64, sc 
 		case p99 > 0 && p99 <= up && p99 > up/2:
 			text = "p99"
 		}
-		c.Bars = append(c.Bars, bar{Label: "≤" + fmtMs(up), Value: share, Text: text, Color: color})
+		c.Bars = append(c.Bars, bar{Label: "≤" + format.Ms(up), Value: share, Text: text, Color: color})
 		up *= 2
 	}
 	return c.svg(id)
@@ -89,7 +91,7 @@ func (b *builder) histograms(s *Scenario, color string) []template.HTML {
 	var out []template.HTML
 	for _, p := range names {
 		l := s.LatencyMs[p]
-		out = append(out, histogramSVG(b.next(), fmt.Sprintf("%s: %s values", p, fmtInt(l.Count)), color,
+		out = append(out, histogramSVG(b.next(), fmt.Sprintf("%s: %s values", p, format.Count(l.Count)), color,
 			s.Histogram[p], l.P50, l.P99, histScaleOf(s.Histogram[p])))
 	}
 	return out
