@@ -21,6 +21,18 @@ const startTimeout = 90 * time.Second
 // logged at cleanup.
 func Start(t testing.TB, nodes int) *ensemble.Ensemble {
 	t.Helper()
+	return start(t, nodes, false)
+}
+
+// StartTLS is Start for an ensemble that accepts clients only over TLS
+// (ensemble.Options.TLS): ens.TLS() names its CA and client certificate.
+func StartTLS(t testing.TB, nodes int) *ensemble.Ensemble {
+	t.Helper()
+	return start(t, nodes, true)
+}
+
+func start(t testing.TB, nodes int, tls bool) *ensemble.Ensemble {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	ens, err := ensemble.Start(ctx, ensemble.Options{
@@ -29,6 +41,7 @@ func Start(t testing.TB, nodes int) *ensemble.Ensemble {
 		Dir:        t.TempDir(),
 		HeapMB:     96,
 		QuickStart: true,
+		TLS:        tls,
 		Logf:       t.Logf,
 	})
 	if err != nil {
