@@ -3,8 +3,8 @@ package ensemble
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"strings"
 	"time"
