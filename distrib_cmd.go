@@ -202,7 +202,7 @@ func executeDistributed(ctx context.Context, g *globalOptions, o *loadOptions, m
 	runs := m.Plan().Runs
 	return distrib.Execute(ctx, m, distrib.Options{
 		Load: loadgen.Options{
-			Servers: servers, Chroot: chroot, SessionOptions: g.sessionOptions(), SourceAddrs: o.sourceAddrs,
+			Servers: servers, Chroot: chroot, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.sourceAddrs,
 			Progress: prog.update,
 			Logf: func(format string, args ...any) {
 				prog.finish()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"time"
@@ -16,6 +17,8 @@ type globalOptions struct {
 	server         string
 	sessionTimeout time.Duration
 	auth           string // user:password, never printed or logged
+	tlsFiles       connstr.TLS
+	tlsCfg         *tls.Config // loaded from tlsFiles by load, before any command runs
 }
 
 func (g *globalOptions) register(root *cobra.Command) {
@@ -23,6 +26,21 @@ func (g *globalOptions) register(root *cobra.Command) {
 	f.StringVar(&g.server, "server", "", "ZooKeeper connect string host:port[,host:port...][/chroot] (default: start a local ensemble)")
 	f.DurationVar(&g.sessionTimeout, "session-timeout", recipes.DefaultSessionTimeout, "ZooKeeper session timeout")
 	f.StringVar(&g.auth, "auth", "", "digest credentials user:password (never printed)")
+	f.StringVar(&g.tlsFiles.CA, "tls-ca", "", "connect over TLS, trusting the CA certificates in this PEM file (for servers with a secureClientPort)")
+	f.StringVar(&g.tlsFiles.Cert, "tls-cert", "", "TLS client certificate (PEM), for servers that check clients (ssl.clientAuth=need)")
+	f.StringVar(&g.tlsFiles.Key, "tls-key", "", "private key of --tls-cert (PEM)")
+	f.StringVar(&g.tlsFiles.ServerName, "tls-server-name", "", "name the servers' certificates must carry (default: each host of --server)")
+}
+
+// load checks the shared flags that need files read: the TLS settings.
+// Every command runs it first (the root's PersistentPreRunE).
+func (g *globalOptions) load() error {
+	cfg, err := g.tlsFiles.Config()
+	if err != nil {
+		return usageErr("--tls-*: %s", strings.TrimPrefix(err.Error(), "connstr: "))
+	}
+	g.tlsCfg = cfg
+	return nil
 }
 
 // connectString parses --server; ok is false when none was given.
@@ -54,6 +72,9 @@ func (g *globalOptions) sessionOptions() []recipes.SessionOption {
 	opts := []recipes.SessionOption{recipes.WithSessionTimeout(g.sessionTimeout)}
 	if g.auth != "" {
 		opts = append(opts, recipes.WithDigestAuth(g.auth))
+	}
+	if g.tlsCfg != nil {
+		opts = append(opts, recipes.WithTLS(g.tlsCfg))
 	}
 	return opts
 }

@@ -64,6 +64,7 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 		ConnectString:  connect,
 		SessionTimeout: g.sessionTimeout,
 		Auth:           g.auth,
+		TLS:            g.tlsCfg,
 		AllowWrites:    o.allowWrites,
 		NoColor:        o.noColor,
 	})

@@ -288,6 +288,7 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		Servers:        cs.Servers,
 		Chroot:         cs.Chroot,
 		SessionOptions: g.sessionOptions(),
+		TLS:            g.tlsCfg,
 		SourceAddrs:    o.sourceAddrs,
 	}
 	if ens != nil {

@@ -90,6 +90,7 @@ Without --server, commands that need ZooKeeper start a local ensemble
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
 	g.register(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.load() }
 	root.AddCommand(
 		newDemoCmd(g),
 		newInspectCmd(g),

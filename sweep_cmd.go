@@ -103,7 +103,7 @@ func runSweep(ctx context.Context, g *globalOptions, o *loadOptions, stdout, std
 			}
 		}
 	}
-	opts := loadgen.Options{Servers: cs.Servers, Chroot: cs.Chroot, SessionOptions: g.sessionOptions(), SourceAddrs: o.sourceAddrs}
+	opts := loadgen.Options{Servers: cs.Servers, Chroot: cs.Chroot, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.sourceAddrs}
 	prog := newProgressLine(stderr)
 	opts.Progress = prog.update
 	opts.Logf = func(format string, args ...any) {

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,10 +28,10 @@ type fourlwPoller struct {
 	done   chan struct{} // closed when the relay goroutine ended
 }
 
-func newPoller(servers []string, admin map[string]string, period, timeout time.Duration) *fourlwPoller {
+func newPoller(servers []string, admin map[string]string, tlsCfg *tls.Config, period, timeout time.Duration) *fourlwPoller {
 	p := &fourlwPoller{timeout: timeout, period: period, first: make(chan struct{}), done: make(chan struct{})}
 	for _, s := range servers {
-		p.members = append(p.members, fourlw.Member{Addr: s, AdminURL: admin[s]})
+		p.members = append(p.members, fourlw.Member{Addr: s, AdminURL: admin[s], TLS: tlsCfg})
 	}
 	return p
 }

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"strconv"
@@ -50,7 +51,7 @@ func countersOf(m map[string]string) (serverCounters, error) {
 }
 
 // readCounters reads mntr from every member at once and sums the counters.
-func readCounters(ctx context.Context, members []string) (serverCounters, error) {
+func readCounters(ctx context.Context, members []string, cfg *tls.Config) (serverCounters, error) {
 	var (
 		mu   sync.Mutex
 		sum  serverCounters
@@ -61,7 +62,7 @@ func readCounters(ctx context.Context, members []string) (serverCounters, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := mntr(ctx, addr)
+			m, err := mntr(ctx, addr, cfg)
 			var c serverCounters
 			if err == nil {
 				c, err = countersOf(m)
@@ -81,10 +82,10 @@ func readCounters(ctx context.Context, members []string) (serverCounters, error)
 }
 
 // mntr asks addr for its mntr counters.
-func mntr(ctx context.Context, addr string) (map[string]string, error) {
+func mntr(ctx context.Context, addr string, cfg *tls.Config) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	reply, err := fourlw.Query(ctx, addr, "mntr")
+	reply, err := fourlw.QueryTLS(ctx, addr, "mntr", cfg)
 	if err != nil {
 		return nil, err
 	}

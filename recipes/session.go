@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -69,6 +70,7 @@ type sessionConfig struct {
 	auth           []authCred
 	observers      []func(zk.Event)
 	connectTimeout time.Duration
+	tls            *tls.Config
 }
 
 type authCred struct {
@@ -180,6 +182,9 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	dialer := cfg.dialer
 	if dialer == nil {
 		dialer = timeoutDialer(cfg.connectTimeout)
+	}
+	if cfg.tls != nil {
+		dialer = tlsDialer(dialer, cfg.tls, cfg.connectTimeout)
 	}
 	conn, events, err := zk.Connect(servers, cfg.timeout,
 		zk.WithLogInfo(false),

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -43,6 +44,8 @@ type InspectOptions struct {
 	SessionTimeout time.Duration
 	// Auth is digest credentials "user:password", never shown.
 	Auth string
+	// TLS, when set, reaches the servers over TLS (connstr.TLS.Config).
+	TLS *tls.Config
 	// AllowWrites enables delete and set-data in the Tree view, each asking
 	// for confirmation. Read-only by default.
 	AllowWrites bool
@@ -72,7 +75,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	in, err := inspect.Open(cctx, inspect.Options{
 		Servers: cs.Servers, AdminURLs: opts.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
-		Auth: opts.Auth, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
+		Auth: opts.Auth, TLS: opts.TLS, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
 	})
 	cancel()
 	if err != nil {
@@ -162,7 +165,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
 		src, err = inspect.Open(cctx, inspect.Options{
 			Servers: cs.Servers, AdminURLs: opts.Inspect.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
-			Auth: opts.Inspect.Auth, PollInterval: opts.Inspect.PollInterval,
+			Auth: opts.Inspect.Auth, TLS: opts.Inspect.TLS, PollInterval: opts.Inspect.PollInterval,
 		})
 		cancel()
 		if err != nil {
