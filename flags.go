@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,13 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/tui"
 )
 
 // globalOptions are the flags every command shares.
 type globalOptions struct {
 	server         string
 	sessionTimeout time.Duration
+	connectTimeout time.Duration
 	auth           string // user:password, never printed or logged
 	tlsFiles       connstr.TLS
 	tlsCfg         *tls.Config // loaded from tlsFiles by load, before any command runs
@@ -25,6 +30,7 @@ func (g *globalOptions) register(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&g.server, "server", "", "ZooKeeper connect string host:port[,host:port...][/chroot] (default: start a local ensemble)")
 	f.DurationVar(&g.sessionTimeout, "session-timeout", recipes.DefaultSessionTimeout, "ZooKeeper session timeout")
+	f.DurationVar(&g.connectTimeout, "connect-timeout", tui.DefaultConnectTimeout, "how long inspect, export and import wait for a first session before giving up")
 	f.StringVar(&g.auth, "auth", "", "digest credentials user:password (never printed)")
 	f.StringVar(&g.tlsFiles.CA, "tls-ca", "", "connect over TLS, trusting the CA certificates in this PEM file (for servers with a secureClientPort)")
 	f.StringVar(&g.tlsFiles.Cert, "tls-cert", "", "TLS client certificate (PEM), for servers that check clients (ssl.clientAuth=need)")
@@ -53,6 +59,44 @@ func (g *globalOptions) connectString() (cs connstr.ConnectString, ok bool, err 
 		return cs, true, usageErr("--server: %v", err)
 	}
 	return cs, true, nil
+}
+
+// reachable fails at once, in one line, when no server of cs accepts a
+// connection (refused, or the TLS handshake failed), rather than after
+// the session's --connect-timeout.
+func (g *globalOptions) reachable(ctx context.Context, cs connstr.ConnectString) error {
+	ctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
+	defer cancel()
+	err := connstr.Reachable(ctx, cs.Servers, g.tlsCfg)
+	if err == nil {
+		return nil
+	}
+	// One server's reason is enough: a TLS failure says more than a
+	// refusal (the others may simply be down).
+	lines := strings.Split(err.Error(), "\n")
+	first := lines[0]
+	for _, l := range lines {
+		if strings.Contains(l, "TLS handshake") {
+			first = l
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		first = "no answer"
+	}
+	return usageErr("cannot reach ZooKeeper at %s: %s (%s)", cs.String(), first, usermsg.ConnectFix(first, g.tlsCfg != nil))
+}
+
+// connectErr is the one line for a first session that could not be
+// opened: where, for how long, the last attempt's failure and the likely fix.
+func (g *globalOptions) connectErr(servers string, err error) error {
+	msg := usermsg.Clean(err.Error())
+	if _, last, ok := strings.Cut(msg, "last attempt: "); ok {
+		msg, _, _ = strings.Cut(last, "; is ZooKeeper running there")
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		msg = "no answer"
+	}
+	return usageErr("cannot reach ZooKeeper at %s within %v: %s (%s)", servers, g.connectTimeout, strings.TrimSuffix(msg, ")"), usermsg.ConnectFix(msg, g.tlsCfg != nil))
 }
 
 // checkAuth validates --auth without ever echoing the password.

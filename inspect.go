@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui"
 )
 
@@ -52,7 +54,11 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 		return err
 	}
 	connect := cs.String()
-	if !ok {
+	if ok {
+		if err := g.reachable(ctx, cs); err != nil {
+			return err
+		}
+	} else {
 		ens, err := startLocalEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
 		if err != nil {
 			return err
@@ -63,13 +69,17 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 	err = tui.RunInspect(ctx, tui.InspectOptions{
 		ConnectString:  connect,
 		SessionTimeout: g.sessionTimeout,
+		ConnectTimeout: g.connectTimeout,
 		Auth:           g.auth,
 		TLS:            g.tlsCfg,
 		AllowWrites:    o.allowWrites,
 		NoColor:        o.noColor,
 	})
-	if err != nil && ctx.Err() == nil {
-		return usageErr("%v", err)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case errors.Is(err, recipes.ErrNoSession):
+		return g.connectErr(connect, err)
 	}
-	return nil
+	return usageErr("%v", err)
 }

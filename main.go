@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zkherd/zkherd/internal/usermsg"
 )
 
 // Exit codes: 0 success, 1 a run whose correctness checks failed, 2 a user
@@ -57,7 +59,9 @@ func run(args []string) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(os.Stderr, "zkherd: %v\n", err)
+	// One line, without the library's package prefixes (internal names
+	// that mean nothing to a user).
+	fmt.Fprintf(os.Stderr, "zkherd: %s\n", usermsg.Clean(err.Error()))
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):

@@ -101,3 +101,31 @@ func Dial(ctx context.Context, addr string, cfg *tls.Config) (net.Conn, error) {
 	}
 	return Handshake(ctx, conn, cfg, addr)
 }
+
+// Reachable dials every server at once (with the TLS handshake when cfg is
+// set) and returns nil as soon as one accepts, else every server's error:
+// a quick answer to "does anything listen there?" before a session is
+// attempted, since a ZooKeeper client retries refused connections forever.
+func Reachable(ctx context.Context, servers []string, cfg *tls.Config) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(servers))
+	for _, addr := range servers {
+		go func() {
+			conn, err := Dial(ctx, addr, cfg)
+			if err == nil {
+				conn.Close()
+			}
+			errs <- err
+		}()
+	}
+	var all []error
+	for range servers {
+		err := <-errs
+		if err == nil {
+			return nil
+		}
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}

@@ -230,9 +230,9 @@ func (s *Session) explainConnectErr(servers []string, err error) error {
 	s.mu.Unlock()
 	hint := "is ZooKeeper running there? check --server"
 	if last != "" {
-		return fmt.Errorf("recipes: no session with %s: %w (last attempt: %s; %s)", strings.Join(servers, ","), err, last, hint)
+		return fmt.Errorf("%w with %s: %w (last attempt: %s; %s)", ErrNoSession, strings.Join(servers, ","), err, last, hint)
 	}
-	return fmt.Errorf("recipes: no session with %s: %w (%s)", strings.Join(servers, ","), err, hint)
+	return fmt.Errorf("%w with %s: %w (%s)", ErrNoSession, strings.Join(servers, ","), err, hint)
 }
 
 func (s *Session) onEvent(ev zk.Event) {
