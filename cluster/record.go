@@ -39,7 +39,7 @@ type RecordedMember struct {
 }
 
 // ErrNoCluster means no running `cluster up` of this user matches.
-var ErrNoCluster = errors.New("cluster: no running \"zkherd cluster up\" found (start one with: zkherd cluster up)")
+var ErrNoCluster = errors.New("cluster: no running \"zkherd cluster up\" found")
 
 // RecordDir is where records live: per user, under the temp directory.
 func RecordDir() string {
@@ -102,7 +102,7 @@ func Find(servers []string) (Record, error) {
 	if len(servers) == 0 {
 		switch len(recs) {
 		case 0:
-			return Record{}, ErrNoCluster
+			return Record{}, fmt.Errorf("%w (start one with: zkherd cluster up)", ErrNoCluster)
 		case 1:
 			return recs[0], nil
 		}
@@ -118,7 +118,7 @@ func Find(servers []string) (Record, error) {
 		}
 		return r, nil
 	}
-	return Record{}, fmt.Errorf("%w for --server %s", ErrNoCluster, strings.Join(servers, ","))
+	return Record{}, fmt.Errorf("%w with the members %s (see the connect string it printed)", ErrNoCluster, strings.Join(servers, ","))
 }
 
 // Member finds a member by client address.

@@ -21,12 +21,12 @@ import (
 // servers check client certificates (ZooKeeper's default,
 // ssl.clientAuth=need).
 type TLSFiles struct {
-	CA   string // the certificate of the CA that signed the servers' and the client's certificates
-	Cert string // a client certificate (CN=zkherd)
-	Key  string // its private key
+	CA   string `json:"ca"`   // the certificate of the CA that signed the servers' and the client's certificates
+	Cert string `json:"cert"` // a client certificate (CN=zkherd)
+	Key  string `json:"key"`  // its private key
 	// ServerKeyStore holds the servers' certificate and key, as ZooKeeper's
 	// PEM keystore wants them (for 127.0.0.1 and localhost).
-	ServerKeyStore string
+	ServerKeyStore string `json:"server_keystore"`
 }
 
 // certValidity is how long the generated certificates last: the life of
