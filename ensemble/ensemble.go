@@ -76,6 +76,9 @@ type Options struct {
 	// certificates that Start makes in the ensemble's directory (see
 	// Ensemble.TLS). The AdminServer then answers over HTTPS only.
 	TLS bool
+	// Server configuration variants, to test clients against servers
+	// configured unlike the default (see ServerConfigs).
+	ServerConfig
 	// Installation to run. Defaults to the result of Find.
 	Installation *Installation
 	// Logf receives progress messages. It is only called from the goroutine
@@ -132,8 +135,10 @@ type Ensemble struct {
 	ownRoot bool // root was created by Start; Stop removes it
 	// clientPort is member 1's fixed client port, 0 for free ports.
 	clientPort int
-	logf       func(format string, args ...any)
-	http       *http.Client
+	// props are the -D system properties of the ServerConfig.
+	props []string
+	logf  func(format string, args ...any)
+	http  *http.Client
 	// tlsFiles and tlsClient are set for a TLS ensemble: the files its
 	// members use and the configuration its own srvr and AdminServer
 	// checks connect with.
@@ -189,6 +194,7 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 		quick:   opts.QuickStart,
 		timeout: cmp.Or(opts.StartTimeout, DefaultStartTimeout),
 		root:    opts.Dir,
+		props:   opts.ServerConfig.properties(),
 		logf:    opts.Logf,
 		http:    &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second},
 	}
@@ -367,6 +373,7 @@ func (e *Ensemble) spawn(m *member) error {
 	if e.quick {
 		args = append(args, "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1")
 	}
+	args = append(args, e.props...)
 	args = append(args, "-cp", classPath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", m.configFile)
 	cmd := exec.Command(e.inst.Java, args...)
 	cmd.Dir = m.dir

@@ -14,35 +14,42 @@ import (
 // an idle 2-core machine, but several times that when other tests load it.
 const startTimeout = 90 * time.Second
 
-// Start starts an ensemble of nodes (1 or 3) members with fsync off and
+// Start starts an ensemble of nodes (1, 3, 5 or 7) members with fsync off and
 // QuickStart on, in a t.TempDir, and stops it in t.Cleanup. When ZooKeeper
 // or Java is missing, or the servers fail to start, it fails the test with
 // the cause and fix. If the test failed, the end of each member's log is
 // logged at cleanup.
 func Start(t testing.TB, nodes int) *ensemble.Ensemble {
 	t.Helper()
-	return start(t, nodes, false)
+	return start(t, nodes, ensemble.ServerConfig{}, false)
+}
+
+// StartConfig is Start with the server configuration cfg.
+func StartConfig(t testing.TB, nodes int, cfg ensemble.ServerConfig) *ensemble.Ensemble {
+	t.Helper()
+	return start(t, nodes, cfg, false)
 }
 
 // StartTLS is Start for an ensemble that accepts clients only over TLS
 // (ensemble.Options.TLS): ens.TLS() names its CA and client certificate.
 func StartTLS(t testing.TB, nodes int) *ensemble.Ensemble {
 	t.Helper()
-	return start(t, nodes, true)
+	return start(t, nodes, ensemble.ServerConfig{}, true)
 }
 
-func start(t testing.TB, nodes int, tls bool) *ensemble.Ensemble {
+func start(t testing.TB, nodes int, cfg ensemble.ServerConfig, tls bool) *ensemble.Ensemble {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	ens, err := ensemble.Start(ctx, ensemble.Options{
-		Nodes:      nodes,
-		NoFsync:    true,
-		Dir:        t.TempDir(),
-		HeapMB:     96,
-		QuickStart: true,
-		TLS:        tls,
-		Logf:       t.Logf,
+		Nodes:        nodes,
+		NoFsync:      true,
+		Dir:          t.TempDir(),
+		HeapMB:       96,
+		QuickStart:   true,
+		ServerConfig: cfg,
+		TLS:          tls,
+		Logf:         t.Logf,
 	})
 	if err != nil {
 		t.Fatalf("enstest: %v", err)
