@@ -87,6 +87,38 @@ func (g *globalOptions) reachable(ctx context.Context, cs connstr.ConnectString)
 	return usageErr("cannot reach ZooKeeper at %s: %s (%s)", cs.String(), first, usermsg.ConnectFix(first, g.tlsCfg != nil))
 }
 
+// session opens a session to the --server ensemble for a command that
+// needs one (export, import), failing in one line within --connect-timeout
+// when none can be had.
+func (g *globalOptions) session(ctx context.Context, command string) (*recipes.Session, connstr.ConnectString, error) {
+	if err := g.checkAuth(); err != nil {
+		return nil, connstr.ConnectString{}, err
+	}
+	cs, ok, err := g.connectString()
+	if err != nil {
+		return nil, cs, err
+	}
+	if !ok {
+		return nil, cs, usageErr("%s needs --server host:port[,host:port...] (start one with: zkherd cluster up)", command)
+	}
+	if err := g.reachable(ctx, cs); err != nil {
+		return nil, cs, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
+	defer cancel()
+	s, err := recipes.NewSession(sctx, cs.Servers, g.sessionOptions()...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, cs, ctx.Err()
+		}
+		if errors.Is(err, recipes.ErrNoSession) {
+			return nil, cs, g.connectErr(cs.String(), err)
+		}
+		return nil, cs, usageErr("%v", err)
+	}
+	return s, cs, nil
+}
+
 // connectErr is the one line for a first session that could not be
 // opened: where, for how long, the last attempt's failure and the likely fix.
 func (g *globalOptions) connectErr(servers string, err error) error {

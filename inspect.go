@@ -29,7 +29,12 @@ sessions and watches, and every member's stats. Read-only unless
 
 Without --server a local 1-node ensemble is started and removed on exit.
 
-Keys: ? help, tab/1-5 views, arrows or hjkl, / filter, : command, esc back, q quit.`,
+Views: 1 Tree, 2 Locks, 3 Queues, 4 Sessions, 5 Servers; [ and ] step
+through them. Tab and shift+tab move between the panes of a view (the Tree's
+list and data). Arrows or hjkl move (l or enter opens, h goes to the parent),
+/ filters, : takes a command (:cd PATH), r refreshes, esc goes back, ? shows
+every key, q quits. With --allow-writes, d deletes and e sets data, each
+after a confirmation.`,
 		Example: `  zkherd inspect --server 127.0.0.1:2181
   zkherd inspect --server zk1:2181,zk2:2181,zk3:2181/app`,
 		Args: cobra.NoArgs,

@@ -83,7 +83,8 @@ func newRootCmd() *cobra.Command {
   zkherd demo        start a local ensemble and run the herd-vs-fair scenario
   zkherd inspect     live terminal view of an ensemble: tree, locks, queues, sessions, servers
   zkherd load        run a load scenario with thousands of contending sessions
-  zkherd cluster     start a local ensemble, or show the status of any ensemble
+  zkherd cluster     start a local ensemble and act on its members, or show the status of any ensemble
+  zkherd export      write a znode subtree to JSON (zkherd import writes it back into a namespace)
 
 Without --server, commands that need ZooKeeper start a local ensemble
 (Apache ZooKeeper from the zookeeper package) and remove it afterwards.`,
@@ -102,6 +103,8 @@ Without --server, commands that need ZooKeeper start a local ensemble
 		newReportCmd(g),
 		newScenariosCmd(g),
 		newClusterCmd(g),
+		newExportCmd(g),
+		newImportCmd(g),
 		newVersionCmd(),
 	)
 	return root
