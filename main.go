@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -43,7 +44,11 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-func run(args []string) int {
+func run(args []string) int { return runTo(args, os.Stdout, os.Stderr) }
+
+// runTo runs zkherd with args; the command's output and its error line go
+// to stdout and stderr.
+func runTo(args []string, stdout, stderr io.Writer) int {
 	// The first Ctrl-C cancels ctx: commands stop gracefully, clean up and
 	// write what they have. A second Ctrl-C exits at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -55,13 +60,15 @@ func run(args []string) int {
 
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
 	// One line, without the library's package prefixes (internal names
 	// that mean nothing to a user).
-	fmt.Fprintf(os.Stderr, "zkherd: %s\n", usermsg.Clean(err.Error()))
+	fmt.Fprintf(stderr, "zkherd: %s\n", usermsg.Clean(err.Error()))
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):
