@@ -131,6 +131,19 @@ func (g *globalOptions) connectErr(servers string, err error) error {
 	return usageErr("cannot reach ZooKeeper at %s within %v: %s (%s)", servers, g.connectTimeout, strings.TrimSuffix(msg, ")"), usermsg.ConnectFix(msg, g.tlsCfg != nil))
 }
 
+// noSessionErr rewrites a session that could not be opened (any command)
+// as one line: the last attempt's failure and the likely fix.
+func (g *globalOptions) noSessionErr(err error) error {
+	msg := usermsg.Clean(err.Error())
+	if head, last, ok := strings.Cut(msg, " (last attempt: "); ok {
+		last, _, _ = strings.Cut(last, "; is ZooKeeper running there")
+		msg = head + "; last attempt: " + last
+	} else {
+		msg, _, _ = strings.Cut(msg, " (is ZooKeeper running there")
+	}
+	return usageErr("%s (%s)", msg, usermsg.ConnectFix(msg, g.tlsCfg != nil))
+}
+
 // checkAuth validates --auth without ever echoing the password.
 func (g *globalOptions) checkAuth() error {
 	if g.auth == "" {

@@ -263,6 +263,11 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		return err
 	}
 	local := !haveServer
+	if haveServer {
+		if err := g.reachable(ctx, cs); err != nil {
+			return err // refused, or the TLS handshake failed: say so now, not after the sessions' timeout
+		}
+	}
 	var ens *ensemble.Ensemble
 	if local {
 		ens, err = startLocalEnsemble(ctx, ensemble.Options{
@@ -359,7 +364,7 @@ func runAll(ctx context.Context, plan *loadPlan, opts loadgen.Options, starting 
 			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 				return results, true, nil
 			}
-			return results, false, usageErr("%s", strings.TrimPrefix(err.Error(), "loadgen: "))
+			return results, false, usageErr("%w", err) // the chain kept: a missing session is explained by run
 		}
 		results = append(results, res)
 		if res.Partial {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/internal/usermsg"
+	"github.com/zkherd/zkherd/recipes"
 )
 
 // Exit codes: 0 success, 1 a run whose correctness checks failed, 2 a user
@@ -58,13 +59,17 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 		stop() // restore default handling: the next signal kills the process
 	}()
 
-	root := newRootCmd()
+	g := &globalOptions{}
+	root := newRootCmdWith(g)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if errors.Is(err, recipes.ErrNoSession) && ctx.Err() == nil {
+		err = g.noSessionErr(err) // the last attempt's failure and its fix
 	}
 	// One line, without the library's package prefixes (internal names
 	// that mean nothing to a user).
@@ -80,8 +85,10 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func newRootCmd() *cobra.Command {
-	g := &globalOptions{}
+func newRootCmd() *cobra.Command { return newRootCmdWith(&globalOptions{}) }
+
+// newRootCmdWith builds the command tree around the shared flags g.
+func newRootCmdWith(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "zkherd",
 		Short: "See and stress how ZooKeeper coordination behaves",

@@ -114,7 +114,12 @@ func TestTLSOnlyEnsemble(t *testing.T) {
 		if code == exitOK {
 			t.Errorf("load without TLS succeeded against a TLS-only server")
 		}
-		oneLine(t, stderr, "127.0.0.1")
+		oneLine(t, stderr, "needs --tls-ca")
+		code, _, stderr = run(t, append(without("load", "--scenario", "fair-lock", "--clients", "2", "--duration", "1s", "--no-tui"), "--tls-ca", files.CA, "--out", out+"3"))
+		if code != exitUsage {
+			t.Errorf("load without a client certificate: exit %d, want %d", code, exitUsage)
+		}
+		oneLine(t, stderr, "give --tls-cert and --tls-key")
 	})
 
 	t.Run("inspect", func(t *testing.T) {
