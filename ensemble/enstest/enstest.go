@@ -21,36 +21,30 @@ const startTimeout = 90 * time.Second
 // logged at cleanup.
 func Start(t testing.TB, nodes int) *ensemble.Ensemble {
 	t.Helper()
-	return start(t, nodes, ensemble.ServerConfig{}, false)
+	return StartWith(t, ensemble.Options{Nodes: nodes})
 }
 
 // StartConfig is Start with the server configuration cfg.
 func StartConfig(t testing.TB, nodes int, cfg ensemble.ServerConfig) *ensemble.Ensemble {
 	t.Helper()
-	return start(t, nodes, cfg, false)
+	return StartWith(t, ensemble.Options{Nodes: nodes, ServerConfig: cfg})
 }
 
 // StartTLS is Start for an ensemble that accepts clients only over TLS
 // (ensemble.Options.TLS): ens.TLS() names its CA and client certificate.
 func StartTLS(t testing.TB, nodes int) *ensemble.Ensemble {
 	t.Helper()
-	return start(t, nodes, ensemble.ServerConfig{}, true)
+	return StartWith(t, ensemble.Options{Nodes: nodes, TLS: true})
 }
 
-func start(t testing.TB, nodes int, cfg ensemble.ServerConfig, tls bool) *ensemble.Ensemble {
+// StartWith is Start with opts (Nodes, PeerAddr...): fsync, Dir, HeapMB,
+// QuickStart and Logf are set as Start sets them.
+func StartWith(t testing.TB, opts ensemble.Options) *ensemble.Ensemble {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	ens, err := ensemble.Start(ctx, ensemble.Options{
-		Nodes:        nodes,
-		NoFsync:      true,
-		Dir:          t.TempDir(),
-		HeapMB:       96,
-		QuickStart:   true,
-		ServerConfig: cfg,
-		TLS:          tls,
-		Logf:         t.Logf,
-	})
+	opts.NoFsync, opts.Dir, opts.HeapMB, opts.QuickStart, opts.Logf = true, t.TempDir(), 96, true, t.Logf
+	ens, err := ensemble.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("enstest: %v", err)
 	}
