@@ -6,7 +6,7 @@
 // including when members die, stall or come back. Start launches 1, 3, 5 or 7 JVMs
 // from a local installation (Debian's zookeeper package, $ZOOKEEPER_HOME, or
 // zkServer.sh on PATH), each on free loopback ports in its own directory, and
-// returns once every member serves and, for 3 members, exactly one leads.
+// returns once every member serves and, for several members, exactly one leads.
 // Leader, WaitLeader and Mode ask the members (with the srvr four-letter
 // word) who leads; Kill, Pause, Resume, StopMember and Restart inject the
 // faults the rest of zkherd is tested against. Package enstest wraps Start

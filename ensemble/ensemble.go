@@ -182,7 +182,7 @@ func (m *member) state() State {
 }
 
 // Start launches an ensemble and returns once every member serves clients
-// and, for 3 members, exactly one of them leads. On failure nothing is left
+// and, for several members, exactly one of them leads. On failure nothing is left
 // running and the error includes the end of the failing member's log.
 func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 	nodes := cmp.Or(opts.Nodes, DefaultNodes)

@@ -84,3 +84,30 @@ func TestTLSOnly(t *testing.T) {
 		t.Errorf("AdminServer ruok: %s", resp.Status)
 	}
 }
+
+// TestFiveMembers: an ensemble of 5 serves with one leader and survives
+// two members down (a quorum of 3).
+func TestFiveMembers(t *testing.T) {
+	ens := enstest.Start(t, 5)
+	if got := len(ens.Members()); got != 5 {
+		t.Fatalf("%d members, want 5", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	leader, err := ens.WaitLeader(ctx)
+	if err != nil {
+		t.Fatalf("no leader: %v", err)
+	}
+	down := 0
+	for _, m := range ens.Members() {
+		if m.ID != leader && down < 2 {
+			if err := ens.Kill(m.ID); err != nil {
+				t.Fatal(err)
+			}
+			down++
+		}
+	}
+	if _, err := ens.WaitLeader(ctx); err != nil {
+		t.Errorf("no leader with 3 of 5 members up: %v", err)
+	}
+}
