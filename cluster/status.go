@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -58,6 +59,8 @@ type AdminStatus struct {
 	// whitelist refuses.
 	FourLW  []string `json:"four_letter_words"`
 	Refused []string `json:"refused,omitempty"`
+	// Unanswered lists those that failed otherwise (no answer, TLS).
+	Unanswered []string `json:"unanswered,omitempty"`
 	// AdminServer is the AdminServer's URL when it answers.
 	AdminServer string `json:"admin_server,omitempty"`
 }
@@ -112,10 +115,14 @@ func Poll(ctx context.Context, members []fourlw.Member, timeout time.Duration) S
 	for _, mc := range caps {
 		as := AdminStatus{Member: mc.Member.String(), Reachable: mc.Reachable, FourLW: []string{}}
 		for _, c := range mc.Commands {
-			if c.FourLW {
+			var refused *fourlw.ErrNotWhitelisted
+			switch {
+			case c.FourLW:
 				as.FourLW = append(as.FourLW, string(c.Command))
-			} else {
+			case errors.As(c.Err, &refused):
 				as.Refused = append(as.Refused, string(c.Command))
+			default:
+				as.Unanswered = append(as.Unanswered, string(c.Command))
 			}
 		}
 		if mc.AdminServer {
@@ -198,9 +205,12 @@ func (st Status) WriteText(out io.Writer) error {
 			fmt.Fprintf(out, "  %s: unreachable\n", a.Member)
 			continue
 		}
-		line := fmt.Sprintf("  %s: four-letter words: %d of %d answer", a.Member, len(a.FourLW), len(a.FourLW)+len(a.Refused))
+		line := fmt.Sprintf("  %s: four-letter words: %d of %d answer", a.Member, len(a.FourLW), len(a.FourLW)+len(a.Refused)+len(a.Unanswered))
 		if len(a.Refused) > 0 {
 			line += fmt.Sprintf(" (refused: %s; enable with %q in zoo.cfg)", strings.Join(a.Refused, " "), fourlw.ConfigLine)
+		}
+		if len(a.Unanswered) > 0 {
+			line += fmt.Sprintf(" (no answer: %s)", strings.Join(a.Unanswered, " "))
 		}
 		if a.AdminServer != "" {
 			line += "; AdminServer answers at " + a.AdminServer
