@@ -1,6 +1,9 @@
 package usermsg
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestClean(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -16,6 +19,26 @@ func TestClean(t *testing.T) {
 		}
 		if HasPackagePrefix(Clean(tt.in)) {
 			t.Errorf("Clean(%q) still has a package prefix", tt.in)
+		}
+	}
+}
+
+func TestConnectFix(t *testing.T) {
+	tests := []struct {
+		msg  string
+		tls  bool
+		want string
+	}{
+		{"tls: failed to verify certificate: x509: certificate signed by unknown authority", true, "--tls-ca"},
+		{"x509: certificate is valid for localhost, not foo", true, "--tls-server-name"},
+		{"remote error: tls: bad certificate", true, "--tls-cert and --tls-key"},
+		{"tls: first record does not look like a TLS handshake", true, "leave out the --tls-* flags"},
+		{"authentication failed: EOF", false, "needs --tls-ca"},
+		{"dial tcp 127.0.0.1:1: connect: connection refused", false, "is ZooKeeper running there?"},
+	}
+	for _, tt := range tests {
+		if got := ConnectFix(tt.msg, tt.tls); !strings.Contains(got, tt.want) {
+			t.Errorf("ConnectFix(%q, %v) = %q, want it to say %q", tt.msg, tt.tls, got, tt.want)
 		}
 	}
 }
