@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/cluster"
+	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/fourlw"
 )
@@ -266,6 +267,9 @@ Exit status: 0 when every member answers and one leads; 1 when a member is
 down or no leader is elected (the status is printed all the same); 2 when no
 member answers.
 
+Without --server, the ensemble is the one "zkherd cluster up" of yours is
+running (with its certificates, for a TLS one).
+
 The AdminServer is looked for at http://<host>:8080 (https with --tls-ca)
 unless --admin-url names it (one per server, in --server order); ensembles
 started by "zkherd cluster up" are found automatically.`,
@@ -279,15 +283,26 @@ started by "zkherd cluster up" are found automatically.`,
 			if err != nil {
 				return err
 			}
+			tlsCfg := g.tlsCfg
 			if !ok {
-				return usageErr("cluster status needs --server host:port[,host:port...] (start one with: zkherd cluster up)")
+				// The one running "cluster up" of this user, with its certificates.
+				rec, err := cluster.Find(nil)
+				if err != nil {
+					return usageErr("cluster status needs --server host:port[,host:port...] (no single running \"zkherd cluster up\" to default to: %v)", err)
+				}
+				cs.Servers = strings.Split(rec.ConnectString(), ",")
+				if tlsCfg == nil && rec.TLS != nil {
+					if tlsCfg, err = (connstr.TLS{CA: rec.TLS.CA, Cert: rec.TLS.Cert, Key: rec.TLS.Key}).Config(); err != nil {
+						return usageErr("the certificates of the running cluster up: %v", err)
+					}
+				}
 			}
 			if len(o.adminURLs) > 0 && len(o.adminURLs) != len(cs.Servers) {
 				return usageErr("--admin-url: %d given for %d servers; give one per server, in --server order", len(o.adminURLs), len(cs.Servers))
 			}
 			members := make([]fourlw.Member, len(cs.Servers))
 			for i, addr := range cs.Servers {
-				members[i] = fourlw.Member{ID: i + 1, Addr: addr, AdminURL: adminURLFor(addr, i, o.adminURLs, g.tlsCfg != nil), TLS: g.tlsCfg}
+				members[i] = fourlw.Member{ID: i + 1, Addr: addr, AdminURL: adminURLFor(addr, i, o.adminURLs, tlsCfg != nil), TLS: tlsCfg}
 			}
 			st := cluster.Poll(cmd.Context(), members, o.timeout)
 			if err := cmd.Context().Err(); err != nil {

@@ -15,6 +15,7 @@ import (
 // refuses connections.
 func TestErrorsNameNoPackage(t *testing.T) {
 	dir := t.TempDir()
+	t.Setenv("TMPDIR", dir) // no record of another user's or test's "cluster up" is found
 	refused := "127.0.0.1:1"
 	tests := [][]string{
 		{"inspect", "--server", refused},
