@@ -263,11 +263,6 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		return err
 	}
 	local := !haveServer
-	if haveServer {
-		if err := g.reachable(ctx, cs); err != nil {
-			return err // refused, or the TLS handshake failed: say so now, not after the sessions' timeout
-		}
-	}
 	var ens *ensemble.Ensemble
 	if local {
 		ens, err = startLocalEnsemble(ctx, ensemble.Options{
@@ -285,6 +280,9 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 			if err := run.Spec.ValidateEnsemble(len(cs.Servers), false); err != nil {
 				return scenarioErr(err)
 			}
+		}
+		if err := g.reachable(ctx, cs); err != nil {
+			return err // refused, or the TLS handshake failed: say so now, not after the sessions' timeout
 		}
 	}
 	server := cs.String()
