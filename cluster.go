@@ -18,6 +18,7 @@ import (
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/fourlw"
+	"github.com/zkherd/zkherd/loadrun"
 )
 
 func newClusterCmd(g *globalOptions) *cobra.Command {
@@ -125,7 +126,7 @@ type upMember struct {
 }
 
 func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error {
-	ens, err := startLocalEnsemble(ctx, ensemble.Options{Nodes: o.nodes, NoFsync: !o.fsync, Dir: o.dir, HeapMB: clusterHeapMB, ClientPort: o.port, TLS: o.tls}, os.Stderr)
+	ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: o.nodes, NoFsync: !o.fsync, Dir: o.dir, HeapMB: clusterHeapMB, ClientPort: o.port, TLS: o.tls}, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -222,31 +223,6 @@ func printUpInfo(out io.Writer, info upInfo) {
 	fmt.Fprintf(out, "\n  zkherd cluster status %s\n  zkherd inspect %s\n  zkherd cluster kill|pause|resume|restart MEMBER\n\nPress Ctrl-C to stop and remove it.\n", conn, conn)
 }
 
-// startLocalEnsemble starts ZooKeeper on loopback, turning a missing install
-// into the one-line message with the fix.
-func startLocalEnsemble(ctx context.Context, opts ensemble.Options, log io.Writer) (*ensemble.Ensemble, error) {
-	if _, err := ensemble.Find(); err != nil {
-		return nil, usageErr("%v", err)
-	}
-	fmt.Fprintf(log, "starting a local %d-node ZooKeeper ensemble on 127.0.0.1...\n", max(opts.Nodes, 1))
-	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	ens, err := ensemble.Start(sctx, opts)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// Start's error is the cause, then the member's log tail: the user
-		// gets the cause in one line; the log stays in the ensemble's files.
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		if errors.Is(err, ensemble.ErrPortInUse) {
-			return nil, usageErr("%s", first)
-		}
-		return nil, usageErr("could not start a local ZooKeeper ensemble: %s", first)
-	}
-	return ens, nil
-}
-
 type clusterStatusOptions struct {
 	adminURLs []string
 	timeout   time.Duration
@@ -320,7 +296,7 @@ started by "zkherd cluster up" are found automatically.`,
 			case st.Up == 0:
 				return usageErr("no member of %s answered: %s (check --server%s; start one with: zkherd cluster up)", cs.String(), st.Members[0].Error, tlsHint(g))
 			case !st.Healthy:
-				return &exitError{code: exitCheckFailed, err: errors.New(st.Problem)}
+				return &exitError{Code: exitCheckFailed, Err: errors.New(st.Problem)}
 			}
 			return nil
 		},

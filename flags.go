@@ -71,20 +71,7 @@ func (g *globalOptions) reachable(ctx context.Context, cs connstr.ConnectString)
 	if err == nil {
 		return nil
 	}
-	// One server's reason is enough: a TLS failure says more than a
-	// refusal (the others may simply be down).
-	lines := strings.Split(err.Error(), "\n")
-	first := lines[0]
-	for _, l := range lines {
-		if strings.Contains(l, "TLS handshake") {
-			first = l
-			break
-		}
-	}
-	if ctx.Err() != nil {
-		first = "no answer"
-	}
-	return usageErr("cannot reach ZooKeeper at %s: %s (%s)", cs.String(), first, usermsg.ConnectFix(first, g.tlsCfg != nil))
+	return usageErr("%s", usermsg.Unreachable(cs.String(), err, g.tlsCfg != nil, ctx.Err() != nil))
 }
 
 // session opens a session to the --server ensemble for a command that

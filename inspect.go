@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui"
 )
@@ -64,7 +65,7 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 			return err
 		}
 	} else {
-		ens, err := startLocalEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
+		ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
 		if err != nil {
 			return err
 		}

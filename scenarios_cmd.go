@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -69,7 +70,7 @@ func listScenarios(w io.Writer) {
 func showScenario(w io.Writer, name string) error {
 	spec, err := scenarios.Lookup(name)
 	if err != nil {
-		return scenarioErr(err)
+		return loadrun.ScenarioError(err)
 	}
 	e := spec.Effective()
 	fmt.Fprintf(w, "%s\n\n", e.Name)

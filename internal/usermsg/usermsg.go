@@ -59,3 +59,22 @@ func ConnectFix(msg string, tls bool) string {
 	}
 	return "check --server"
 }
+
+// Unreachable is the one line for servers none of which accepted a
+// connection (connstr.Reachable's error): one server's reason, a TLS
+// failure rather than a refusal when there are both (the others may simply
+// be down), and the likely fix; timedOut when the check ran out of time.
+func Unreachable(servers string, err error, tls, timedOut bool) string {
+	lines := strings.Split(err.Error(), "\n")
+	reason := lines[0]
+	for _, l := range lines {
+		if strings.Contains(l, "TLS handshake") {
+			reason = l
+			break
+		}
+	}
+	if timedOut {
+		reason = "no answer"
+	}
+	return "cannot reach ZooKeeper at " + servers + ": " + reason + " (" + ConnectFix(reason, tls) + ")"
+}
