@@ -39,7 +39,7 @@ func TestScripts(t *testing.T) {
 				ts.Defer(func() { l.Close() })
 				ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 			},
-			// waitcluster VAR: wait (up to 2 minutes) until the script's
+			// waitcluster VAR: wait (up to 4 minutes: a loaded machine starts JVMs slowly) until the script's
 			// background "zkherd cluster up" serves, then put its connect
 			// string in $VAR and, for a TLS ensemble, its files in
 			// $VAR_CA, $VAR_CERT and $VAR_KEY.
@@ -48,7 +48,7 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("usage: waitcluster VAR")
 				}
 				dir := filepath.Join(ts.Getenv("TMPDIR"), fmt.Sprintf("zkherd-%d", os.Getuid()), "clusters")
-				for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+				for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 					files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 					for _, f := range files {
 						data, err := os.ReadFile(f)
@@ -65,7 +65,7 @@ func TestScripts(t *testing.T) {
 						return
 					}
 				}
-				ts.Fatalf("no zkherd cluster up record appeared in %s within 2 minutes", dir)
+				ts.Fatalf("no zkherd cluster up record appeared in %s within 4 minutes", dir)
 			},
 		},
 		Setup: func(env *testscript.Env) error {
