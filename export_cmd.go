@@ -46,7 +46,7 @@ namespace.`,
 			case errors.Is(err, zk.ErrNoNode):
 				return usageErr("export %s: no such node", args[0])
 			case errors.Is(err, zk.ErrNoAuth):
-				return usageErr("export %s: not allowed to read it (give --auth user:password)", args[0])
+				return usageErr("export %s: %v: its ACL denies this session (give --auth user:password)", args[0], err)
 			case err != nil:
 				return usageErr("export %s: %v", args[0], err)
 			}
