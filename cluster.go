@@ -18,6 +18,7 @@ import (
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/fourlw"
+	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/loadrun"
 )
 
@@ -294,7 +295,8 @@ started by "zkherd cluster up" are found automatically.`,
 			}
 			switch {
 			case st.Up == 0:
-				return usageErr("no member of %s answered: %s (check --server%s; start one with: zkherd cluster up)", cs.String(), st.Members[0].Error, tlsHint(g))
+				reason := st.Members[0].Error
+				return usageErr("no member of %s answered: %s (%s; start one with: zkherd cluster up)", cs.String(), reason, usermsg.ConnectFix(reason, tlsCfg != nil))
 			case !st.Healthy:
 				return &exitError{Code: exitCheckFailed, Err: errors.New(st.Problem)}
 			}
@@ -305,15 +307,6 @@ started by "zkherd cluster up" are found automatically.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 3*time.Second, "how long to wait for each member")
 	o.output.register(cmd)
 	return cmd
-}
-
-// tlsHint suggests TLS when none was given: a TLS-only server drops a
-// plain client without a word.
-func tlsHint(g *globalOptions) string {
-	if g.tlsCfg != nil {
-		return ""
-	}
-	return "; a server that accepts only TLS needs --tls-ca"
 }
 
 // adminURLFor picks the AdminServer to try for a member: the flag, the
