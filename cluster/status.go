@@ -65,25 +65,29 @@ type AdminStatus struct {
 	AdminServer string `json:"admin_server,omitempty"`
 }
 
-// Poll asks every member once (srvr, mntr, and a probe of the admin
-// interfaces), each bounded by timeout.
+// Poll asks every member once (srvr and mntr, each bounded by timeout),
+// then probes the admin interfaces of the members that answered: twelve
+// commands in a row, so the probe gets three times timeout (a member that
+// did not answer is not probed: it would only use up the time).
 func Poll(ctx context.Context, members []fourlw.Member, timeout time.Duration) Status {
 	pctx, cancel := context.WithTimeout(ctx, timeout+time.Second)
-	defer cancel()
-	var (
-		snap fourlw.Snapshot
-		caps fourlw.Capabilities
-		wg   sync.WaitGroup
-	)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		snap = fourlw.PollOnce(pctx, members, fourlw.WithTimeout(timeout), fourlw.WithCommands(fourlw.CmdSrvr, fourlw.CmdMntr))
-	}()
-	go func() {
-		defer wg.Done()
-		caps = fourlw.Probe(pctx, members)
-	}()
+	snap := fourlw.PollOnce(pctx, members, fourlw.WithTimeout(timeout), fourlw.WithCommands(fourlw.CmdSrvr, fourlw.CmdMntr))
+	cancel()
+	caps := make(fourlw.Capabilities, len(members))
+	var wg sync.WaitGroup
+	for i, m := range snap.Members {
+		if !m.Up {
+			caps[i] = fourlw.MemberCapabilities{Member: members[i], Err: m.Err}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 3*timeout)
+			defer cancel()
+			caps[i] = fourlw.ProbeMember(cctx, members[i])
+		}()
+	}
 	wg.Wait()
 
 	var st Status
