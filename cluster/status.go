@@ -27,12 +27,16 @@ type Status struct {
 	Admin   []AdminStatus `json:"admin_interfaces"`
 }
 
+// ModeNotServing is the Mode of a member that answers but serves no
+// requests: it is electing a leader, or cut off from the quorum.
+const ModeNotServing = "not-serving"
+
 // MemberStatus is one member's figures (srvr and mntr); the numbers are
 // absent when it is down or did not answer that command.
 type MemberStatus struct {
 	ID          int      `json:"id"`
 	Address     string   `json:"address"`
-	Up          bool     `json:"up"`
+	Up          bool     `json:"up"` // answers (Mode says whether it serves)
 	Error       string   `json:"error,omitempty"`
 	Mode        string   `json:"mode,omitempty"`
 	Zxid        string   `json:"zxid,omitempty"`
@@ -76,7 +80,7 @@ func Poll(ctx context.Context, members []fourlw.Member, timeout time.Duration) S
 	caps := make(fourlw.Capabilities, len(members))
 	var wg sync.WaitGroup
 	for i, m := range snap.Members {
-		if !m.Up {
+		if !m.Up && !errors.Is(m.Err, fourlw.ErrNotServing) {
 			caps[i] = fourlw.MemberCapabilities{Member: members[i], Err: m.Err}
 			continue
 		}
@@ -93,6 +97,13 @@ func Poll(ctx context.Context, members []fourlw.Member, timeout time.Duration) S
 	var st Status
 	for _, m := range snap.Members {
 		ms := MemberStatus{ID: m.Member.ID, Address: m.Member.Addr, Up: m.Up}
+		if !m.Up && errors.Is(m.Err, fourlw.ErrNotServing) {
+			// Alive, but electing a leader or cut off from the quorum.
+			ms.Up, ms.Mode = true, ModeNotServing
+			st.Up++
+			st.Members = append(st.Members, ms)
+			continue
+		}
 		if !m.Up {
 			ms.Error = oneLine(m.Err)
 			st.Members = append(st.Members, ms)
