@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"crypto/tls"
 	"errors"
 	"time"
 
@@ -51,6 +52,9 @@ type Options struct {
 	// logger...). The scenario's session timeout and loadgen's buffer sizes
 	// and dialer are applied after them.
 	SessionOptions []recipes.SessionOption
+	// TLS, when set, reaches the servers over TLS (a secureClientPort):
+	// every session (recipes.WithTLS) and the mntr reads.
+	TLS *tls.Config
 	// Members are the addresses whose mntr counters are read before and
 	// after the run, for server packets and watch fan-out. Defaults to
 	// Servers.

@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -28,8 +30,10 @@ var ErrQuit = errors.New("tui: quit by the user")
 // redraws from load snapshots: at most 10 updates per second.
 const DefaultUpdateInterval = 100 * time.Millisecond
 
-// connectTimeout bounds the first connection of RunInspect.
-const connectTimeout = 15 * time.Second
+// DefaultConnectTimeout bounds the first connection of RunInspect: a
+// live server opens a session in milliseconds, so a few seconds without
+// one means no server answers, and the user should hear so at once.
+const DefaultConnectTimeout = 3 * time.Second
 
 // InspectOptions configure RunInspect.
 type InspectOptions struct {
@@ -42,8 +46,13 @@ type InspectOptions struct {
 	AdminURLs map[string]string
 	// SessionTimeout defaults to recipes.DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// ConnectTimeout bounds the wait for the first session; defaults to
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
 	// Auth is digest credentials "user:password", never shown.
 	Auth string
+	// TLS, when set, reaches the servers over TLS (connstr.TLS.Config).
+	TLS *tls.Config
 	// AllowWrites enables delete and set-data in the Tree view, each asking
 	// for confirmation. Read-only by default.
 	AllowWrites bool
@@ -75,10 +84,10 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	if err != nil {
 		return fmt.Errorf("tui: %w", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cmp.Or(opts.ConnectTimeout, DefaultConnectTimeout))
 	in, err := inspect.Open(cctx, inspect.Options{
 		Servers: cs.Servers, AdminURLs: opts.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
-		Auth: opts.Auth, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
+		Auth: opts.Auth, TLS: opts.TLS, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
 		ScanRoots: opts.ScanRoots, NoWatches: opts.NoWatches, WatchBudget: opts.WatchBudget,
 	})
 	cancel()
@@ -166,10 +175,10 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		if err != nil {
 			return fmt.Errorf("tui: %w", err)
 		}
-		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		cctx, cancel := context.WithTimeout(ctx, cmp.Or(opts.Inspect.ConnectTimeout, DefaultConnectTimeout))
 		src, err = inspect.Open(cctx, inspect.Options{
 			Servers: cs.Servers, AdminURLs: opts.Inspect.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
-			Auth: opts.Inspect.Auth, PollInterval: opts.Inspect.PollInterval,
+			Auth: opts.Inspect.Auth, TLS: opts.Inspect.TLS, PollInterval: opts.Inspect.PollInterval,
 			ScanRoots: opts.Inspect.ScanRoots, NoWatches: opts.Inspect.NoWatches, WatchBudget: opts.Inspect.WatchBudget,
 		})
 		cancel()
