@@ -281,16 +281,6 @@ func (p *Poller) Start(ctx context.Context) <-chan Snapshot {
 	return out
 }
 
-// Run polls until ctx ends, calling fn with each snapshot from one
-// goroutine; a slow fn does not slow the polls (see Start). It returns
-// ctx's error once everything has stopped.
-func (p *Poller) Run(ctx context.Context, fn func(Snapshot)) error {
-	for s := range p.Start(ctx) {
-		fn(s)
-	}
-	return ctx.Err()
-}
-
 type indexedStatus struct {
 	index  int
 	status MemberStatus
