@@ -137,7 +137,7 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 		Version: Version(),
 	}
 	if !o.noTUI && loadrun.IsTerminal(stdout) && loadrun.IsTerminal(os.Stdin) {
-		r.Display = dashboard
+		r.Display = dashboardFor(g)
 	}
 	return r, nil
 }

@@ -1003,12 +1003,10 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 		Violations:    r.chk.violations(),
 		Faults:        r.faultEvents(),
 	}
-	for _, ph := range metrics.Phases() {
-		if s := r.rec.Summary(ph); s.Count > 0 {
-			p.Phases[ph] = s
+	for _, ph := range append(metrics.Phases(), r.work.extraPhases()...) {
+		if !r.opts.ProgressPhases && ph != main {
+			continue
 		}
-	}
-	for _, ph := range r.work.extraPhases() {
 		if s := r.rec.Summary(ph); s.Count > 0 {
 			p.Phases[ph] = s
 		}
@@ -1034,6 +1032,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 			p.PacketsPerAcquisition = float64(n.packets-b.packets) / float64(ops)
 		}
 	}
+	r.addLive(&p, intervals != nil)
 	r.opts.Progress(p)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -176,7 +177,13 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 			return err
 		}
 		defer src.Close()
-		f.snapshots, f.changes, f.take, f.needWatches = src.Run(ctx), src.Changes(), src.TakeChanges, src.SetNeedWatches
+		// The cluster views poll the servers only once one is shown:
+		// while the user watches the dashboard, the run under test pays
+		// nothing for them.
+		start := make(chan struct{})
+		f.wake = sync.OnceFunc(func() { close(start) })
+		f.snapshots = startWhen(ctx, start, src.Run)
+		f.changes, f.take, f.needWatches = src.Changes(), src.TakeChanges, src.SetNeedWatches
 		order = append(order, viewLocks, viewSessions, viewServers, viewTree, viewQueues)
 		title = cs.String()
 	}
@@ -196,6 +203,28 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		return ErrQuit
 	}
 	return nil
+}
+
+// startWhen calls run once start is closed and relays what it sends; the
+// returned channel closes with run's, or when ctx ends first.
+func startWhen[T any](ctx context.Context, start <-chan struct{}, run func(context.Context) <-chan T) <-chan T {
+	out := make(chan T)
+	go func() {
+		defer close(out)
+		select {
+		case <-start:
+		case <-ctx.Done():
+			return
+		}
+		for v := range run(ctx) {
+			select {
+			case out <- v:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // run runs the program with the colour profile the environment and
