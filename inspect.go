@@ -32,9 +32,15 @@ func newInspectCmd(g *globalOptions) *cobra.Command {
 		Long: `Opens a live terminal view of a ZooKeeper ensemble: the znode tree, lock
 waiter chains (holder -> waiter -> waiter, who watches whom), queue depth,
 sessions and watches, and every member's stats. Read-only unless
---allow-writes is given (then delete and set-data each ask first).
+--allow-writes is given; then, in the Tree, each write says what it will do
+and asks first: c create ([-e] [-s] NAME [DATA]), e edit the data in
+$EDITOR (refused if the node changed meanwhile), d delete (a subtree after
+counting it), A set the ACL; y copies the path (OSC 52) in any mode.
 
-Without --server a local 1-node ensemble is started and removed on exit.
+What it asks of the servers is bounded: see docs/BENCHMARKS.md ("what each
+poll costs the servers") and --poll-interval, --scan-root, --no-watches and
+--watch-budget. Without --server a local 1-node ensemble is started and
+removed on exit.
 
 Views: 1 Tree, 2 Locks, 3 Queues, 4 Sessions, 5 Servers; [ and ] step
 through them. Tab and shift+tab move between the panes of a view (the Tree's
@@ -49,7 +55,7 @@ after a confirmation.`,
 			return runInspect(cmd.Context(), g, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.allowWrites, "allow-writes", false, "allow deleting nodes and setting data (each asks for confirmation)")
+	cmd.Flags().BoolVar(&o.allowWrites, "allow-writes", false, "allow creating, editing and deleting nodes and setting ACLs (each asks for confirmation)")
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "no colours (NO_COLOR in the environment does the same)")
 	cmd.Flags().DurationVar(&o.pollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy)")
 	cmd.Flags().StringSliceVar(&o.scanRoots, "scan-root", nil, "where to look for locks and queues (repeatable; default /)")
