@@ -215,8 +215,7 @@ func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
 	opts := append(slices.Clone(r.opts.SessionOptions),
 		recipes.WithSessionTimeout(r.run.SessionTimeout),
 		recipes.WithBufferSizes(sendBufferSize, max(buf, recipes.DefaultBufferSize)),
-		recipes.WithDialer(r.params.dialer(lc, nil)),
-		recipes.WithLogger(&r.adminLog))
+		recipes.WithDialer(r.params.dialer(lc, nil)))
 	lctx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
 	defer cancel()
 	s, err := recipes.NewSession(lctx, r.opts.Servers, opts...)
