@@ -268,13 +268,14 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 			return nil
 		}
 		cleaned = true
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
 		conn := admin.Conn()
 		err := removeTree(cctx, conn, r.ns)
-		if err != nil && admin.Err() != nil {
-			// The admin session ended (expired on a starved or faulty
-			// ensemble): a fresh one removes the namespace.
+		if err != nil && cctx.Err() == nil {
+			// The admin session ended or cannot reach a server (expired
+			// or cut off on a starved or faulty ensemble): a fresh one
+			// removes the namespace.
 			if fresh, ferr := recipes.NewSession(cctx, r.opts.Servers, r.opts.SessionOptions...); ferr == nil {
 				defer fresh.Close()
 				conn = fresh.Conn()

@@ -103,6 +103,9 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 				return out
 			}
 			out.Err = err
+			if res != nil && res.Metrics != nil {
+				out.Results = append(out.Results, res) // measured; only the clean-up failed
+			}
 			return out
 		}
 		out.Results = append(out.Results, res)
