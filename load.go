@@ -22,6 +22,8 @@ type loadOptions struct {
 	out         string
 	noTUI       bool
 	sourceAddrs int
+	// serverConfig is --server-config (servercfg_cmd.go).
+	serverConfig string
 
 	// Set from which flags were given.
 	clientsSet, durationSet, opsSet, timeoutSet bool
@@ -52,6 +54,7 @@ unreachable server, 130 interrupted.`,
   zkherd load --scenario fair-lock --clients 200 --duration 30s --out ./run1
   zkherd load --scenario my-scenario.yaml --server 10.0.0.5:2181
   zkherd load --scenario fair-lock-chaos --out ./chaos          # faults: expiries, kills, cuts
+  zkherd load --scenario fair-lock-adversary --server-config skip-acl  # lagging member, foreign deletes
   zkherd load --scenario fair-lock --processes 3 --run-id r1 --server 10.0.0.5:2181
   zkherd load --join r1 --server 10.0.0.5:2181                   # on each other host
   zkherd load --scenario herd-vs-fair --sweep 100,500,1000,2000  # scale model
@@ -72,6 +75,7 @@ unreachable server, 130 interrupted.`,
 	f.Uint64Var(&o.ops, "ops", 0, "stop after this many operations instead of after a duration")
 	f.StringVar(&o.out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
+	f.StringVar(&o.serverConfig, "server-config", "", serverConfigHelp)
 	f.IntVar(&o.sourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
 	o.dist.register(f)
 	return cmd
@@ -122,8 +126,12 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 	if err != nil {
 		return nil, err
 	}
+	scfg, err := parseServerConfig(o.serverConfig)
+	if err != nil {
+		return nil, err
+	}
 	r := &loadrun.Runner{
-		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), SourceAddrs: o.sourceAddrs, Log: stderr},
+		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), SourceAddrs: o.sourceAddrs, ServerConfig: scfg, Log: stderr},
 		Stdout:  stdout,
 		Stderr:  stderr,
 		Version: Version(),
