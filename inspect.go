@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/loadrun"
+	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui"
 )
 
@@ -34,7 +36,12 @@ sessions and watches, and every member's stats. Read-only unless
 
 Without --server a local 1-node ensemble is started and removed on exit.
 
-Keys: ? help, 1-5 or [ ] views, tab panes, arrows or hjkl, / filter, : command, esc back, q quit.`,
+Views: 1 Tree, 2 Locks, 3 Queues, 4 Sessions, 5 Servers; [ and ] step
+through them. Tab and shift+tab move between the panes of a view (the Tree's
+list and data). Arrows or hjkl move (l or enter opens, h goes to the parent),
+/ filters, : takes a command (:cd PATH), r refreshes, esc goes back, ? shows
+every key, q quits. With --allow-writes, d deletes and e sets data, each
+after a confirmation.`,
 		Example: `  zkherd inspect --server 127.0.0.1:2181
   zkherd inspect --server zk1:2181,zk2:2181,zk3:2181/app`,
 		Args: cobra.NoArgs,
@@ -69,7 +76,11 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 		return err
 	}
 	connect := cs.String()
-	if !ok {
+	if ok {
+		if err := g.reachable(ctx, cs); err != nil {
+			return err
+		}
+	} else {
 		ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
 		if err != nil {
 			return err
@@ -80,7 +91,9 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 	err = tui.RunInspect(ctx, tui.InspectOptions{
 		ConnectString:  connect,
 		SessionTimeout: g.sessionTimeout,
+		ConnectTimeout: g.connectTimeout,
 		Auth:           g.auth,
+		TLS:            g.tlsCfg,
 		AllowWrites:    o.allowWrites,
 		NoColor:        o.noColor,
 		PollInterval:   o.pollInterval,
@@ -88,8 +101,11 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 		NoWatches:      o.noWatches,
 		WatchBudget:    o.watchBudget,
 	})
-	if err != nil && ctx.Err() == nil {
-		return usageErr("%v", err)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case errors.Is(err, recipes.ErrNoSession):
+		return g.connectErr(connect, err)
 	}
-	return nil
+	return usageErr("%v", err)
 }

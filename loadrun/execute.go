@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -25,6 +26,14 @@ type Sink interface {
 	// Notice is a line the user should read (how connections are spread,
 	// a fault injected, ...).
 	Notice(line string)
+}
+
+// DetailSink is a Sink that draws more than a progress line (the load
+// dashboard): its progress carries every phase's histogram, the timeline
+// and the lock's wait graph (loadgen.Options.ProgressPhases).
+type DetailSink interface {
+	Sink
+	LiveDetail() bool
 }
 
 // Outcome is what executing a plan gave.
@@ -77,6 +86,9 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 	}
 	opts.Progress = sink.Progress
 	opts.Logf = func(format string, args ...any) { sink.Notice(fmt.Sprintf(format, args...)) }
+	if d, ok := sink.(DetailSink); ok && d.LiveDetail() {
+		opts.ProgressPhases = true
+	}
 	var out Outcome
 	for i, run := range plan.Runs {
 		if ctx.Err() != nil {
@@ -170,7 +182,7 @@ func (p *LineSink) Progress(pr loadgen.Progress) {
 	}
 	line := fmt.Sprintf("%s %-10s %s  clients %d/%d  ops %d  rate %.0f/s  %s p99 %s  errors %d",
 		pr.Name, pr.State, elapsed, pr.SessionsAlive, pr.Clients, pr.Ops, pr.Rate,
-		pr.MainPhase, fmtMs(pr.Main.P99), pr.Errors)
+		pr.MainPhase, format.Ms(pr.Main.P99), pr.Errors)
 	if len(pr.Violations) > 0 {
 		line += fmt.Sprintf("  VIOLATIONS %d", len(pr.Violations))
 	}
@@ -200,19 +212,6 @@ func lineDisplay(w io.Writer) Display {
 		defer sink.Finish()
 		return exec(ctx, sink)
 	}
-}
-
-// fmtMs prints milliseconds compactly.
-func fmtMs(ms float64) string {
-	switch {
-	case ms >= 10000:
-		return fmt.Sprintf("%.1fs", ms/1000)
-	case ms >= 100:
-		return fmt.Sprintf("%.0fms", ms)
-	case ms >= 1:
-		return fmt.Sprintf("%.1fms", ms)
-	}
-	return fmt.Sprintf("%.2fms", ms)
 }
 
 // runError is a run's failure for the user.

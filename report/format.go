@@ -5,47 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
-
-// fmtMs writes a latency in milliseconds with a unit that keeps it short:
-// 812us, 1.23ms, 45.6ms, 456ms, 4.56s, 45.6s, 12.5m.
-func fmtMs(ms float64) string {
-	switch {
-	case ms <= 0:
-		return "0"
-	case ms < 1:
-		return fmt.Sprintf("%.0fus", ms*1000)
-	case ms < 10:
-		return fmt.Sprintf("%.2fms", ms)
-	case ms < 100:
-		return fmt.Sprintf("%.1fms", ms)
-	case ms < 1000:
-		return fmt.Sprintf("%.0fms", ms)
-	case ms < 10_000:
-		return fmt.Sprintf("%.2fs", ms/1000)
-	case ms < 60_000:
-		return fmt.Sprintf("%.1fs", ms/1000)
-	}
-	return fmt.Sprintf("%.1fm", ms/60_000)
-}
-
-// fmtInt writes n with thousands separators.
-func fmtInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
 
 // fmtNum writes v with the given decimals and thousands separators.
 func fmtNum(v float64, decimals int) string {
@@ -55,7 +17,7 @@ func fmtNum(v float64, decimals int) string {
 	s := strconv.FormatFloat(math.Abs(v), 'f', decimals, 64)
 	whole, frac, _ := strings.Cut(s, ".")
 	n, _ := strconv.ParseInt(whole, 10, 64)
-	out := fmtInt(n)
+	out := format.Count(n)
 	if frac != "" {
 		out += "." + frac
 	}

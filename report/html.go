@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/metrics"
 )
 
@@ -39,11 +40,12 @@ type page struct {
 }
 
 type sideView struct {
-	Headlines []string
-	Bars      []template.HTML
-	Spectrum  template.HTML
-	Names     []string
-	Rows      []cmpRow
+	Headlines  []string
+	Bars       []template.HTML
+	Histograms []template.HTML // the main phase, shared scales
+	Spectrum   template.HTML
+	Names      []string
+	Rows       []cmpRow
 }
 
 type cmpRow struct {
@@ -63,6 +65,7 @@ type scenarioView struct {
 	MntrError                                string
 	Anomalies                                string
 	SpectrumSVG, LatencySVG                  template.HTML
+	Histograms                               []template.HTML // per phase
 	ThroughputSVG, PopulationSVG             template.HTML
 	MainPhase                                string
 	Events                                   []eventRow
@@ -173,8 +176,10 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 				return l.P99
 			}
 			return -1
-		}, fmtMs),
+		}, format.Ms),
 	}
+
+	v.Histograms = b.sideHistograms(ss)
 
 	lp := linePlot{
 		Title: main + " latency by percentile, every scenario",
@@ -203,9 +208,9 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 		v.Rows = append(v.Rows, r)
 	}
 	row("recipe", func(s *Scenario) string { return s.Recipe })
-	row("clients", func(s *Scenario) string { return fmtInt(int64(s.Clients)) })
+	row("clients", func(s *Scenario) string { return format.Count(int64(s.Clients)) })
 	row("window", func(s *Scenario) string { return fmtSeconds(s.DurationS) })
-	row("operations", func(s *Scenario) string { return fmtInt(s.Operations) })
+	row("operations", func(s *Scenario) string { return format.Count(s.Operations) })
 	row("throughput per second", func(s *Scenario) string { return fmtNum(s.ThroughputPerS, 1) })
 	for _, q := range []struct {
 		name string
@@ -218,7 +223,7 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 	} {
 		row(main+" "+q.name, func(s *Scenario) string {
 			if l, ok := s.LatencyMs[main]; ok {
-				return fmtMs(q.get(l))
+				return format.Ms(q.get(l))
 			}
 			return "-"
 		})
@@ -227,7 +232,7 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 	row("zk requests per acquisition", func(s *Scenario) string { return fmtNum(s.Herd.ZKRequestsPerAcquisition, 1) })
 	row("server packets per acquisition", func(s *Scenario) string { return fmtPerOp(s.Herd.ServerPacketsPerAcquisition) })
 	row("watch fan-out per acquisition", func(s *Scenario) string { return fmtPerOp(s.Herd.WatchFanoutPerAcquisition) })
-	row("errors", func(s *Scenario) string { return fmtInt(s.Errors.Total) })
+	row("errors", func(s *Scenario) string { return format.Count(s.Errors.Total) })
 	row("checks", func(s *Scenario) string { return passFail(s.Checks.Passed) })
 	return v
 }
@@ -237,11 +242,11 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		ID:         id,
 		Name:       s.Name,
 		Recipe:     s.Recipe,
-		Clients:    fmtInt(int64(s.Clients)),
+		Clients:    format.Count(int64(s.Clients)),
 		Window:     fmtSeconds(s.DurationS),
-		Ops:        fmtInt(s.Operations),
+		Ops:        format.Count(s.Operations),
 		Throughput: fmtNum(s.ThroughputPerS, 1),
-		Errors:     fmtInt(s.Errors.Total),
+		Errors:     format.Count(s.Errors.Total),
 		ErrorKinds: errorKinds(s.Errors.ByKind),
 		Passed:     s.Checks.Passed,
 		Partial:    s.Partial,
@@ -254,9 +259,10 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		v.Checks = append(v.Checks, checkRow{Name: ch.Name, Value: ch.Value(), Bad: ch.Bad()})
 	}
 	faultsView(&v, s)
+	v.Histograms = b.histograms(s, phaseColor(s.MainPhase()))
 	if a := s.Anomalies; a != nil {
 		v.Anomalies = fmt.Sprintf("%s values over range (recorded at the top), %s negative (recorded as 0), %s lost, %s under an unknown phase",
-			fmtInt(a.OverRange), fmtInt(a.Negative), fmtInt(a.Lost), fmtInt(a.UnknownPhase))
+			format.Count(a.OverRange), format.Count(a.Negative), format.Count(a.Lost), format.Count(a.UnknownPhase))
 	}
 	h := s.Herd
 	v.Herd = []kv{
@@ -264,7 +270,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		{"ZooKeeper requests per acquisition", fmtNum(h.ZKRequestsPerAcquisition, 1)},
 		{"server packets per acquisition", fmtPerOp(h.ServerPacketsPerAcquisition)},
 		{"watch fan-out per acquisition", fmtPerOp(h.WatchFanoutPerAcquisition)},
-		{"wake-ups / requests / server packets", fmtInt(h.Wakeups) + " / " + fmtInt(h.ZKRequests) + " / " + fmtInt(h.ServerPackets)},
+		{"wake-ups / requests / server packets", format.Count(h.Wakeups) + " / " + format.Count(h.ZKRequests) + " / " + format.Count(h.ServerPackets)},
 	}
 
 	phases := s.Phases()
@@ -272,12 +278,12 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		l := s.LatencyMs[p]
 		corr := "-"
 		if l.Corrected {
-			corr = fmtMs(l.CorrectedP99)
+			corr = format.Ms(l.CorrectedP99)
 		}
 		v.Phases = append(v.Phases, phaseRow{
-			Name: p, Color: phaseColor(p), Count: fmtInt(l.Count), Rate: fmtNum(ratio(float64(l.Count), s.DurationS), 1),
-			P50: fmtMs(l.P50), P90: fmtMs(l.P90), P99: fmtMs(l.P99), P999: fmtMs(l.P999), Max: fmtMs(l.Max),
-			Mean: fmtMs(l.Mean), CorrP99: corr,
+			Name: p, Color: phaseColor(p), Count: format.Count(l.Count), Rate: fmtNum(ratio(float64(l.Count), s.DurationS), 1),
+			P50: format.Ms(l.P50), P90: format.Ms(l.P90), P99: format.Ms(l.P99), P999: format.Ms(l.P999), Max: format.Ms(l.Max),
+			Mean: format.Ms(l.Mean), CorrP99: corr,
 		})
 	}
 

@@ -88,6 +88,9 @@ type Scenario struct {
 	// correction.
 	Spectrum          map[string][]SpectrumPoint `json:"spectrum,omitempty"`
 	CorrectedSpectrum map[string][]SpectrumPoint `json:"corrected_spectrum,omitempty"`
+	// Histogram is each phase's latencies in power-of-two buckets (the
+	// dashboard's histogram), the empty ones left out.
+	Histogram map[string][]Bucket `json:"histogram,omitempty"`
 
 	// Metrics holds the histograms behind the figures, for the .hgrm and
 	// .hlog files; nil for a scenario read back from JSON.
@@ -227,6 +230,12 @@ type Event struct {
 	Detail string  `json:"detail"`
 }
 
+// Bucket counts latencies up to UpToMs, above the previous bucket's.
+type Bucket struct {
+	UpToMs float64 `json:"up_to_ms"`
+	Count  int64   `json:"count"`
+}
+
 // SpectrumPoint is the latency in milliseconds at a percentile (0-100).
 type SpectrumPoint struct {
 	Percentile float64 `json:"percentile"`
@@ -337,6 +346,14 @@ func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 		an.Negative += sum.Negative
 		an.Lost += sum.RecordErrors + sum.MergeDropped
 		s.Spectrum[string(p)] = spectrum(m.Spectrum(p, false))
+		if t := m.Totals[p]; t != nil && t.Raw != nil {
+			if s.Histogram == nil {
+				s.Histogram = map[string][]Bucket{}
+			}
+			for _, b := range metrics.LogBuckets(t.Raw, time.Microsecond) {
+				s.Histogram[string(p)] = append(s.Histogram[string(p)], Bucket{UpToMs: float64(b.UpTo) / float64(time.Millisecond), Count: b.Count})
+			}
+		}
 		if sum.HasCorrection {
 			if s.CorrectedSpectrum == nil {
 				s.CorrectedSpectrum = map[string][]SpectrumPoint{}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // Width is the widest line the terminal summary and Compare print.
@@ -71,18 +73,18 @@ func writeRunHeader(w io.Writer, run *Run) {
 }
 
 func writeScenario(w io.Writer, s *Scenario) {
-	head := []string{s.Recipe, fmtInt(int64(s.Clients)) + " clients",
+	head := []string{s.Recipe, format.Count(int64(s.Clients)) + " clients",
 		fmt.Sprintf("%.1fs window", s.DurationS), "checks " + passFail(s.Checks.Passed)}
 	if s.Partial {
 		head = append(head, "PARTIAL")
 	}
 	fmt.Fprint(w, wrapItems("== "+s.Name+" ==  ", head, Width))
 
-	errs := "errors " + fmtInt(s.Errors.Total)
+	errs := "errors " + format.Count(s.Errors.Total)
 	if kinds := errorKinds(s.Errors.ByKind); kinds != "" {
 		errs += " (" + kinds + ")"
 	}
-	fmt.Fprint(w, wrapItems("", []string{"operations " + fmtInt(s.Operations),
+	fmt.Fprint(w, wrapItems("", []string{"operations " + format.Count(s.Operations),
 		"throughput " + fmtNum(s.ThroughputPerS, 1) + "/s", errs}, Width))
 
 	if phases := s.Phases(); len(phases) > 0 {
@@ -93,15 +95,15 @@ func writeScenario(w io.Writer, s *Scenario) {
 			l := s.LatencyMs[p]
 			corr := "-"
 			if l.Corrected {
-				corr = fmtMs(l.CorrectedP99)
+				corr = format.Ms(l.CorrectedP99)
 			}
 			an := ""
 			if l.OverRange > 0 {
-				an = fmtInt(l.OverRange) + " over"
+				an = format.Count(l.OverRange) + " over"
 			}
-			row := fmt.Sprintf("%-16s %9s %8s %7s %7s %7s %7s %7s %8s  %s", truncate(p, 16), fmtInt(l.Count),
-				fmtNum(ratio(float64(l.Count), s.DurationS), 1), fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99),
-				fmtMs(l.P999), fmtMs(l.Max), corr, an)
+			row := fmt.Sprintf("%-16s %9s %8s %7s %7s %7s %7s %7s %8s  %s", truncate(p, 16), format.Count(l.Count),
+				fmtNum(ratio(float64(l.Count), s.DurationS), 1), format.Ms(l.P50), format.Ms(l.P90), format.Ms(l.P99),
+				format.Ms(l.P999), format.Ms(l.Max), corr, an)
 			fmt.Fprintln(w, strings.TrimRight(row, " "))
 		}
 		fmt.Fprintln(w)
@@ -119,9 +121,9 @@ func writeScenario(w io.Writer, s *Scenario) {
 	}
 	if a := s.Anomalies; a != nil {
 		fmt.Fprint(w, wrapItems("latency anomalies: ", []string{
-			fmtInt(a.OverRange) + " over range (recorded at the top)",
-			fmtInt(a.Negative) + " negative (recorded as 0)",
-			fmtInt(a.Lost) + " lost", fmtInt(a.UnknownPhase) + " unknown phase",
+			format.Count(a.OverRange) + " over range (recorded at the top)",
+			format.Count(a.Negative) + " negative (recorded as 0)",
+			format.Count(a.Lost) + " lost", format.Count(a.UnknownPhase) + " unknown phase",
 		}, Width))
 	}
 	writeFaults(w, s)
@@ -158,7 +160,7 @@ func (c check) Value() string {
 	if !c.Checked {
 		return "n/a"
 	}
-	return fmtInt(c.Count) + c.Extra
+	return format.Count(c.Count) + c.Extra
 }
 
 func checkList(c Checks) []check {
@@ -208,7 +210,7 @@ func errorKinds(byKind map[string]int64) string {
 	}
 	slices.Sort(kinds)
 	for i, k := range kinds {
-		kinds[i] = k + " " + fmtInt(byKind[k])
+		kinds[i] = k + " " + format.Count(byKind[k])
 	}
 	return strings.Join(kinds, ", ")
 }
