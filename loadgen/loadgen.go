@@ -209,6 +209,10 @@ type Checks struct {
 	Violations []string
 	// Passed is true when no check failed.
 	Passed bool
+	// Warnings are findings that fail no check but must not read as a
+	// pass: a queue backlog that grew through the window, an open-model
+	// run that missed its rate.
+	Warnings []string
 }
 
 // Progress is a run's state once per interval.

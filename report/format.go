@@ -29,6 +29,17 @@ func fmtMs(ms float64) string {
 	return fmt.Sprintf("%.1fm", ms/60_000)
 }
 
+// fmtCount writes a count compactly for tables: 999, 12,345, 1.23M.
+func fmtCount(n int64) string {
+	if n >= 10_000_000 {
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+	if n >= 1_000_000 {
+		return fmt.Sprintf("%.2fM", float64(n)/1e6)
+	}
+	return fmtInt(n)
+}
+
 // fmtInt writes n with thousands separators.
 func fmtInt(n int64) string {
 	s := strconv.FormatInt(n, 10)
@@ -102,6 +113,9 @@ func passFail(passed bool) string {
 // wrapItems joins items with " · " into lines no wider than width, the
 // first starting with head and the others indented to head's width.
 func wrapItems(head string, items []string, width int) string {
+	if width <= 0 {
+		return head + strings.Join(items, " · ") + "\n"
+	}
 	var b strings.Builder
 	line := head
 	indent := strings.Repeat(" ", len(head))

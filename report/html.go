@@ -33,6 +33,7 @@ type page struct {
 	Title, RunID, Version, Server, Started string
 	Local, Partial, Passed                 bool
 	PassedCount, Total                     int
+	Verdict                                string
 	Side                                   *sideView
 	Scenarios                              []scenarioView
 	Scale                                  *scaleView
@@ -56,22 +57,31 @@ type scenarioView struct {
 	Clients, Window, Ops, Throughput, Errors string
 	ErrorKinds                               string
 	Passed, Partial                          bool
-	Checks                                   []checkRow
-	Violations                               []string
-	Phases                                   []phaseRow
-	Herd                                     []kv
-	MntrError                                string
-	Anomalies                                string
-	SpectrumSVG, LatencySVG                  template.HTML
-	ThroughputSVG, PopulationSVG             template.HTML
-	MainPhase                                string
-	Events                                   []eventRow
-	Notes                                    []string
+	// Intended: some phase was measured from intended starts (open model).
+	Intended                     bool
+	Checks                       []checkRow
+	Violations                   []string
+	Warnings                     []string
+	Thresholds                   []thresholdRow
+	Phases                       []phaseRow
+	Herd                         []kv
+	MntrError                    string
+	Anomalies                    string
+	SpectrumSVG, LatencySVG      template.HTML
+	ThroughputSVG, PopulationSVG template.HTML
+	MainPhase                    string
+	Events                       []eventRow
+	Notes                        []string
 	// Faults, recoveries and fencing (faults.go).
 	Faults, Fencing []kv
 	Recovery        []recoveryRow
 	SessionTimeout  string
 	Overlaps        []string
+}
+
+type thresholdRow struct {
+	Text string
+	Bad  bool
 }
 
 type checkRow struct {
@@ -103,6 +113,7 @@ func newPage(run *Run) page {
 		Local:   run.LocalEnsemble,
 		Partial: run.Partial,
 		Passed:  run.Passed(),
+		Verdict: run.Verdict(),
 		Total:   len(run.Scenarios),
 	}
 	if p.Title == "" {
@@ -113,7 +124,7 @@ func newPage(run *Run) page {
 	}
 	used := map[string]bool{}
 	for _, s := range run.Scenarios {
-		if s.Checks.Passed {
+		if s.Checks.Passed && len(s.CrossedThresholds()) == 0 {
 			p.PassedCount++
 		}
 		p.Scenarios = append(p.Scenarios, b.scenarioView(s, "s-"+fileBase(s.Name, used)))
@@ -186,9 +197,6 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 		if pts := s.Spectrum[main]; len(pts) > 0 {
 			lp.Series = append(lp.Series, series{Name: s.Name, Color: color, Pts: spectrumXY(pts)})
 		}
-		if pts := s.CorrectedSpectrum[main]; len(pts) > 0 {
-			lp.Series = append(lp.Series, series{Name: s.Name + " corrected", Color: color, Dash: true, Pts: spectrumXY(pts)})
-		}
 	}
 	v.Spectrum = lp.svg(b.next())
 
@@ -243,15 +251,22 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		Throughput: fmtNum(s.ThroughputPerS, 1),
 		Errors:     fmtInt(s.Errors.Total),
 		ErrorKinds: errorKinds(s.Errors.ByKind),
-		Passed:     s.Checks.Passed,
+		Passed:     s.Checks.Passed && len(s.CrossedThresholds()) == 0,
 		Partial:    s.Partial,
 		Violations: s.Checks.Violations,
+		Warnings:   s.Checks.Warnings,
 		MntrError:  s.Herd.MntrError,
 		MainPhase:  s.MainPhase(),
 		Notes:      s.Notes,
 	}
-	for _, ch := range checkList(s.Checks) {
+	for _, ch := range checkList(s.Recipe, s.Checks) {
 		v.Checks = append(v.Checks, checkRow{Name: ch.Name, Value: ch.Value(), Bad: ch.Bad()})
+	}
+	for _, t := range s.Thresholds {
+		v.Thresholds = append(v.Thresholds, thresholdRow{Text: t.Text(), Bad: !t.Passed})
+	}
+	if s.TargetRatePerS > 0 {
+		v.Throughput += fmt.Sprintf(" (target %s)", fmtNum(s.TargetRatePerS, 1))
 	}
 	faultsView(&v, s)
 	if a := s.Anomalies; a != nil {
@@ -272,7 +287,8 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		l := s.LatencyMs[p]
 		corr := "-"
 		if l.Corrected {
-			corr = fmtMs(l.CorrectedP99)
+			corr = fmtMs(l.ServiceP99)
+			v.Intended = true
 		}
 		v.Phases = append(v.Phases, phaseRow{
 			Name: p, Color: phaseColor(p), Count: fmtInt(l.Count), Rate: fmtNum(ratio(float64(l.Count), s.DurationS), 1),
@@ -296,9 +312,6 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		}
 		for _, p := range phases {
 			lp.Series = append(lp.Series, series{Name: p, Color: phaseColor(p), Pts: spectrumXY(s.Spectrum[p])})
-			if pts := s.CorrectedSpectrum[p]; len(pts) > 0 {
-				lp.Series = append(lp.Series, series{Name: p + " corrected", Color: phaseColor(p), Dash: true, Pts: spectrumXY(pts)})
-			}
 		}
 		v.SpectrumSVG = lp.svg(b.next())
 	}
