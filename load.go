@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/report"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -438,15 +439,5 @@ func (p *progressLine) finish() {
 	p.last = time.Time{}
 }
 
-// fmtMs prints milliseconds compactly.
-func fmtMs(ms float64) string {
-	switch {
-	case ms >= 10000:
-		return fmt.Sprintf("%.1fs", ms/1000)
-	case ms >= 100:
-		return fmt.Sprintf("%.0fms", ms)
-	case ms >= 1:
-		return fmt.Sprintf("%.1fms", ms)
-	}
-	return fmt.Sprintf("%.2fms", ms)
-}
+// fmtMs prints milliseconds with the reports' unit rule.
+func fmtMs(ms float64) string { return metrics.FormatMs(ms) }

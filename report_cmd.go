@@ -26,7 +26,9 @@ func buildReport(plan *loadPlan, server string, local bool, results []*loadgen.R
 			rep.RunID = res.RunID
 			rep.StartedAt = res.Start
 		}
-		rep.Scenarios = append(rep.Scenarios, report.NewScenario(scenarioInfo(res), res.Metrics))
+		sc := report.NewScenario(scenarioInfo(res), res.Metrics)
+		sc.CheckThresholds(res.Run.Thresholds)
+		rep.Scenarios = append(rep.Scenarios, sc)
 	}
 	return rep
 }
@@ -42,6 +44,7 @@ func scenarioInfo(res *loadgen.Result) report.ScenarioInfo {
 		WindowStart: res.WindowStart,
 		WindowStop:  res.Stop,
 		Ops:         res.Ops,
+		TargetRate:  res.TargetRate,
 		Herd:        report.Herd(res.Herd),
 		Checks:      report.Checks(res.Checks),
 		Requests:    res.Requests,

@@ -118,6 +118,9 @@ type Result struct {
 	Releases int64
 	// Throughput is Ops per second of the window.
 	Throughput float64
+	// TargetRate is the rate an open-model run was asked for, operations
+	// per second; 0 for closed loops.
+	TargetRate float64
 	// Metrics holds every phase's histograms, the per-interval timeline and
 	// the counters (errors by kind included).
 	Metrics *metrics.Result

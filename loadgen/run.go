@@ -63,6 +63,9 @@ type runner struct {
 	parent      context.Context         // the caller's: done means stop at once (partial)
 
 	tickets chan time.Time // open-loop arrivals: intended start times
+	// blocked is how long the dispatcher waited for a free client (every
+	// client busy): the server, or too few clients, could not keep up.
+	blocked atomic.Int64
 
 	started  atomic.Uint64 // operations started (the ops budget)
 	ops      atomic.Int64  // operations completed in the window
@@ -364,6 +367,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	r.closeSessions()
 	r.faultResult(res)
 	r.account(res, before, after)
+	r.keptUp(res)
 	res.Metrics = r.rec.Finish(time.Now())
 	r.progress("done", res.Metrics.Intervals)
 	if rampErr != nil {
@@ -588,10 +592,42 @@ func (r *runner) dispatch() {
 		}
 		select {
 		case r.tickets <- intended:
+			continue
+		default:
+		}
+		wait0 := time.Now()
+		select {
+		case r.tickets <- intended:
+			r.blocked.Add(int64(time.Since(wait0)))
 		case <-r.stopCh:
+			r.blocked.Add(int64(time.Since(wait0)))
 			return
 		}
 	}
+}
+
+// keptUp warns when an open-model run achieved less than its target rate,
+// saying who could not keep up: when the dispatcher waited for a free
+// client for a good part of the window, every client was busy (the server
+// was too slow for the rate with this many clients in flight); otherwise
+// the generator itself fell behind its schedule.
+func (r *runner) keptUp(res *Result) {
+	if !r.run.Arrival.Kind.Open() || res.Partial {
+		return
+	}
+	res.TargetRate = r.run.Arrival.Rate
+	win := res.Stop.Sub(res.WindowStart)
+	if win <= 0 || res.Throughput >= 0.95*res.TargetRate {
+		return
+	}
+	msg := fmt.Sprintf("target rate %.1f/s, achieved %.1f/s (%.0f%%): ", res.TargetRate, res.Throughput, 100*res.Throughput/res.TargetRate)
+	if blocked := time.Duration(r.blocked.Load()); blocked > win/10 {
+		msg += fmt.Sprintf("all %d clients were busy for %.1fs of the %.1fs window, so the server could not keep up with this rate at %d operations in flight (add clients, or lower the rate)",
+			r.run.Clients, blocked.Seconds(), win.Seconds(), r.run.Clients)
+	} else {
+		msg += "the load generator fell behind its own schedule (this machine could not keep up; lower the rate or spread the load over processes)"
+	}
+	res.Checks.Warnings = append(res.Checks.Warnings, msg)
 }
 
 // next waits until client c may start its next operation and returns its

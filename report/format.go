@@ -2,32 +2,16 @@ package report
 
 import (
 	"fmt"
+
+	"github.com/zkherd/zkherd/metrics"
 	"math"
 	"strconv"
 	"strings"
 )
 
-// fmtMs writes a latency in milliseconds with a unit that keeps it short:
-// 812us, 1.23ms, 45.6ms, 456ms, 4.56s, 45.6s, 12.5m.
-func fmtMs(ms float64) string {
-	switch {
-	case ms <= 0:
-		return "0"
-	case ms < 1:
-		return fmt.Sprintf("%.0fus", ms*1000)
-	case ms < 10:
-		return fmt.Sprintf("%.2fms", ms)
-	case ms < 100:
-		return fmt.Sprintf("%.1fms", ms)
-	case ms < 1000:
-		return fmt.Sprintf("%.0fms", ms)
-	case ms < 10_000:
-		return fmt.Sprintf("%.2fs", ms/1000)
-	case ms < 60_000:
-		return fmt.Sprintf("%.1fs", ms/1000)
-	}
-	return fmt.Sprintf("%.1fm", ms/60_000)
-}
+// fmtMs writes a latency in milliseconds: metrics.FormatMs, the one unit
+// rule of every report and progress line.
+func fmtMs(ms float64) string { return metrics.FormatMs(ms) }
 
 // fmtCount writes a count compactly for tables: 999, 12,345, 1.23M.
 func fmtCount(n int64) string {

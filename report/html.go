@@ -69,6 +69,7 @@ type scenarioView struct {
 	Anomalies                    string
 	SpectrumSVG, LatencySVG      template.HTML
 	ThroughputSVG, PopulationSVG template.HTML
+	DepthSVG                     template.HTML
 	MainPhase                    string
 	Events                       []eventRow
 	Notes                        []string
@@ -98,8 +99,68 @@ type kv struct{ Key, Value string }
 
 type eventRow struct{ T, Kind, Detail, Color string }
 
-// builder hands out unique ids to the page's SVG elements.
-type builder struct{ seq int }
+// builder hands out unique ids to the page's SVG elements and holds the
+// scales that panels compared with each other share.
+type builder struct {
+	seq int
+	// shared, when set, are the y ranges of the per-scenario timelines,
+	// common to every scenario of the run so their panels compare at a
+	// glance.
+	shared *sharedScales
+}
+
+type sharedScales struct {
+	tputMax          float64
+	latMin, latMax   float64
+	latLog           bool
+	depthMax         float64
+	sessionsMax      float64
+	anyLat, anyDepth bool
+}
+
+// inWindow returns the timeline points up to the end of the operations
+// window (the interval that contains it included): the clean-up after it
+// would draw zeros that are not part of the run.
+func inWindow(s *Scenario) []Point {
+	end := s.WindowStartS + s.DurationS
+	var out []Point
+	for _, pt := range s.Timeline {
+		if s.DurationS > 0 && pt.T-pt.IntervalS >= end {
+			break
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
+// sharedScalesOf computes the y ranges common to the scenarios' timelines.
+func sharedScalesOf(ss []*Scenario) *sharedScales {
+	sh := &sharedScales{latMin: math.Inf(1)}
+	var lat []xy
+	for _, s := range ss {
+		main := s.MainPhase()
+		for _, pt := range inWindow(s) {
+			sh.tputMax = math.Max(sh.tputMax, pt.ThroughputPerS)
+			sh.sessionsMax = math.Max(sh.sessionsMax, float64(pt.SessionsAlive))
+			if pt.QueueDepth != nil {
+				sh.depthMax = math.Max(sh.depthMax, float64(*pt.QueueDepth))
+				sh.anyDepth = true
+			}
+			if l, ok := pt.LatencyMs[main]; ok {
+				lat = append(lat, xy{pt.T, l.P50}, xy{pt.T, l.Max})
+				if l.P50 > 0 {
+					sh.latMin = math.Min(sh.latMin, l.P50)
+				}
+				sh.latMax = math.Max(sh.latMax, l.Max)
+				sh.anyLat = true
+			}
+		}
+	}
+	sh.latLog = spansDecades(lat)
+	return sh
+}
+
+func ptr(v float64) *float64 { return &v }
 
 func (b *builder) next() int { b.seq++; return b.seq }
 
@@ -123,6 +184,9 @@ func newPage(run *Run) page {
 		p.Started = run.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	used := map[string]bool{}
+	if len(run.Scenarios) > 1 {
+		b.shared = sharedScalesOf(run.Scenarios)
+	}
 	for _, s := range run.Scenarios {
 		if s.Checks.Passed && len(s.CrossedThresholds()) == 0 {
 			p.PassedCount++
@@ -320,7 +384,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		main := v.MainPhase
 		var p50, p99, pmax, tput, errs, alive, depth []xy
 		hasErrs, hasDepth := false, false
-		for _, pt := range s.Timeline {
+		for _, pt := range inWindow(s) {
 			if l, ok := pt.LatencyMs[main]; ok {
 				p50 = append(p50, xy{pt.T, l.P50})
 				p99 = append(p99, xy{pt.T, l.P99})
@@ -341,22 +405,36 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 			if spansDecades(append(append([]xy{}, p50...), pmax...)) {
 				yKind = logarithmic
 			}
-			ylabel := "latency"
+			yAxis := axis{Kind: yKind, Format: tickMs}
+			if sh := b.shared; sh != nil && sh.anyLat {
+				// The same scale in every scenario, so they compare.
+				yKind = linear
+				yAxis = axis{Kind: linear, Format: tickMs, Min: ptr(0), Max: ptr(sh.latMax)}
+				if sh.latLog {
+					yKind = logarithmic
+					yAxis = axis{Kind: logarithmic, Format: tickMs, Min: ptr(sh.latMin), Max: ptr(sh.latMax)}
+				}
+			}
+			yAxis.Label = "latency"
 			if yKind == logarithmic {
-				ylabel = "latency (log scale)"
+				yAxis.Label = "latency (log scale)"
 			}
 			v.LatencySVG = linePlot{
 				Title:   s.Name + ": " + main + " latency per interval",
 				X:       xAxis,
-				Y:       axis{Kind: yKind, Label: ylabel, Format: tickMs},
+				Y:       yAxis,
 				Series:  []series{{Name: main + " p50", Color: palette[0], Pts: p50}, {Name: main + " p99", Color: palette[1], Pts: p99}, {Name: main + " max", Color: palette[9], Dash: true, Pts: pmax}},
 				Markers: markers,
 			}.svg(b.next())
 		}
+		tpY := axis{Kind: linear, Label: "operations per second", Format: shortNum}
+		if sh := b.shared; sh != nil {
+			tpY.Min, tpY.Max = ptr(0), ptr(sh.tputMax)
+		}
 		tp := linePlot{
 			Title:   s.Name + ": throughput per interval",
 			X:       xAxis,
-			Y:       axis{Kind: linear, Label: "operations per second", Format: shortNum},
+			Y:       tpY,
 			Series:  []series{{Name: "operations/s", Color: palette[4], Pts: tput}},
 			Markers: markers,
 		}
@@ -372,12 +450,25 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 			Markers: markers,
 			H:       220,
 		}
-		if hasDepth {
-			pop.Title = s.Name + ": sessions alive and queue depth"
-			pop.Y.Label = "sessions, items"
-			pop.Series = append(pop.Series, series{Name: "queue depth", Color: palette[8], Pts: depth})
+		if sh := b.shared; sh != nil {
+			pop.Y.Min, pop.Y.Max = ptr(0), ptr(sh.sessionsMax)
 		}
 		v.PopulationSVG = pop.svg(b.next())
+		if hasDepth {
+			// Items, not sessions: a plot of its own, with its own axis.
+			dp := linePlot{
+				Title:   s.Name + ": queue depth",
+				X:       xAxis,
+				Y:       axis{Kind: linear, Label: "items queued", Format: shortNum},
+				Series:  []series{{Name: "queue depth", Color: palette[8], Pts: depth}},
+				Markers: markers,
+				H:       220,
+			}
+			if sh := b.shared; sh != nil && sh.anyDepth {
+				dp.Y.Min, dp.Y.Max = ptr(0), ptr(sh.depthMax)
+			}
+			v.DepthSVG = dp.svg(b.next())
+		}
 	}
 	return v
 }

@@ -246,6 +246,8 @@ type ScenarioInfo struct {
 	// Ops counts operations in the window; zero means the metrics' Ops
 	// counter.
 	Ops int64
+	// TargetRate is an open-model run's target, operations per second.
+	TargetRate float64
 	// Herd and Checks are copied as they are, except that a zero Herd is
 	// derived from the metrics' counters (wake-ups and requests per
 	// operation; server figures unknown).
@@ -276,19 +278,20 @@ type TimedEvent struct {
 // never started): the scenario then has no latencies.
 func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 	s := &Scenario{
-		Name:      info.Name,
-		Recipe:    info.Recipe,
-		Clients:   info.Clients,
-		Partial:   info.Partial,
-		Herd:      info.Herd,
-		Checks:    info.Checks,
-		Requests:  maps.Clone(info.Requests),
-		Notes:     slices.Clone(info.Notes),
-		Faults:    info.Faults,
-		Fencing:   info.Fencing,
-		LatencyMs: map[string]Latency{},
-		Errors:    Errors{ByKind: map[string]int64{}},
-		Metrics:   m,
+		Name:           info.Name,
+		Recipe:         info.Recipe,
+		Clients:        info.Clients,
+		Partial:        info.Partial,
+		Herd:           info.Herd,
+		Checks:         info.Checks,
+		TargetRatePerS: info.TargetRate,
+		Requests:       maps.Clone(info.Requests),
+		Notes:          slices.Clone(info.Notes),
+		Faults:         info.Faults,
+		Fencing:        info.Fencing,
+		LatencyMs:      map[string]Latency{},
+		Errors:         Errors{ByKind: map[string]int64{}},
+		Metrics:        m,
 	}
 	if s.Checks.Violations == nil {
 		s.Checks.Violations = []string{}
