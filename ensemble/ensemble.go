@@ -70,6 +70,9 @@ type Options struct {
 	// ClientPort+i-1. 0 picks free ports. A fixed port that is taken fails
 	// with ErrPortInUse at once (no retry on other ports).
 	ClientPort int
+	// Server configuration variants, to test clients against servers
+	// configured unlike the default (see ServerConfigs).
+	ServerConfig
 	// Installation to run. Defaults to the result of Find.
 	Installation *Installation
 	// Logf receives progress messages. It is only called from the goroutine
@@ -126,8 +129,10 @@ type Ensemble struct {
 	ownRoot bool // root was created by Start; Stop removes it
 	// clientPort is member 1's fixed client port, 0 for free ports.
 	clientPort int
-	logf       func(format string, args ...any)
-	http       *http.Client
+	// props are the -D system properties of the ServerConfig.
+	props []string
+	logf  func(format string, args ...any)
+	http  *http.Client
 
 	mu      sync.Mutex
 	members []*member
@@ -178,6 +183,7 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 		quick:   opts.QuickStart,
 		timeout: cmp.Or(opts.StartTimeout, DefaultStartTimeout),
 		root:    opts.Dir,
+		props:   opts.ServerConfig.properties(),
 		logf:    opts.Logf,
 		http:    &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second},
 	}
@@ -338,6 +344,7 @@ func (e *Ensemble) spawn(m *member) error {
 	if e.quick {
 		args = append(args, "-XX:TieredStopAtLevel=1", "-XX:CICompilerCount=1")
 	}
+	args = append(args, e.props...)
 	args = append(args, "-cp", classPath, "org.apache.zookeeper.server.quorum.QuorumPeerMain", m.configFile)
 	cmd := exec.Command(e.inst.Java, args...)
 	cmd.Dir = m.dir

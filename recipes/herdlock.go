@@ -120,47 +120,6 @@ func (l *HerdLock) acquire(ctx context.Context, try bool, tr *tracer) (acquired,
 	}
 }
 
-// ownedByUs reports whether node exists and is this session's ephemeral.
-func (c *lockCore) ownedByUs(ctx context.Context, node string) bool {
-	var (
-		exists bool
-		stat   *zk.Stat
-	)
-	err := retryConn(ctx, c.s, func() (err error) {
-		exists, stat, err = c.s.Conn().Exists(node)
-		return err
-	})
-	return err == nil && exists && stat.EphemeralOwner == c.s.ID()
-}
-
-// discardIfOurs removes node if this session turns out to own it; for a
-// herd create abandoned while its outcome was unknown.
-func (c *lockCore) discardIfOurs(ctx context.Context, node string, cause error) error {
-	if c.s.alive() != nil {
-		return cause
-	}
-	discard(ctx, c.s, func(ctx context.Context) error {
-		var (
-			exists bool
-			stat   *zk.Stat
-		)
-		err := retryConn(ctx, c.s, func() (err error) {
-			exists, stat, err = c.s.Conn().Exists(node)
-			return err
-		})
-		if err != nil || !exists || stat.EphemeralOwner != c.s.ID() {
-			return err
-		}
-		// Version-checked: never delete a node another session made.
-		err = retryConn(ctx, c.s, func() error { return c.s.Conn().Delete(node, stat.Version) })
-		if errors.Is(err, zk.ErrNoNode) {
-			return nil
-		}
-		return err
-	})
-	return cause
-}
-
 // HerdChildrenLock is the second naive lock: contenders create protected
 // sequential nodes like the fair Lock (same names, same order, so the two
 // exclude each other on one path), but every waiter watches the whole
@@ -205,49 +164,4 @@ func (l *HerdChildrenLock) acquire(ctx context.Context, try bool, tr *tracer) (a
 		found, pred := predecessorOf(children, ours)
 		return found, pred == ""
 	})
-}
-
-// acquireOnChildren is the acquire loop of the recipes whose waiters watch
-// the whole directory (the herd-children lock; the semaphore's lease step):
-// enqueue a protected node of kind, then list with a child watch until
-// decide says the node is granted (or gone). Every child change wakes it.
-func (c *lockCore) acquireOnChildren(ctx context.Context, try bool, kind string, tr *tracer,
-	decide func(children []string, ours string) (found, granted bool)) (acquired, error) {
-	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), c.cfg.data, zk.FlagEphemeralSequential, openACL, tr)
-	if err != nil {
-		return acquired{}, err
-	}
-	own, err := c.watchOwn(ctx, node, tr)
-	if err != nil {
-		return acquired{}, c.abandon(ctx, node, tr, err)
-	}
-	ours := baseName(node)
-	for {
-		var (
-			children []string
-			ch       <-chan zk.Event
-		)
-		err := retryConn(ctx, c.s, func() (err error) {
-			start := time.Now()
-			children, _, ch, err = c.s.Conn().ChildrenW(c.path)
-			tr.request(OpGetChildren, start, err)
-			return err
-		})
-		if err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
-		}
-		found, granted := decide(children, ours)
-		if !found {
-			return acquired{}, c.ownGone(node)
-		}
-		if granted {
-			return own, nil
-		}
-		if try {
-			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
-		}
-		if _, err := c.waitWake(ctx, ch, &own, tr); err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, err)
-		}
-	}
 }

@@ -3,10 +3,6 @@ package recipes
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
 // ErrLockUpgrade is returned by the write side of an RWLock whose read side
@@ -146,61 +142,4 @@ func waitTarget(children []string, ours string, blocks func(Node) bool) (found b
 		}
 	}
 	return found, wait
-}
-
-// acquireSequential is the fair lock's algorithm with the node's kind and
-// the rule of whom to wait for as parameters (the read/write lock and the
-// election use it): protected EPHEMERAL_SEQUENTIAL create, list, and wait
-// for the one node pick names, until it names none.
-func acquireSequential(ctx context.Context, c *lockCore, try bool, tr *tracer, kind string, data []byte,
-	pick func(children []string, ours string) (found bool, wait string)) (acquired, error) {
-	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), data, zk.FlagEphemeralSequential, openACL, tr)
-	if err != nil {
-		return acquired{}, err // createWithPrefix cleans up after itself
-	}
-	own, err := c.watchOwn(ctx, node, tr)
-	if err != nil {
-		return acquired{}, c.abandon(ctx, node, tr, err)
-	}
-	ours := baseName(node)
-	for {
-		var children []string
-		err := retryConn(ctx, c.s, func() (err error) {
-			start := time.Now()
-			children, _, err = c.s.Conn().Children(c.path)
-			tr.request(OpGetChildren, start, err)
-			return err
-		})
-		if err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
-		}
-		found, wait := pick(children, ours)
-		if !found {
-			return acquired{}, c.ownGone(node)
-		}
-		if wait == "" {
-			return own, nil
-		}
-		if try {
-			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
-		}
-		start := time.Now()
-		// getData, not exists: on a missing node it sets no watch.
-		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, wait))
-		tr.request(OpWatch, start, err)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			continue // gone between the list and the watch: look again
-		case isConnErr(err):
-			if werr := awaitConn(ctx, c.s); werr != nil {
-				return acquired{}, c.abandon(ctx, node, tr, werr)
-			}
-			continue
-		case err != nil:
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch %s: %w", wait, sessionErr(c.s, err)))
-		}
-		if _, err := c.waitWake(ctx, ch, &own, tr); err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, err)
-		}
-	}
 }

@@ -15,31 +15,8 @@ import (
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/lineinput"
 	"github.com/zkherd/zkherd/tui/loadview"
-	"github.com/zkherd/zkherd/tui/views/load"
-	"github.com/zkherd/zkherd/tui/views/locks"
-	"github.com/zkherd/zkherd/tui/views/queues"
-	"github.com/zkherd/zkherd/tui/views/servers"
-	"github.com/zkherd/zkherd/tui/views/sessions"
 	"github.com/zkherd/zkherd/tui/views/tree"
 )
-
-// viewID names a view.
-type viewID int
-
-const (
-	viewTree viewID = iota
-	viewLocks
-	viewQueues
-	viewSessions
-	viewServers
-	viewLoad
-)
-
-// viewNames are the view names ":" commands accept.
-var viewNames = map[string]viewID{
-	"tree": viewTree, "locks": viewLocks, "queues": viewQueues,
-	"sessions": viewSessions, "watches": viewSessions, "servers": viewServers, "load": viewLoad,
-}
 
 // inputMode is what the bottom input line is for.
 type inputMode int
@@ -77,15 +54,9 @@ type Model struct {
 	feeds  feeds
 	title  string // connection summary for the tab bar
 
-	order  []viewID // the views shown, in tab order
-	active int      // index into order
-
-	tree     tree.Model
-	locks    locks.Model
-	queues   queues.Model
-	sessions sessions.Model
-	servers  servers.Model
-	load     load.Model
+	order  []viewID           // the views shown, in tab order
+	views  []common.Component // the views, as order
+	active int                // index into order
 
 	help      help.Model
 	input     lineinput.Model
@@ -108,11 +79,13 @@ type Model struct {
 func newModel(ctx context.Context, c common.Common, src tree.Source, order []viewID, f feeds, title string) Model {
 	h := help.New()
 	h.Styles = c.Styles.Help
-	m := Model{
-		common: c, ctx: ctx, feeds: f, title: title, order: order,
-		tree: tree.New(ctx, c, src), locks: locks.New(c), queues: queues.New(c),
-		sessions: sessions.New(c), servers: servers.New(c), load: load.New(c),
-		help: h, filters: map[viewID]string{},
+	m := Model{common: c, ctx: ctx, feeds: f, title: title, help: h, filters: map[viewID]string{}}
+	env := viewEnv{ctx: ctx, common: c, tree: src}
+	for _, id := range order {
+		if spec, ok := specOf(id); ok {
+			m.order = append(m.order, id)
+			m.views = append(m.views, spec.build(env))
+		}
 	}
 	m.resize(c.Width, c.Height)
 	return m
@@ -121,19 +94,10 @@ func newModel(ctx context.Context, c common.Common, src tree.Source, order []vie
 // Init starts the live feeds and lists the tree's root.
 func (m Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.listenSnapshots(), m.listenChanges(), m.listenLoad()}
-	if m.has(viewTree) {
-		cmds = append(cmds, m.tree.Init())
+	for _, v := range m.views {
+		cmds = append(cmds, v.Init())
 	}
 	return tea.Batch(cmds...)
-}
-
-func (m Model) has(v viewID) bool {
-	for _, o := range m.order {
-		if o == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (m Model) current() viewID { return m.order[m.active] }
@@ -194,13 +158,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := m.broadcast(msg)
 		return m, tea.Batch(cmd, m.snapshotNotices(msg.Snapshot), m.listenSnapshots())
 	case common.LoadMsg:
-		var cmd tea.Cmd
-		m.load, cmd = m.load.Update(msg)
-		return m, tea.Batch(cmd, m.listenLoad())
+		return m, tea.Batch(m.broadcast(msg), m.listenLoad())
 	case common.ChangesMsg:
-		var cmd tea.Cmd
-		m.tree, cmd = m.tree.Update(msg)
-		return m, tea.Batch(cmd, m.listenChanges())
+		return m, tea.Batch(m.broadcast(msg), m.listenChanges())
 	case common.ChannelClosedMsg:
 		if msg.Name == "load" {
 			m.loadDone = true
@@ -236,36 +196,21 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, m.broadcast(msg)
 }
 
-// broadcast sends msg to every view.
+// broadcast sends msg to every view; each ignores what is not its own.
 func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
-	cmds := make([]tea.Cmd, 6)
-	m.tree, cmds[0] = m.tree.Update(msg)
-	m.locks, cmds[1] = m.locks.Update(msg)
-	m.queues, cmds[2] = m.queues.Update(msg)
-	m.sessions, cmds[3] = m.sessions.Update(msg)
-	m.servers, cmds[4] = m.servers.Update(msg)
-	m.load, cmds[5] = m.load.Update(msg)
+	cmds := make([]tea.Cmd, len(m.views))
+	for i, v := range m.views {
+		cmds[i] = v.Update(msg)
+	}
 	return tea.Batch(cmds...)
 }
 
 // toActive sends msg to the active view only.
 func (m *Model) toActive(msg tea.Msg) tea.Cmd {
-	var cmd tea.Cmd
-	switch m.current() {
-	case viewTree:
-		m.tree, cmd = m.tree.Update(msg)
-	case viewLocks:
-		m.locks, cmd = m.locks.Update(msg)
-	case viewQueues:
-		m.queues, cmd = m.queues.Update(msg)
-	case viewSessions:
-		m.sessions, cmd = m.sessions.Update(msg)
-	case viewServers:
-		m.servers, cmd = m.servers.Update(msg)
-	case viewLoad:
-		m.load, cmd = m.load.Update(msg)
+	if len(m.views) == 0 {
+		return nil
 	}
-	return cmd
+	return m.views[m.active].Update(msg)
 }
 
 // snapshotNotices shows a snapshot's notices when they differ from the
@@ -405,7 +350,7 @@ func (m Model) command(text string) (tea.Model, tea.Cmd) {
 			return m, m.setNotice("no tree view here", true)
 		}
 	}
-	if v, ok := viewNames[name]; ok && arg == "" {
+	if v, ok := viewNamed(name); ok && arg == "" {
 		if !m.switchTo(v) {
 			return m, m.setNotice(fmt.Sprintf("no %s view in this screen", name), true)
 		}
@@ -438,12 +383,9 @@ func (m *Model) resize(w, h int) {
 	m.common.SetSize(w, h)
 	m.help.SetWidth(w)
 	vh := max(h-m.chromeHeight(), 0)
-	m.tree.SetSize(w, vh)
-	m.locks.SetSize(w, vh)
-	m.queues.SetSize(w, vh)
-	m.sessions.SetSize(w, vh)
-	m.servers.SetSize(w, vh)
-	m.load.SetSize(w, vh)
+	for _, v := range m.views {
+		v.SetSize(w, vh)
+	}
 }
 
 // helpKeys is the help bar's content: the active view's keys, then the
@@ -483,19 +425,8 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 func (m Model) helpKeys() helpKeys {
 	km := m.common.KeyMap
 	var view []key.Binding
-	switch m.current() {
-	case viewTree:
-		view = m.tree.ShortHelp()
-	case viewLocks:
-		view = m.locks.ShortHelp()
-	case viewQueues:
-		view = m.queues.ShortHelp()
-	case viewSessions:
-		view = m.sessions.ShortHelp()
-	case viewServers:
-		view = m.servers.ShortHelp()
-	case viewLoad:
-		view = m.load.ShortHelp()
+	if len(m.views) > 0 {
+		view = m.views[m.active].ShortHelp()
 	}
 	views := key.NewBinding(key.WithKeys("1"), key.WithHelp(fmt.Sprintf("1-%d", len(m.order)), "views"))
 	global := km.Global()
@@ -525,19 +456,8 @@ func (m Model) render() string {
 		return ""
 	}
 	var body string
-	switch m.current() {
-	case viewTree:
-		body = m.tree.View()
-	case viewLocks:
-		body = m.locks.View()
-	case viewQueues:
-		body = m.queues.View()
-	case viewSessions:
-		body = m.sessions.View()
-	case viewServers:
-		body = m.servers.View()
-	case viewLoad:
-		body = m.load.View()
+	if len(m.views) > 0 {
+		body = m.views[m.active].View()
 	}
 	parts := []string{m.tabBar(), body, m.statusLine(), m.help.View(m.helpKeys())}
 	return common.Lines(strings.Join(parts, "\n"), w, h)
@@ -546,8 +466,8 @@ func (m Model) render() string {
 func (m Model) tabBar() string {
 	s := m.common.Styles
 	var b strings.Builder
-	for i, v := range m.order {
-		label := fmt.Sprintf(" %d %s ", i+1, m.viewTitle(v))
+	for i, v := range m.views {
+		label := fmt.Sprintf(" %d %s ", i+1, v.Title())
 		if i == m.active {
 			b.WriteString(s.TabActive.Render(label))
 		} else {
@@ -561,32 +481,6 @@ func (m Model) tabBar() string {
 		return tabs + " " + common.FitRight(s.Dim.Render(right), room)
 	}
 	return common.Fit(tabs, m.common.Width)
-}
-
-// viewTitleOf names a view without a model (for tests and commands).
-func (Model) viewTitleOf(v viewID) string {
-	for name, id := range viewNames {
-		if id == v && name != "watches" {
-			return name
-		}
-	}
-	return "view"
-}
-
-func (m Model) viewTitle(v viewID) string {
-	switch v {
-	case viewTree:
-		return m.tree.Title()
-	case viewLocks:
-		return m.locks.Title()
-	case viewQueues:
-		return m.queues.Title()
-	case viewSessions:
-		return m.sessions.Title()
-	case viewServers:
-		return m.servers.Title()
-	}
-	return m.load.Title()
 }
 
 // statusLine is the input line, a confirmation, a notice, or a summary.

@@ -95,7 +95,8 @@ func TestSmallTerminals(t *testing.T) {
 	}
 	for _, size := range [][2]int{{60, 20}, {40, 12}, {20, 5}, {1, 1}} {
 		for i := range order {
-			name := strings.ToLower((Model{}).viewTitleOf(order[i]))
+			spec, _ := specOf(order[i])
+			name := spec.names[0]
 			t.Run(fmt.Sprintf("%s_%dx%d", name, size[0], size[1]), func(t *testing.T) {
 				m := screen(t, size[0], size[1], order, append(msgs, tuitest.Key(strconv.Itoa(i+1)), tuitest.Key("tab"), tuitest.Key("j"))...)
 				got := tuitest.Plain(m.View().Content)

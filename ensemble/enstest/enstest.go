@@ -21,15 +21,22 @@ const startTimeout = 90 * time.Second
 // logged at cleanup.
 func Start(t testing.TB, nodes int) *ensemble.Ensemble {
 	t.Helper()
+	return StartConfig(t, nodes, ensemble.ServerConfig{})
+}
+
+// StartConfig is Start with the server configuration cfg.
+func StartConfig(t testing.TB, nodes int, cfg ensemble.ServerConfig) *ensemble.Ensemble {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	ens, err := ensemble.Start(ctx, ensemble.Options{
-		Nodes:      nodes,
-		NoFsync:    true,
-		Dir:        t.TempDir(),
-		HeapMB:     96,
-		QuickStart: true,
-		Logf:       t.Logf,
+		Nodes:        nodes,
+		NoFsync:      true,
+		Dir:          t.TempDir(),
+		HeapMB:       96,
+		QuickStart:   true,
+		ServerConfig: cfg,
+		Logf:         t.Logf,
 	})
 	if err != nil {
 		t.Fatalf("enstest: %v", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/chain"
+	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/table"
 )
 
@@ -26,17 +27,15 @@ const maxAnomalyLines = 3
 // Model is the Locks view.
 type Model struct {
 	common.Common
-	snap   *inspect.Snapshot
-	filter string
-	shown  []int // indexes into snap.Locks after filtering
-	list   table.Model
-	chain  chain.Model
-	focus  int // 0 list, 1 chain
+	snap  *inspect.Snapshot
+	list  filtertable.Model // of snap.Locks
+	chain chain.Model
+	focus int // 0 list, 1 chain
 }
 
 // New returns an empty Locks view.
 func New(c common.Common) Model {
-	m := Model{Common: c, list: table.New(c, nil), chain: chain.New(c)}
+	m := Model{Common: c, list: filtertable.New(c), chain: chain.New(c)}
 	m.chain.Blur()
 	m.layout()
 	return m
@@ -68,7 +67,7 @@ func (m *Model) layout() {
 		cols = []table.Column{cols[0], cols[2], cols[3], {Title: "anomalies", Width: 14}}
 	}
 	m.list.SetColumns(cols)
-	listH := min(len(m.shown)+1, max((m.Height-2)/3, 3))
+	listH := min(m.list.Shown()+1, max((m.Height-2)/3, 3))
 	listH = max(listH, 2)
 	anom := m.anomalyLines()
 	chainH := max(m.Height-1-listH-len(anom)-1, 0)
@@ -84,7 +83,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.snap = msg.Snapshot
 		m.refilter(current)
 	case common.FilterMsg:
-		m.filter = msg.Text
+		m.list.SetFilter(msg.Text)
 		m.refilter(m.selectedPath())
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane) {
@@ -126,21 +125,15 @@ func (m *Model) refilter(currentPath string) {
 	if m.snap == nil {
 		return
 	}
-	m.shown = m.shown[:0]
-	f := strings.ToLower(m.filter)
-	cursor := 0
-	for i := range m.snap.Locks {
-		l := &m.snap.Locks[i]
-		if f != "" && !strings.Contains(strings.ToLower(l.Path), f) && !strings.Contains(strings.ToLower(l.Layout), f) {
-			continue
-		}
-		if l.Path == currentPath {
-			cursor = len(m.shown)
-		}
-		m.shown = append(m.shown, i)
-	}
-	m.list.SetRows(len(m.shown), m.lockRow)
-	m.list.SetCursor(cursor)
+	locks := m.snap.Locks
+	m.list.SetCursor(0) // where the cursor goes if currentPath is gone
+	m.list.Refilter(filtertable.Items{
+		N: len(locks),
+		Match: func(i int, f string) bool {
+			return strings.Contains(strings.ToLower(locks[i].Path), f) || strings.Contains(strings.ToLower(locks[i].Layout), f)
+		},
+		Row: m.lockRow,
+	}, func(i int) bool { return locks[i].Path == currentPath })
 	m.showSelected()
 	m.layout()
 }
@@ -151,15 +144,15 @@ func (m *Model) showSelected() {
 }
 
 func (m Model) selected() *inspect.Lock {
-	if m.snap == nil || len(m.shown) == 0 {
+	i, ok := m.list.Selected()
+	if m.snap == nil || !ok {
 		return nil
 	}
-	i := min(m.list.Cursor(), len(m.shown)-1)
-	return &m.snap.Locks[m.shown[i]]
+	return &m.snap.Locks[i]
 }
 
 func (m Model) lockRow(i int) []string {
-	l := &m.snap.Locks[m.shown[i]]
+	l := &m.snap.Locks[i]
 	anom := summary(l)
 	if anom != "" {
 		anom = m.Styles.Bad.Render("! " + anom)
@@ -216,10 +209,7 @@ func (m Model) View() string {
 		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
 	}
 	head := common.Plural(len(m.snap.Locks), "lock directory", "lock directories")
-	if m.filter != "" {
-		head += fmt.Sprintf(" (%d shown, filter %q)", len(m.shown), m.filter)
-	}
-	lines := []string{common.Fit(m.Styles.Title.Render("Locks")+"  "+head, m.Width), m.list.View()}
+	lines := []string{m.list.Heading("Locks", head), m.list.View()}
 	for _, a := range m.anomalyLines() {
 		lines = append(lines, common.Fit(a, m.Width))
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/sparkline"
 	"github.com/zkherd/zkherd/tui/components/table"
 )
@@ -20,15 +21,13 @@ import (
 // Model is the Queues view.
 type Model struct {
 	common.Common
-	snap   *inspect.Snapshot
-	filter string
-	shown  []int
-	list   table.Model
+	snap *inspect.Snapshot
+	list filtertable.Model // of snap.Queues
 }
 
 // New returns an empty Queues view.
 func New(c common.Common) Model {
-	m := Model{Common: c, list: table.New(c, nil)}
+	m := Model{Common: c, list: filtertable.New(c)}
 	m.layout()
 	return m
 }
@@ -64,7 +63,7 @@ func (m *Model) layout() {
 		cols = slices.Delete(cols, 5, 6)
 	}
 	m.list.SetColumns(cols)
-	m.list.SetSize(m.Width, min(len(m.shown)+1, max(m.Height-4, 1)))
+	m.list.SetSize(m.Width, min(m.list.Shown()+1, max(m.Height-4, 1)))
 }
 
 // sparkWidth is the width of the sparkline column.
@@ -85,7 +84,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.snap = msg.Snapshot
 		m.refilter()
 	case common.FilterMsg:
-		m.filter = msg.Text
+		m.list.SetFilter(msg.Text)
 		m.refilter()
 	case tea.KeyPressMsg:
 		var cmd tea.Cmd
@@ -99,19 +98,17 @@ func (m *Model) refilter() {
 	if m.snap == nil {
 		return
 	}
-	f := strings.ToLower(m.filter)
-	m.shown = m.shown[:0]
-	for i := range m.snap.Queues {
-		if f == "" || strings.Contains(strings.ToLower(m.snap.Queues[i].Path), f) {
-			m.shown = append(m.shown, i)
-		}
-	}
-	m.list.SetRows(len(m.shown), m.row)
+	qs := m.snap.Queues
+	m.list.Refilter(filtertable.Items{
+		N:     len(qs),
+		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(qs[i].Path), f) },
+		Row:   m.row,
+	}, nil)
 	m.layout()
 }
 
 func (m Model) row(i int) []string {
-	q := &m.snap.Queues[m.shown[i]]
+	q := &m.snap.Queues[i]
 	row := []string{
 		common.TruncateLeft(q.Path, max(m.Width-60, 12)),
 		common.Count(int64(q.Depth)),
@@ -132,14 +129,11 @@ func (m Model) View() string {
 		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
 	}
 	head := common.Plural(len(m.snap.Queues), "queue", "queues")
-	if m.filter != "" {
-		head += fmt.Sprintf(" (%d shown, filter %q)", len(m.shown), m.filter)
-	}
-	lines := []string{common.Fit(m.Styles.Title.Render("Queues")+"  "+head, m.Width), m.list.View()}
-	if len(m.shown) == 0 {
+	lines := []string{m.list.Heading("Queues", head), m.list.View()}
+	if sel, ok := m.list.Selected(); !ok {
 		lines = append(lines, m.Styles.Dim.Render("no queue found: directories of persistent sequential items (qn-, queue-, entry-…) show here"))
 	} else {
-		q := &m.snap.Queues[m.shown[m.list.Cursor()]]
+		q := &m.snap.Queues[sel]
 		lo, hi := q.Depth, q.Depth
 		for _, d := range q.Depths {
 			lo, hi = min(lo, d), max(hi, d)

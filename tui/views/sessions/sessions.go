@@ -15,25 +15,24 @@ import (
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/table"
 )
 
 // Model is the Sessions view.
 type Model struct {
 	common.Common
-	snap     *inspect.Snapshot
-	filter   string
-	sessions []int // indexes into snap.Cluster.Sessions after filtering
-	paths    []int // indexes into snap.Cluster.Watches, most watchers first
-	owners   map[string]int64
-	top      table.Model
-	bottom   table.Model
-	focus    int
+	snap   *inspect.Snapshot
+	paths  []int // indexes into snap.Cluster.Watches, most watchers first
+	owners map[string]int64
+	top    filtertable.Model // of snap.Cluster.Sessions
+	bottom filtertable.Model // of paths
+	focus  int
 }
 
 // New returns an empty Sessions view.
 func New(c common.Common) Model {
-	m := Model{Common: c, top: table.New(c, nil), bottom: table.New(c, nil)}
+	m := Model{Common: c, top: filtertable.New(c), bottom: filtertable.New(c)}
 	m.bottom.Blur()
 	m.layout()
 	return m
@@ -97,7 +96,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		m.refilter()
 	case common.FilterMsg:
-		m.filter = msg.Text
+		m.top.SetFilter(msg.Text)
+		m.bottom.SetFilter(msg.Text)
 		m.refilter()
 	case tea.KeyPressMsg:
 		if key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane) {
@@ -127,24 +127,24 @@ func (m *Model) refilter() {
 		return
 	}
 	c := &m.snap.Cluster
-	f := strings.ToLower(m.filter)
-	m.sessions = m.sessions[:0]
-	for i := range c.Sessions {
-		if f == "" || sessionMatches(&c.Sessions[i], f) {
-			m.sessions = append(m.sessions, i)
-		}
-	}
 	m.paths = m.paths[:0]
 	for i := range c.Watches {
-		if f == "" || strings.Contains(strings.ToLower(c.Watches[i].Path), f) {
-			m.paths = append(m.paths, i)
-		}
+		m.paths = append(m.paths, i)
 	}
 	slices.SortStableFunc(m.paths, func(a, b int) int {
 		return len(c.Watches[b].Sessions) - len(c.Watches[a].Sessions)
 	})
-	m.top.SetRows(len(m.sessions), m.sessionRow)
-	m.bottom.SetRows(len(m.paths), m.pathRow)
+	m.top.Refilter(filtertable.Items{
+		N:     len(c.Sessions),
+		Match: func(i int, f string) bool { return sessionMatches(&c.Sessions[i], f) },
+		Row:   m.sessionRow,
+	}, nil)
+	paths := m.paths
+	m.bottom.Refilter(filtertable.Items{
+		N:     len(paths),
+		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(c.Watches[paths[i]].Path), f) },
+		Row:   m.pathRow,
+	}, nil)
 }
 
 func sessionMatches(s *inspect.Session, f string) bool {
@@ -165,7 +165,7 @@ func sessionMatches(s *inspect.Session, f string) bool {
 }
 
 func (m Model) sessionRow(i int) []string {
-	s := &m.snap.Cluster.Sessions[m.sessions[i]]
+	s := &m.snap.Cluster.Sessions[i]
 	endpoint, member := s.Endpoint, s.Member
 	switch {
 	case member == "":
@@ -203,10 +203,11 @@ func (m Model) pathRow(i int) []string {
 
 // selectedLine describes the session under the cursor.
 func (m Model) selectedLine() string {
-	if len(m.sessions) == 0 {
+	sel, ok := m.top.Selected()
+	if !ok {
 		return m.Styles.Dim.Render("no session matches")
 	}
-	s := &m.snap.Cluster.Sessions[m.sessions[m.top.Cursor()]]
+	s := &m.snap.Cluster.Sessions[sel]
 	parts := []string{inspect.SessionHex(s.ID)}
 	if s.ID == m.snap.Cluster.Self {
 		parts = append(parts, "this inspector's own session")
@@ -239,8 +240,8 @@ func (m Model) View() string {
 	} else {
 		head += " · child watches: unknown"
 	}
-	if m.filter != "" {
-		head += " · filter: " + m.filter
+	if f := m.top.Filter(); f != "" {
+		head += " · filter: " + f
 	}
 	if !c.SessionsComplete {
 		head += " · " + m.Styles.Warn.Render("partial: not every member answered cons")

@@ -26,6 +26,7 @@ import (
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/pager"
 	"github.com/zkherd/zkherd/tui/components/table"
 )
@@ -85,10 +86,8 @@ type Model struct {
 	listErr  string
 	loading  bool
 	stale    bool
-	filter   string
-	shown    []int // indexes into listing.Names; nil when not filtered
-	list     table.Model
-	selectOn string // child to put the cursor on when the listing arrives
+	list     filtertable.Model // of listing.Names
+	selectOn string            // child to put the cursor on when the listing arrives
 
 	nodePath string // path of the node under the cursor
 	node     *inspect.Node
@@ -104,7 +103,8 @@ type Model struct {
 // New returns a Tree view reading from src (nil for a view fed only by
 // messages, as in tests).
 func New(ctx context.Context, c common.Common, src Source) Model {
-	m := Model{Common: c, ctx: ctx, src: src, dir: "/", list: table.New(c, []table.Column{{Title: "name", MinWidth: 8}}), detail: pager.New(c)}
+	m := Model{Common: c, ctx: ctx, src: src, dir: "/", list: filtertable.New(c), detail: pager.New(c)}
+	m.list.SetColumns([]table.Column{{Title: "name", MinWidth: 8}})
 	m.list.SetHeader(false)
 	m.layout()
 	return m
@@ -176,8 +176,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case common.ChangesMsg:
 		return m.changed(msg.Changes)
 	case common.FilterMsg:
-		m.filter = msg.Text
-		m.refilter()
+		m.list.SetFilter(msg.Text)
+		m.refilter(nil)
 		return m, m.cursorMoved()
 	case common.CommandMsg:
 		return m.command(msg.Name, msg.Arg)
@@ -259,8 +259,9 @@ func (m Model) command(name, arg string) (Model, tea.Cmd) {
 func (m *Model) cd(dir, selectOn string) tea.Cmd {
 	m.dir, m.selectOn = dir, selectOn
 	m.listing = inspect.Children{Path: dir}
-	m.listErr, m.stale, m.filter, m.shown = "", false, "", nil
-	m.list.SetRows(0, m.row)
+	m.listErr, m.stale = "", false
+	m.list.SetFilter("")
+	m.refilter(nil)
 	m.list.SetCursor(0)
 	m.nodePath, m.node, m.nodeErr = "", nil, ""
 	m.rebuildDetail()
@@ -303,7 +304,7 @@ func (m Model) gotChildren(msg ChildrenMsg) (Model, tea.Cmd) {
 	if msg.Err != nil {
 		m.listErr = errText(msg.Err)
 		m.listing = inspect.Children{Path: m.dir}
-		m.list.SetRows(0, m.row)
+		m.refilter(nil)
 		// The directory itself may still be readable: show its node.
 		m.nodePath = m.dir
 		return m, m.fetchNode(m.dir)
@@ -316,15 +317,12 @@ func (m Model) gotChildren(msg ChildrenMsg) (Model, tea.Cmd) {
 	}
 	m.listErr, m.stale = "", false
 	m.listing = msg.Children
-	m.refilter()
+	var keepName func(int) bool
 	if keep != "" {
-		for i := 0; i < m.rows(); i++ {
-			if m.name(i) == keep {
-				m.list.SetCursor(i)
-				break
-			}
-		}
+		names := m.listing.Names
+		keepName = func(i int) bool { return names[i] == keep }
 	}
+	m.refilter(keepName)
 	return m, m.cursorMoved()
 }
 
@@ -350,39 +348,21 @@ func (m Model) changed(cs []inspect.Change) (Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-func (m *Model) refilter() {
-	if m.filter == "" {
-		m.shown = nil
-	} else {
-		f := strings.ToLower(m.filter)
-		m.shown = make([]int, 0, 64)
-		for i, n := range m.listing.Names {
-			if strings.Contains(strings.ToLower(n), f) {
-				m.shown = append(m.shown, i)
-			}
-		}
-	}
-	m.list.SetRows(m.rows(), m.row)
-}
-
-func (m Model) rows() int {
-	if m.shown != nil {
-		return len(m.shown)
-	}
-	return len(m.listing.Names)
-}
-
-func (m Model) name(i int) string {
-	if m.shown != nil {
-		return m.listing.Names[m.shown[i]]
-	}
-	return m.listing.Names[i]
+// refilter shows the children that match the filter, the cursor on the
+// one keep matches (keep may be nil).
+func (m *Model) refilter(keep func(i int) bool) {
+	names := m.listing.Names
+	m.list.Refilter(filtertable.Items{
+		N:     len(names),
+		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(names[i]), f) },
+		Row:   m.row,
+	}, keep)
 }
 
 // row shows a recipe node by its short name (recipe part and sequence)
 // first, then the full name, dimmed.
 func (m Model) row(i int) []string {
-	name := m.name(i)
+	name := m.listing.Names[i]
 	if short := inspect.ShortName(name); short != name {
 		return []string{short + "  " + m.Styles.Dim.Render(name)}
 	}
@@ -423,10 +403,11 @@ func sortChildren(names []string) {
 }
 
 func (m Model) selectedName() (string, bool) {
-	if m.rows() == 0 {
+	i, ok := m.list.Selected()
+	if !ok {
 		return "", false
 	}
-	return m.name(m.list.Cursor()), true
+	return m.listing.Names[i], true
 }
 
 // cursorMoved schedules a read of the node under the cursor: settle after
@@ -646,8 +627,8 @@ func (m Model) View() string {
 		head += " · listing…"
 	case m.listErr == "":
 		head += " · " + common.Plural(len(m.listing.Names), "child", "children")
-		if m.shown != nil {
-			head += fmt.Sprintf(" (%s match %q)", common.Count(int64(len(m.shown))), m.filter)
+		if f := m.list.Filter(); f != "" {
+			head += fmt.Sprintf(" (%s match %q)", common.Count(int64(m.list.Shown())), f)
 		}
 	}
 	if m.stale {

@@ -1,0 +1,82 @@
+package ensemble
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ServerConfig holds the server settings that change what clients may rely
+// on. The zero value is ZooKeeper's default configuration. Recipes are
+// tested against each of ServerConfigs: a library that relies on ACLs, on
+// the digest algorithm or on its directories outliving a minute must be
+// caught by one of them.
+type ServerConfig struct {
+	// SkipACL starts the servers with zookeeper.skipACL=yes: they check no
+	// ACL, so any client may write or delete any node, whatever its ACL
+	// says (as a super user may on any server).
+	SkipACL bool
+	// DigestAlgorithm sets zookeeper.DigestAuthenticationProvider.digestAlg
+	// (ZooKeeper 3.7+), e.g. "SHA-256". Clients compute digest ACLs with
+	// SHA-1, so on such a server no digest ACL a client made ever matches an
+	// identity: the node becomes writable by nobody but a super user.
+	// "" keeps the server's default (SHA1).
+	DigestAlgorithm string
+	// ContainerCheckInterval is how often the server reaps empty container
+	// nodes (znode.container.checkIntervalMs; the server's default is one
+	// minute). When set, the reaping rate limit (znode.container.
+	// maxPerMinute) is lifted too, so that a test sees a container that
+	// emptied gone within about one interval. 0 keeps the defaults.
+	ContainerCheckInterval time.Duration
+}
+
+// String names the configuration's departures from the default, "default"
+// for none: "skipACL", "digestAlg=SHA-256", "containerCheck=1s", joined by
+// "+".
+func (c ServerConfig) String() string {
+	var parts []string
+	if c.SkipACL {
+		parts = append(parts, "skipACL")
+	}
+	if c.DigestAlgorithm != "" {
+		parts = append(parts, "digestAlg="+c.DigestAlgorithm)
+	}
+	if c.ContainerCheckInterval > 0 {
+		parts = append(parts, "containerCheck="+c.ContainerCheckInterval.String())
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, "+")
+}
+
+// ServerConfigs are the configurations recipes are tested against: the
+// default, one that enforces no ACL, one with a digest algorithm clients do
+// not compute, and one that reaps empty containers within a second.
+func ServerConfigs() []ServerConfig {
+	return []ServerConfig{
+		{},
+		{SkipACL: true},
+		{DigestAlgorithm: "SHA-256"},
+		{ContainerCheckInterval: time.Second},
+	}
+}
+
+// properties are the JVM system properties (-Dkey=value) that apply c. All
+// are read once at start-up, so they apply to every start and Restart.
+func (c ServerConfig) properties() []string {
+	var props []string
+	if c.SkipACL {
+		props = append(props, "-Dzookeeper.skipACL=yes")
+	}
+	if c.DigestAlgorithm != "" {
+		props = append(props, "-Dzookeeper.DigestAuthenticationProvider.digestAlg="+c.DigestAlgorithm)
+	}
+	if c.ContainerCheckInterval > 0 {
+		ms := max(1, c.ContainerCheckInterval.Milliseconds())
+		props = append(props,
+			"-Dznode.container.checkIntervalMs="+strconv.FormatInt(ms, 10),
+			"-Dznode.container.maxPerMinute=1000000")
+	}
+	return props
+}

@@ -1,0 +1,653 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// The grant engine that the fair Lock, the herd locks, both sides of the
+// RWLock, the semaphore's Lease and the Election share: re-entrancy,
+// serialisation, the grant's lost monitor, fencing, release, cleanup and
+// tracing, plus the two acquire loops more than one of them uses
+// (acquireSequential, acquireOnChildren).
+
+// acquired is what a lock algorithm hands to the shared core.
+type acquired struct {
+	node string
+	// token is the fencing token: the node's creation zxid (herd locks)
+	// or its sequence number plus one (Lock.FencingToken).
+	token int64
+	// own is a watch on our own node; nil when the acquisition set none
+	// (the grant's monitor then sets it) or once it fired.
+	own <-chan zk.Event
+}
+
+// lockCore is what the three locks share: re-entrancy, serialisation, the
+// grant's lost monitor, fencing, release, cleanup and tracing. The lock
+// algorithm itself is the acquire function.
+type lockCore struct {
+	s       *Session
+	path    string
+	cfg     lockConfig
+	pathErr error
+	acquire func(ctx context.Context, try bool, tr *tracer) (acquired, error)
+	// markRelease makes Unlock delete the node together with a write of
+	// its data (one transaction): the successor's watch then fires with
+	// NodeDataChanged, which only a holder's release causes (see
+	// Lock.acquire). Only the fair Lock uses it.
+	markRelease bool
+
+	// sem serialises Lock, TryLock and Unlock on one value (a 1-slot
+	// semaphore, so that waiting for it honours ctx).
+	sem chan struct{}
+
+	mu    sync.Mutex
+	count int
+	g     *grant // current grant, nil when not held
+	last  *grant // the grant before, for Lost and Err when not held
+}
+
+// grant is one period of holding the lock.
+type grant struct {
+	node  string
+	token uint64
+	own   <-chan zk.Event
+	// lost is closed once, when the grant ends: by the monitor goroutine,
+	// or by Unlock when the monitor never started.
+	lost chan struct{}
+	// stop tells the monitor the grant was released; releasing tells it
+	// that a deletion of our node is (probably) ours.
+	stop      chan struct{}
+	releasing atomic.Bool
+	reason    error // why lost; written before lost is closed
+	// start runs the monitor after monitorDelay; an Unlock that stops it
+	// first closes lost itself.
+	start *time.Timer
+	drops int64 // the session's Suspensions at the grant
+}
+
+// monitorDelay is how long a grant lives before its monitor starts. Most
+// critical sections under a busy lock are shorter, and then no goroutine,
+// watch or notification is spent on them; a longer one is watched from
+// then on. Loss within the delay is still caught: the monitor checks the
+// session, the drops since the grant and the node's existence when it
+// starts, and an Unlock before it checks the session.
+const monitorDelay = 10 * time.Millisecond
+
+// errDeletedByOther is part of a grant's reason when its node was deleted
+// by another client.
+var errDeletedByOther = errors.New("deleted by another client")
+
+// deletedByOther reports a grant lost because its node was deleted by
+// another client.
+func (g *grant) deletedByOther() bool {
+	select {
+	case <-g.lost:
+		return errors.Is(g.reason, errDeletedByOther)
+	default:
+		return false
+	}
+}
+
+var closedCh = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+func (c *lockCore) init(s *Session, path string, opts []LockOption) {
+	c.s, c.path = s, path
+	c.pathErr = validLockPath(path)
+	c.sem = make(chan struct{}, 1)
+	for _, o := range opts {
+		o(&c.cfg)
+	}
+	if !c.cfg.lostAfterSet {
+		c.cfg.lostAfter = s.Timeout()
+	}
+	c.cfg.cleanupDeadline = s.Timeout()
+}
+
+// enter takes the value's semaphore: at once when free, even if ctx has
+// ended (so that a deferred Unlock with a spent ctx still gets its one
+// attempt), else waiting as long as ctx allows.
+func (c *lockCore) enter(ctx context.Context) error {
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case c.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *lockCore) leave() { <-c.sem }
+
+func (c *lockCore) lock(ctx context.Context, try bool) error {
+	if c.pathErr != nil {
+		return c.pathErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	c.mu.Lock()
+	if c.count > 0 {
+		g := c.g
+		select {
+		case <-g.lost:
+			c.mu.Unlock()
+			return fmt.Errorf("recipes: lock %s: %w", c.path, g.reason)
+		default:
+		}
+		if err := c.s.alive(); err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("recipes: lock %s: %w: %w", c.path, ErrLost, err)
+		}
+		c.count++
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	if err := c.s.alive(); err != nil {
+		return err
+	}
+
+	tr := tracer{t: c.cfg.trace}
+	start := time.Now()
+	a, err := c.acquire(ctx, try, &tr)
+	stats := AcquireStats{Start: start, Node: a.node, Err: err}
+	if err == nil {
+		g := &grant{
+			node:  a.node,
+			token: uint64(a.token),
+			own:   a.own,
+			lost:  make(chan struct{}),
+			stop:  make(chan struct{}),
+			drops: c.s.Suspensions(),
+		}
+		c.mu.Lock()
+		c.g, c.count = g, 1
+		c.mu.Unlock()
+		g.start = time.AfterFunc(monitorDelay, func() { c.monitor(g) })
+		stats.Granted, stats.Token = time.Now(), g.token
+	}
+	if t := c.cfg.trace; t != nil && t.Acquired != nil {
+		stats.Requests, stats.Wakeups = tr.requests, tr.wakeups
+		t.Acquired(stats)
+	}
+	if err != nil && !errors.Is(err, ErrHeldByOther) && !errors.Is(err, ctx.Err()) {
+		return fmt.Errorf("recipes: lock %s: %w", c.path, err)
+	}
+	return err
+}
+
+func (c *lockCore) unlock(ctx context.Context) error {
+	if err := c.enter(ctx); err != nil {
+		return err
+	}
+	defer c.leave()
+	c.mu.Lock()
+	g := c.g
+	switch {
+	case c.count == 0:
+		c.mu.Unlock()
+		return fmt.Errorf("recipes: unlock %s: %w", c.path, ErrNotHeld)
+	case c.count > 1:
+		c.count--
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+
+	tr := tracer{t: c.cfg.trace}
+	start := time.Now()
+	g.releasing.Store(true)
+	var err error
+	if !g.deletedByOther() {
+		// (Deleting it anyway could remove a node someone else created
+		// since under the herd lock's fixed name.)
+		err = c.deleteOwn(ctx, g.node, c.markRelease, &tr)
+	}
+	if t := c.cfg.trace; t != nil && t.Released != nil {
+		t.Released(ReleaseStats{Start: start, Done: time.Now(), Node: g.node, Requests: tr.requests, Err: err})
+	}
+	if err != nil {
+		// The node may still exist: still held. A later Unlock retries.
+		g.releasing.Store(false)
+		return fmt.Errorf("recipes: unlock %s: still held: %w", c.path, err)
+	}
+	if g.start.Stop() {
+		// Released before the monitor started: this goroutine is the one
+		// that closes lost.
+		if err := c.s.alive(); err != nil {
+			g.reason = fmt.Errorf("%w: %w", ErrLost, err)
+		}
+		close(g.lost)
+	} else {
+		close(g.stop)
+		<-g.lost // the monitor ends promptly once stop is closed
+	}
+	c.mu.Lock()
+	c.g, c.last, c.count = nil, g, 0
+	c.mu.Unlock()
+	if g.reason != nil {
+		return fmt.Errorf("recipes: unlock %s: released, but %w", c.path, g.reason)
+	}
+	return nil
+}
+
+// deleteOwn deletes our node and reports nil once it is certainly gone:
+// deleted, already absent, or removed with the ended session. asHolder
+// marks the deletion as a holder's release (see lockCore.markRelease); it
+// must be false for a node that was never granted.
+func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr *tracer) error {
+	err := retryConn(ctx, c.s, func() error {
+		start := time.Now()
+		var err error
+		if asHolder {
+			_, err = c.s.Conn().Multi(
+				&zk.SetDataRequest{Path: node, Data: releasedMark, Version: -1},
+				&zk.DeleteRequest{Path: node, Version: -1},
+			)
+		} else {
+			err = c.s.Conn().Delete(node, -1)
+		}
+		tr.request(OpDelete, start, err)
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode),
+		errors.Is(err, ErrSessionExpired), errors.Is(err, ErrSessionClosed):
+		return nil
+	}
+	return err
+}
+
+// monitor watches one grant and closes its lost channel when the grant
+// ends; once started, it is the only goroutine that closes it.
+func (c *lockCore) monitor(g *grant) {
+	defer close(g.lost)
+	var (
+		timer   *time.Timer
+		timeout <-chan time.Time
+	)
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	drops := g.drops
+	// Watch our own node unless the acquisition already does. Here rather
+	// than on the hand-off path, and not at all when the lock is released
+	// before this goroutine gets to it (a zero hold time needs no watch).
+	// getData, not exists: on a missing node it leaves no watch behind.
+	armed := g.own != nil
+	arm := func() (ended bool) {
+		if armed || g.releasing.Load() {
+			return false
+		}
+		_, _, ch, err := c.s.Conn().GetW(g.node)
+		switch {
+		case err == nil:
+			g.own, armed = ch, true
+		case errors.Is(err, zk.ErrNoNode):
+			if !g.releasing.Load() {
+				g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
+			}
+			return true // otherwise our own Unlock deleted it: released
+		}
+		return false // connection trouble: again once connected
+	}
+	if arm() {
+		return
+	}
+	for {
+		changed, st := c.s.Changed()
+		if c.cfg.lostAfter <= 0 && c.s.Suspensions() != drops {
+			// Dropped and maybe already back: the policy tolerates none.
+			g.reason = fmt.Errorf("%w: connection dropped (policy: no tolerance)", ErrLost)
+			return
+		}
+		switch st {
+		case StateExpired, StateClosed:
+			select {
+			case <-g.stop:
+			default:
+				g.reason = fmt.Errorf("%w: %w", ErrLost, c.s.Err())
+			}
+			return
+		case StateSuspended:
+			if timer == nil {
+				timer = time.NewTimer(max(0, c.cfg.lostAfter-c.s.SuspendedFor()))
+				timeout = timer.C
+			}
+		case StateConnected:
+			if timer != nil {
+				timer.Stop()
+				timer, timeout = nil, nil
+			}
+			if arm() {
+				return
+			}
+		}
+		select {
+		case <-g.stop:
+			return
+		case <-changed:
+		case <-timeout:
+			g.reason = fmt.Errorf("%w: connection down for %v (policy %v)", ErrLost, c.s.SuspendedFor().Round(time.Millisecond), c.cfg.lostAfter)
+			return
+		case ev, ok := <-g.own:
+			g.own = nil
+			switch {
+			case ok && ev.Type == zk.EventNodeDeleted:
+				if !g.releasing.Load() {
+					g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
+				}
+				// Otherwise our own Unlock deleted it: released.
+				return
+			case ok && ev.Type != zk.EventNotWatching:
+				// Data changed under us: keep watching.
+				armed = false
+				if arm() {
+					return
+				}
+			}
+			// Not watching: the session ended or was closed; the state
+			// change says which.
+		}
+	}
+}
+
+// watchOwn sets the watch on our own node that tells the grant's monitor
+// when someone else deletes it, and reads its creation zxid (the fencing
+// token). It runs before the first listing, off the hand-off path.
+func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acquired, error) {
+	var (
+		exists bool
+		stat   *zk.Stat
+		ch     <-chan zk.Event
+	)
+	err := retryConn(ctx, c.s, func() (err error) {
+		start := time.Now()
+		exists, stat, ch, err = c.s.Conn().ExistsW(node)
+		tr.request(OpWatch, start, err)
+		return err
+	})
+	if err != nil {
+		return acquired{}, fmt.Errorf("recipes: watch %s: %w", node, err)
+	}
+	if !exists {
+		return acquired{}, c.ownGone(node)
+	}
+	return acquired{node: node, token: stat.Czxid, own: ch}, nil
+}
+
+// waitWake waits for the watch ch to fire, also noticing our own node's
+// deletion, the session's end and ctx's end.
+func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired, tr *tracer) (zk.EventType, error) {
+	tr.waiting()
+	for {
+		select {
+		case ev, ok := <-ch:
+			tr.woken(time.Now())
+			if !ok || ev.Type == zk.EventNotWatching {
+				if err := c.s.alive(); err != nil {
+					return 0, err
+				}
+				return 0, fmt.Errorf("%w on %s", errWatchDropped, ev.Path)
+			}
+			if ev.Err != nil {
+				return 0, fmt.Errorf("recipes: watch on %s: %w", ev.Path, ev.Err)
+			}
+			return ev.Type, nil
+		case ev, ok := <-a.own:
+			a.own = nil
+			if !ok || ev.Type == zk.EventNotWatching {
+				continue // the session's end follows
+			}
+			if ev.Type == zk.EventNodeDeleted {
+				return 0, c.ownGone(a.node)
+			}
+			rearmed, err := c.watchOwn(ctx, a.node, tr)
+			if err != nil {
+				return 0, err
+			}
+			a.own = rearmed.own
+		case <-c.s.Done():
+			return 0, c.s.Err()
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// ownGone explains why our node is missing.
+func (c *lockCore) ownGone(node string) error {
+	if err := c.s.alive(); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: node %s %w", ErrLost, node, errDeletedByOther)
+}
+
+// abandon deletes the node of an acquisition that ends without the lock
+// (ctx ended, TryLock found it held, an error) and returns cause.
+func (c *lockCore) abandon(ctx context.Context, node string, tr *tracer, cause error) error {
+	if errors.Is(cause, ErrLost) || c.s.alive() != nil {
+		return cause // nothing left to delete
+	}
+	// The first, synchronous attempt counts in this acquisition's trace;
+	// a background retry (connection down) is not traced.
+	first := tr
+	discard(ctx, c.s, func(ctx context.Context) error {
+		t := first
+		first = nil
+		return c.deleteOwn(ctx, node, false, t)
+	})
+	return cause
+}
+
+func (c *lockCore) lostCh() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.g != nil:
+		return c.g.lost
+	case c.last != nil:
+		return c.last.lost
+	}
+	return closedCh
+}
+
+func (c *lockCore) err() error {
+	c.mu.Lock()
+	g := c.g
+	if g == nil {
+		g = c.last
+	}
+	c.mu.Unlock()
+	if g == nil {
+		return nil
+	}
+	select {
+	case <-g.lost:
+		return g.reason
+	default:
+		return nil
+	}
+}
+
+func (c *lockCore) token() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g == nil {
+		return 0
+	}
+	return c.g.token
+}
+
+func (c *lockCore) node() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.g == nil {
+		return ""
+	}
+	return c.g.node
+}
+
+// ownedByUs reports whether node exists and is this session's ephemeral.
+func (c *lockCore) ownedByUs(ctx context.Context, node string) bool {
+	var (
+		exists bool
+		stat   *zk.Stat
+	)
+	err := retryConn(ctx, c.s, func() (err error) {
+		exists, stat, err = c.s.Conn().Exists(node)
+		return err
+	})
+	return err == nil && exists && stat.EphemeralOwner == c.s.ID()
+}
+
+// discardIfOurs removes node if this session turns out to own it; for a
+// herd create abandoned while its outcome was unknown.
+func (c *lockCore) discardIfOurs(ctx context.Context, node string, cause error) error {
+	if c.s.alive() != nil {
+		return cause
+	}
+	discard(ctx, c.s, func(ctx context.Context) error {
+		var (
+			exists bool
+			stat   *zk.Stat
+		)
+		err := retryConn(ctx, c.s, func() (err error) {
+			exists, stat, err = c.s.Conn().Exists(node)
+			return err
+		})
+		if err != nil || !exists || stat.EphemeralOwner != c.s.ID() {
+			return err
+		}
+		// Version-checked: never delete a node another session made.
+		err = retryConn(ctx, c.s, func() error { return c.s.Conn().Delete(node, stat.Version) })
+		if errors.Is(err, zk.ErrNoNode) {
+			return nil
+		}
+		return err
+	})
+	return cause
+}
+
+// acquireOnChildren is the acquire loop of the recipes whose waiters watch
+// the whole directory (the herd-children lock; the semaphore's lease step):
+// enqueue a protected node of kind, then list with a child watch until
+// decide says the node is granted (or gone). Every child change wakes it.
+func (c *lockCore) acquireOnChildren(ctx context.Context, try bool, kind string, tr *tracer,
+	decide func(children []string, ours string) (found, granted bool)) (acquired, error) {
+	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), c.cfg.data, zk.FlagEphemeralSequential, openACL, tr)
+	if err != nil {
+		return acquired{}, err
+	}
+	own, err := c.watchOwn(ctx, node, tr)
+	if err != nil {
+		return acquired{}, c.abandon(ctx, node, tr, err)
+	}
+	ours := baseName(node)
+	for {
+		var (
+			children []string
+			ch       <-chan zk.Event
+		)
+		err := retryConn(ctx, c.s, func() (err error) {
+			start := time.Now()
+			children, _, ch, err = c.s.Conn().ChildrenW(c.path)
+			tr.request(OpGetChildren, start, err)
+			return err
+		})
+		if err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
+		}
+		found, granted := decide(children, ours)
+		if !found {
+			return acquired{}, c.ownGone(node)
+		}
+		if granted {
+			return own, nil
+		}
+		if try {
+			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
+		}
+		if _, err := c.waitWake(ctx, ch, &own, tr); err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
+	}
+}
+
+// acquireSequential is the fair lock's algorithm with the node's kind and
+// the rule of whom to wait for as parameters (the read/write lock and the
+// election use it): protected EPHEMERAL_SEQUENTIAL create, list, and wait
+// for the one node pick names, until it names none.
+func acquireSequential(ctx context.Context, c *lockCore, try bool, tr *tracer, kind string, data []byte,
+	pick func(children []string, ours string) (found bool, wait string)) (acquired, error) {
+	node, err := createWithPrefix(ctx, c.s, c.path, newProtectedPrefix(kind), data, zk.FlagEphemeralSequential, openACL, tr)
+	if err != nil {
+		return acquired{}, err // createWithPrefix cleans up after itself
+	}
+	own, err := c.watchOwn(ctx, node, tr)
+	if err != nil {
+		return acquired{}, c.abandon(ctx, node, tr, err)
+	}
+	ours := baseName(node)
+	for {
+		var children []string
+		err := retryConn(ctx, c.s, func() (err error) {
+			start := time.Now()
+			children, _, err = c.s.Conn().Children(c.path)
+			tr.request(OpGetChildren, start, err)
+			return err
+		})
+		if err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
+		}
+		found, wait := pick(children, ours)
+		if !found {
+			return acquired{}, c.ownGone(node)
+		}
+		if wait == "" {
+			return own, nil
+		}
+		if try {
+			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
+		}
+		start := time.Now()
+		// getData, not exists: on a missing node it sets no watch.
+		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, wait))
+		tr.request(OpWatch, start, err)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			continue // gone between the list and the watch: look again
+		case isConnErr(err):
+			if werr := awaitConn(ctx, c.s); werr != nil {
+				return acquired{}, c.abandon(ctx, node, tr, werr)
+			}
+			continue
+		case err != nil:
+			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch %s: %w", wait, sessionErr(c.s, err)))
+		}
+		if _, err := c.waitWake(ctx, ch, &own, tr); err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
+	}
+}
