@@ -105,6 +105,12 @@ func startLocalEnsemble(ctx context.Context, opts ensemble.Options, log io.Write
 	if _, err := ensemble.Find(); err != nil {
 		return nil, usageErr("%v", err)
 	}
+	// Directories and records left by a zkherd that was killed (SIGKILL,
+	// a crash) before it could clean up.
+	if removed, _ := ensemble.RemoveStale(); len(removed) > 0 {
+		fmt.Fprintf(log, "removed %d temporary ensemble director(ies) left by zkherd processes that died\n", len(removed))
+	}
+	removeStaleClusterRecords()
 	fmt.Fprintf(log, "starting a local %d-node ZooKeeper ensemble on 127.0.0.1...\n", max(opts.Nodes, 1))
 	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()

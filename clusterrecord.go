@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/zkherd/zkherd/ensemble"
 )
@@ -71,9 +70,20 @@ func recordedAdminURL(clientAddr string) (string, bool) {
 	return "", false
 }
 
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
+func processAlive(pid int) bool { return ensemble.ProcessAlive(pid) }
+
+// removeStaleClusterRecords removes the records of "cluster up" processes
+// that died without removing their own.
+func removeStaleClusterRecords() {
+	files, _ := filepath.Glob(filepath.Join(clusterRecordDir(), "*.json"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var rec clusterRecord
+		if json.Unmarshal(data, &rec) == nil && rec.PID > 0 && !processAlive(rec.PID) {
+			os.Remove(f)
+		}
 	}
-	return syscall.Kill(pid, 0) == nil
 }

@@ -191,11 +191,15 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 		e.logf = func(string, ...any) {}
 	}
 	if e.root == "" {
-		dir, err := os.MkdirTemp("", "zkherd-ensemble-")
+		dir, err := os.MkdirTemp("", tempPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("ensemble: %w", err)
 		}
 		e.root, e.ownRoot = dir, true
+		if err := writeOwner(dir); err != nil {
+			e.removeRoot()
+			return nil, fmt.Errorf("ensemble: %w", err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
