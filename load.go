@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,9 +31,12 @@ type loadOptions struct {
 	out         string
 	noTUI       bool
 	sourceAddrs int
+	rate        float64
+	arrival     string
+	thresholds  []string
 
 	// Set from which flags were given.
-	clientsSet, durationSet, opsSet, timeoutSet bool
+	clientsSet, durationSet, opsSet, timeoutSet, rateSet bool
 
 	// dist: --processes, --join, --sweep (distrib_cmd.go, sweep_cmd.go).
 	dist distOptions
@@ -54,10 +58,21 @@ afterwards. The run works under /zkherd/runs/<id> and removes it at the end.
 The first Ctrl-C stops the run gracefully and writes a partial report; a
 second one exits at once.
 
-Exit status: 0 all checks passed, 1 a check failed, 2 bad input or an
-unreachable server, 130 interrupted.`,
+Every run writes its report directory (report.json, report.html, .hgrm and
+.hlog files) to --out, by default ./zkherd-load-<run id>/, and prints its path.
+
+--rate R runs an open model: R operations per second whatever the server's
+pace, latency measured from each operation's intended start; the report gives
+the target rate next to the achieved one and says who could not keep up.
+--threshold EXPR adds a pass/fail criterion on a figure, as k6 has them; a
+crossed threshold fails the run. Scenario files: docs/SCENARIOS.md.
+
+Exit status: 0 all checks passed and thresholds held, 1 a check failed or a
+threshold was crossed, 2 bad input or an unreachable server, 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP: the run stops and writes a partial report).`,
 		Example: `  zkherd load --scenario herd-vs-fair
   zkherd load --scenario fair-lock --clients 200 --duration 30s --out ./run1
+  zkherd load --scenario semaphore --rate 300 --threshold 'acquire.p99<500ms' --threshold 'throughput>280' 
   zkherd load --scenario my-scenario.yaml --server 10.0.0.5:2181
   zkherd load --scenario fair-lock-chaos --out ./chaos          # faults: expiries, kills, cuts
   zkherd load --scenario fair-lock --processes 3 --run-id r1 --server 10.0.0.5:2181
@@ -68,6 +83,7 @@ unreachable server, 130 interrupted.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
 			o.clientsSet, o.durationSet, o.opsSet = f.Changed("clients"), f.Changed("duration"), f.Changed("ops")
+			o.rateSet = f.Changed("rate")
 			o.timeoutSet = cmd.Flags().Changed("session-timeout")
 			o.dist.changed(f)
 			return runLoad(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -78,7 +94,10 @@ unreachable server, 130 interrupted.`,
 	f.IntVar(&o.clients, "clients", 0, "number of clients, each its own ZooKeeper session (default: the scenario's)")
 	f.DurationVar(&o.duration, "duration", 0, "how long operations run (default: the scenario's)")
 	f.Uint64Var(&o.ops, "ops", 0, "stop after this many operations instead of after a duration")
-	f.StringVar(&o.out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase")
+	f.StringVar(&o.out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase (default ./zkherd-load-<run id>)")
+	f.Float64Var(&o.rate, "rate", 0, "open model: start this many operations per second over all clients, whether or not earlier ones finished")
+	f.StringVar(&o.arrival, "arrival", "", "arrival model: closed, stampede, constant or poisson (default: the scenario's; constant with --rate)")
+	f.StringArrayVar(&o.thresholds, "threshold", nil, "fail the run (exit 1) unless a figure meets this, k6 style: 'acquire.p99<500ms', 'throughput>300', 'fair:errors<=0' (repeatable)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
 	f.IntVar(&o.sourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
 	o.dist.register(f)
@@ -92,6 +111,7 @@ type loadPlan struct {
 	runs  []scenarios.Run
 	out   string // "" for none
 	title string
+	runID string // the first run's id ("" picks one per run)
 }
 
 // planLoad checks every input before anything starts.
@@ -110,6 +130,20 @@ func planLoad(g *globalOptions, o *loadOptions) (*loadPlan, error) {
 		return nil, usageErr("--duration and --ops: give one bound, not both")
 	case o.sourceAddrs < 0 || o.sourceAddrs > 254:
 		return nil, usageErr("--source-addrs %d: choose 1 to 254 (0 for automatic)", o.sourceAddrs)
+	case o.rateSet && o.rate <= 0:
+		return nil, usageErr("--rate %v: must be above 0 operations per second", o.rate)
+	case o.arrival != "" && !slices.Contains(scenarios.ArrivalKinds(), scenarios.ArrivalKind(o.arrival)):
+		return nil, usageErr("--arrival %s: choose closed, stampede, constant or poisson", o.arrival)
+	case o.rateSet && o.arrival != "" && !scenarios.ArrivalKind(o.arrival).Open():
+		return nil, usageErr("--rate with --arrival %s: a rate needs an open model (constant or poisson)", o.arrival)
+	}
+	var thresholds []scenarios.Threshold
+	for _, expr := range o.thresholds {
+		t, err := scenarios.ParseThreshold(expr)
+		if err != nil {
+			return nil, usageErr("--threshold %s", strings.TrimPrefix(err.Error(), scenarios.ErrThreshold.Error()+" "))
+		}
+		thresholds = append(thresholds, t)
 	}
 	if err := g.checkAuth(); err != nil {
 		return nil, err
@@ -160,17 +194,26 @@ func planLoad(g *globalOptions, o *loadOptions) (*loadPlan, error) {
 	if o.timeoutSet {
 		spec.SessionTimeout = g.sessionTimeout
 	}
+	if o.rateSet || o.arrival != "" {
+		spec = spec.WithArrival(scenarios.ArrivalKind(o.arrival), o.rate)
+		if spec.Arrival.Kind.Open() && spec.Arrival.Rate <= 0 {
+			return nil, usageErr("--arrival %s needs a rate: add --rate R (operations per second)", o.arrival)
+		}
+	}
+	spec.Thresholds = append(slices.Clone(spec.Thresholds), thresholds...)
 	if err := spec.Validate(); err != nil {
 		return nil, scenarioErr(err)
 	}
-	p := &loadPlan{spec: spec, runs: spec.Runs(), title: spec.Name}
-	if o.out != "" {
-		dir, err := checkOutDir(o.out)
-		if err != nil {
-			return nil, err
-		}
-		p.out = dir
+	p := &loadPlan{spec: spec, runs: spec.Runs(), title: spec.Name, runID: loadgen.NewRunID()}
+	out := o.out
+	if out == "" {
+		out = "zkherd-load-" + p.runID
 	}
+	dir, err := checkOutDir(out)
+	if err != nil {
+		return nil, err
+	}
+	p.out = dir
 	return p, nil
 }
 
@@ -290,6 +333,7 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		Chroot:         cs.Chroot,
 		SessionOptions: g.sessionOptions(),
 		SourceAddrs:    o.sourceAddrs,
+		RunID:          plan.runID,
 	}
 	if ens != nil {
 		opts.Ensemble = ens // the scenario's server faults act on it
@@ -322,7 +366,11 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 		return ctx.Err()
 	}
 	rep := buildReport(plan, server, local, results, partial)
-	if err := report.WriteSummary(stdout, rep); err != nil {
+	width := report.Width
+	if !isTerminal(stdout) {
+		width = 0 // one line per item: files and scripts
+	}
+	if err := report.WriteSummaryWidth(stdout, rep, width); err != nil {
 		return err
 	}
 	if plan.out != "" {
@@ -337,6 +385,9 @@ func executePlan(ctx context.Context, g *globalOptions, plan *loadPlan, o *loadO
 	}
 	if failed := failedChecks(rep); len(failed) > 0 {
 		return &exitError{code: exitCheckFailed, err: fmt.Errorf("correctness checks failed: %s", strings.Join(failed, "; "))}
+	}
+	if crossed := crossedThresholds(rep); len(crossed) > 0 {
+		return &exitError{code: exitCheckFailed, err: fmt.Errorf("thresholds crossed: %s", strings.Join(crossed, "; "))}
 	}
 	if partial {
 		return &exitError{code: exitInterrupted, err: errors.New("interrupted: the run was stopped early and its report is marked partial")}
@@ -414,9 +465,13 @@ func (p *progressLine) update(pr loadgen.Progress) {
 	if pr.State == "ramping up" {
 		elapsed = fmt.Sprintf("%5.1fs", pr.Elapsed.Seconds())
 	}
+	p99 := pr.Main.P99
+	if pr.Main.HasCorrection {
+		p99 = pr.Main.CorrectedP99 // open model: from the intended start
+	}
 	line := fmt.Sprintf("%s %-10s %s  clients %d/%d  ops %d  rate %.0f/s  %s p99 %s  errors %d",
 		pr.Name, pr.State, elapsed, pr.SessionsAlive, pr.Clients, pr.Ops, pr.Rate,
-		pr.MainPhase, fmtMs(pr.Main.P99), pr.Errors)
+		pr.MainPhase, fmtMs(p99), pr.Errors)
 	if len(pr.Violations) > 0 {
 		line += fmt.Sprintf("  VIOLATIONS %d", len(pr.Violations))
 	}

@@ -429,3 +429,29 @@ func (s Spec) LockFor(client int) int {
 	}
 	return client % n
 }
+
+// WithArrival returns s with its arrival replaced, for a command line's
+// --arrival and --rate: kind "" keeps the scenario's kind, or makes it
+// constant when a rate is given to a closed loop; a rate of 0 keeps the
+// scenario's rate. A think time is kept for closed loops only. The result
+// still needs Validate (an open model without a rate is a mistake).
+func (s Spec) WithArrival(kind ArrivalKind, rate float64) Spec {
+	a := s.Arrival
+	if kind == "" {
+		kind = a.Kind
+		if rate > 0 && !kind.Open() {
+			kind = Constant
+		}
+	}
+	a.Kind = kind
+	if kind.Open() {
+		a.ThinkTime = 0
+		if rate > 0 {
+			a.Rate = rate
+		}
+	} else {
+		a.Rate = 0
+	}
+	s.Arrival = a
+	return s
+}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 func TestParseThreshold(t *testing.T) {
@@ -80,5 +81,30 @@ thresholds: ["fair:throughput>5", "errors<=0"]
 	var list ErrorList
 	if !errors.As(err, &list) || len(list) != 2 || list[0].Pos.Line != 4 || list[1].Pos.Line != 5 {
 		t.Errorf("got %v, want two mistakes on lines 4 and 5", err)
+	}
+}
+
+func TestWithArrival(t *testing.T) {
+	closed := Spec{Arrival: Arrival{Kind: Closed, ThinkTime: 5 * time.Millisecond}}
+	poisson := Spec{Arrival: Arrival{Kind: Poisson, Rate: 400}}
+	tests := []struct {
+		name string
+		in   Spec
+		kind ArrivalKind
+		rate float64
+		want Arrival
+	}{
+		{"rate makes a closed loop constant", closed, "", 300, Arrival{Kind: Constant, Rate: 300}},
+		{"rate keeps an open kind", poisson, "", 300, Arrival{Kind: Poisson, Rate: 300}},
+		{"kind keeps the scenario's rate", poisson, Constant, 0, Arrival{Kind: Constant, Rate: 400}},
+		{"closed drops the rate", poisson, Closed, 0, Arrival{Kind: Closed}},
+		{"stampede keeps the think time", closed, Stampede, 0, Arrival{Kind: Stampede, ThinkTime: 5 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.in.WithArrival(tt.kind, tt.rate).Arrival; got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
