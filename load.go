@@ -174,6 +174,11 @@ func planLoad(g *globalOptions, o *loadOptions) (*loadPlan, error) {
 		if spec.Locks > o.clients {
 			spec.Locks = o.clients
 		}
+		if spec.Semaphore != nil && spec.Semaphore.Leases > o.clients {
+			sem := *spec.Semaphore
+			sem.Leases = o.clients
+			spec.Semaphore = &sem
+		}
 	}
 	if o.durationSet {
 		spec.Duration, spec.Ops = o.duration, 0

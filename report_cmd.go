@@ -38,19 +38,20 @@ func buildReport(plan *loadPlan, server string, local bool, results []*loadgen.R
 // metrics.
 func scenarioInfo(res *loadgen.Result) report.ScenarioInfo {
 	info := report.ScenarioInfo{
-		Name:        res.Run.Name,
-		Recipe:      string(res.Run.Recipe),
-		Clients:     res.Run.Clients,
-		Partial:     res.Partial,
-		WindowStart: res.WindowStart,
-		WindowStop:  res.Stop,
-		Ops:         res.Ops,
-		TargetRate:  res.TargetRate,
-		Herd:        report.Herd(res.Herd),
-		Checks:      report.Checks(res.Checks),
-		Requests:    res.Requests,
-		QueueDepth:  res.QueueDepth,
-		Notes:       res.Notes,
+		Name:         res.Run.Name,
+		Recipe:       string(res.Run.Recipe),
+		Clients:      res.Run.Clients,
+		Partial:      res.Partial,
+		WindowStart:  res.WindowStart,
+		WindowStop:   res.Stop,
+		Ops:          res.Ops,
+		TargetRate:   res.TargetRate,
+		AchievedRate: res.AchievedRate,
+		Herd:         report.Herd(res.Herd),
+		Checks:       report.Checks(res.Checks),
+		Requests:     res.Requests,
+		QueueDepth:   res.QueueDepth,
+		Notes:        res.Notes,
 	}
 	for _, e := range res.Events {
 		info.Events = append(info.Events, report.TimedEvent{At: e.At, Kind: e.Kind, Detail: e.Detail})

@@ -119,8 +119,10 @@ type Result struct {
 	// Throughput is Ops per second of the window.
 	Throughput float64
 	// TargetRate is the rate an open-model run was asked for, operations
-	// per second; 0 for closed loops.
-	TargetRate float64
+	// per second, and AchievedRate the rate its scheduled operations
+	// started and completed in the window (a queue's: items produced); 0
+	// for closed loops.
+	TargetRate, AchievedRate float64
 	// Metrics holds every phase's histograms, the per-interval timeline and
 	// the counters (errors by kind included).
 	Metrics *metrics.Result

@@ -330,7 +330,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		v.Thresholds = append(v.Thresholds, thresholdRow{Text: t.Text(), Bad: !t.Passed})
 	}
 	if s.TargetRatePerS > 0 {
-		v.Throughput += fmt.Sprintf(" (target %s)", fmtNum(s.TargetRatePerS, 1))
+		v.Throughput += fmt.Sprintf(" (open model: target %s, achieved %s)", fmtNum(s.TargetRatePerS, 1), fmtNum(s.achievedRate(), 1))
 	}
 	faultsView(&v, s)
 	if a := s.Anomalies; a != nil {

@@ -52,6 +52,9 @@ type Scenario struct {
 	// TargetRatePerS is the rate an open-model run was asked for (0 for a
 	// closed loop): compare with ThroughputPerS.
 	TargetRatePerS float64 `json:"target_rate_per_s,omitempty"`
+	// AchievedRatePerS is the rate the scheduled operations ran at (for a
+	// queue, items produced; otherwise ThroughputPerS).
+	AchievedRatePerS float64 `json:"achieved_rate_per_s,omitempty"`
 	// Thresholds are the pass/fail criteria the run was checked against.
 	Thresholds []Threshold `json:"thresholds,omitempty"`
 	Errors     Errors      `json:"errors"`
@@ -246,8 +249,9 @@ type ScenarioInfo struct {
 	// Ops counts operations in the window; zero means the metrics' Ops
 	// counter.
 	Ops int64
-	// TargetRate is an open-model run's target, operations per second.
-	TargetRate float64
+	// TargetRate is an open-model run's target, operations per second,
+	// AchievedRate what it ran at.
+	TargetRate, AchievedRate float64
 	// Herd and Checks are copied as they are, except that a zero Herd is
 	// derived from the metrics' counters (wake-ups and requests per
 	// operation; server figures unknown).
@@ -278,20 +282,21 @@ type TimedEvent struct {
 // never started): the scenario then has no latencies.
 func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 	s := &Scenario{
-		Name:           info.Name,
-		Recipe:         info.Recipe,
-		Clients:        info.Clients,
-		Partial:        info.Partial,
-		Herd:           info.Herd,
-		Checks:         info.Checks,
-		TargetRatePerS: info.TargetRate,
-		Requests:       maps.Clone(info.Requests),
-		Notes:          slices.Clone(info.Notes),
-		Faults:         info.Faults,
-		Fencing:        info.Fencing,
-		LatencyMs:      map[string]Latency{},
-		Errors:         Errors{ByKind: map[string]int64{}},
-		Metrics:        m,
+		Name:             info.Name,
+		Recipe:           info.Recipe,
+		Clients:          info.Clients,
+		Partial:          info.Partial,
+		Herd:             info.Herd,
+		Checks:           info.Checks,
+		TargetRatePerS:   info.TargetRate,
+		AchievedRatePerS: info.AchievedRate,
+		Requests:         maps.Clone(info.Requests),
+		Notes:            slices.Clone(info.Notes),
+		Faults:           info.Faults,
+		Fencing:          info.Fencing,
+		LatencyMs:        map[string]Latency{},
+		Errors:           Errors{ByKind: map[string]int64{}},
+		Metrics:          m,
 	}
 	if s.Checks.Violations == nil {
 		s.Checks.Violations = []string{}

@@ -165,7 +165,7 @@ func writeScenario(w io.Writer, s *Scenario) {
 	}
 	if rate := s.TargetRatePerS; rate > 0 {
 		fmt.Fprint(w, wrapLine("rate: ", fmt.Sprintf("target %s/s, achieved %s/s (%.0f%%)", fmtNum(rate, 1),
-			fmtNum(s.ThroughputPerS, 1), 100*s.ThroughputPerS/rate), widthOf(w)))
+			fmtNum(s.achievedRate(), 1), 100*s.achievedRate()/rate), widthOf(w)))
 	}
 
 	h := s.Herd
@@ -231,6 +231,14 @@ func (c check) Value() string {
 		return "n/a"
 	}
 	return fmtInt(c.Count) + c.Extra
+}
+
+// achievedRate is the rate an open-model run's schedule ran at.
+func (s *Scenario) achievedRate() float64 {
+	if s.AchievedRatePerS > 0 {
+		return s.AchievedRatePerS
+	}
+	return s.ThroughputPerS
 }
 
 // herdApplies reports whether the herd measures (wake-ups per release,
