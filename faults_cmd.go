@@ -18,7 +18,10 @@ func faultsInfo(res *loadgen.Result) (*report.Faults, *report.Fencing) {
 			Occurrences: s.Occurrences, Skipped: s.Skipped, SessionsExpired: s.SessionsExpired,
 			LeaderKills: s.LeaderKills, MemberKills: s.MemberKills, Pauses: s.Pauses,
 			ConnectionsCut: s.ConnectionsCut, CutsOnCreate: s.CutsOnCreate, CutsOnDelete: s.CutsOnDelete,
+			CutsOnSetData: s.CutsOnSetData, CutsOnMulti: s.CutsOnMulti,
 			ConnectionsDropped: s.ConnectionsDropped, Delays: s.Delays,
+			Lags: s.Lags, LagSeconds: s.LagTime.Seconds(),
+			ForeignDeletes: s.ForeignDeletes, ForeignWrites: s.ForeignWrites, ForeignRefused: s.ForeignRefused,
 			SessionTimeoutMs: ms(s.SessionTimeout), Problems: s.Problems,
 		}
 		for _, st := range s.Stats() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,6 +76,14 @@ type Options struct {
 	ServerConfig
 	// Installation to run. Defaults to the result of Find.
 	Installation *Installation
+	// PeerAddr, if set, gives the quorum address member from uses to reach
+	// member to, whose quorum port is addr ("127.0.0.1:port"): a fault
+	// injector puts a proxy there (package faults' Quorum). It must return
+	// a loopback "127.0.0.1:port". It is called for every pair of members
+	// of a replicated ensemble once their ports are chosen (again when
+	// Start retries on other ports); nil, or addr returned, means directly.
+	// Only the quorum link goes through it: leader election does not.
+	PeerAddr func(from, to int, addr string) (string, error)
 	// Logf receives progress messages. It is only called from the goroutine
 	// that called an Ensemble method, so testing.T.Logf is safe. Defaults to
 	// discarding them.
@@ -130,9 +139,10 @@ type Ensemble struct {
 	// clientPort is member 1's fixed client port, 0 for free ports.
 	clientPort int
 	// props are the -D system properties of the ServerConfig.
-	props []string
-	logf  func(format string, args ...any)
-	http  *http.Client
+	props    []string
+	logf     func(format string, args ...any)
+	http     *http.Client
+	peerAddr func(from, to int, addr string) (string, error)
 
 	mu      sync.Mutex
 	members []*member
@@ -178,14 +188,15 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 		}
 	}
 	e := &Ensemble{
-		inst:    inst,
-		heapMB:  cmp.Or(opts.HeapMB, DefaultHeapMB),
-		quick:   opts.QuickStart,
-		timeout: cmp.Or(opts.StartTimeout, DefaultStartTimeout),
-		root:    opts.Dir,
-		props:   opts.ServerConfig.properties(),
-		logf:    opts.Logf,
-		http:    &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second},
+		inst:     inst,
+		heapMB:   cmp.Or(opts.HeapMB, DefaultHeapMB),
+		quick:    opts.QuickStart,
+		timeout:  cmp.Or(opts.StartTimeout, DefaultStartTimeout),
+		root:     opts.Dir,
+		props:    opts.ServerConfig.properties(),
+		logf:     opts.Logf,
+		peerAddr: opts.PeerAddr,
+		http:     &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second},
 	}
 	if e.logf == nil {
 		e.logf = func(string, ...any) {}
@@ -289,7 +300,12 @@ func (e *Ensemble) startAll(ctx context.Context, nodes int, noFsync bool) error 
 	}
 	members := e.members
 	for _, m := range members {
-		cfg := zooCfg(m.id, m.dataDir, m.ports, peers, noFsync, e.inst.AdminServer)
+		seen, err := e.peersSeenBy(m.id, peers)
+		if err != nil {
+			e.mu.Unlock()
+			return err
+		}
+		cfg := zooCfg(m.id, m.dataDir, m.ports, seen, noFsync, e.inst.AdminServer)
 		if err := writeMemberFiles(m, cfg, nodes > 1); err != nil {
 			e.mu.Unlock()
 			return err
@@ -318,6 +334,32 @@ func (e *Ensemble) startAll(ctx context.Context, nodes int, noFsync bool) error 
 		e.logf("ensemble: member %d serving on %s (pid %d, log %s)", m.id, m.ports.clientAddr(), m.proc.pid, m.log)
 	}
 	return nil
+}
+
+// peersSeenBy returns the members' ports as member id's configuration
+// names them: the other members' quorum ports through PeerAddr.
+func (e *Ensemble) peersSeenBy(id int, peers []ports) ([]ports, error) {
+	if e.peerAddr == nil || peers == nil {
+		return peers, nil
+	}
+	seen := slices.Clone(peers)
+	for i := range seen {
+		if i+1 == id {
+			continue
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(peers[i].peer)
+		via, err := e.peerAddr(id, i+1, addr)
+		if err != nil {
+			return nil, fmt.Errorf("ensemble: quorum address of member %d for member %d: %w", i+1, id, err)
+		}
+		host, port, err := net.SplitHostPort(via)
+		n, perr := strconv.Atoi(port)
+		if err != nil || perr != nil || host != "127.0.0.1" {
+			return nil, fmt.Errorf("ensemble: quorum address %q of member %d for member %d: want 127.0.0.1:port", via, i+1, id)
+		}
+		seen[i].peer = n
+	}
+	return seen, nil
 }
 
 func (p ports) clientAddr() string { return "127.0.0.1:" + strconv.Itoa(p.client) }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/ensemble"
-	"github.com/zkherd/zkherd/faultproxy"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -88,6 +87,12 @@ type Options struct {
 	Network *Network
 	// Clients is required by expire-holder; it also gives the measures.
 	Clients Clients
+	// Quorum is required by lag-member: the proxies on the local
+	// ensemble's quorum links.
+	Quorum *Quorum
+	// Foreign is required by foreign-delete and foreign-write: the other
+	// client that acts on the run's nodes.
+	Foreign Foreign
 	// Grants says that the run's clients are granted locks or elections
 	// and Granted is called for each grant: only then are the times until
 	// the next grant measured.
@@ -156,7 +161,7 @@ func (x *Executor) check(f scenarios.Fault) error {
 	if f.Kind.NeedsLocalEnsemble() && x.opts.Ensemble == nil {
 		return errors.New("acts on server processes, which only a local ensemble started by zkherd allows")
 	}
-	if f.Kind != scenarios.KillLeader && f.Kind != scenarios.KillMember && f.Kind != scenarios.PauseMember && x.opts.Network == nil {
+	if f.Kind.NeedsProxies() && x.opts.Network == nil {
 		return errors.New("needs the fault proxies between clients and servers")
 	}
 	if f.Kind == scenarios.ExpireHolder && x.opts.Clients == nil {
@@ -165,8 +170,14 @@ func (x *Executor) check(f scenarios.Fault) error {
 	if f.Member < 0 || f.Member > x.members {
 		return fmt.Errorf("member %d does not exist: the ensemble has %s", f.Member, memberList(x.members))
 	}
-	if f.On != "" && f.On != scenarios.FaultOnCreate && f.On != scenarios.FaultOnDelete {
-		return fmt.Errorf("cannot cut on %q requests; only on create or delete", f.On)
+	if f.On != "" && !slices.Contains(scenarios.FaultOns(), f.On) {
+		return fmt.Errorf("cannot cut on %q requests; only on %v", f.On, scenarios.FaultOns())
+	}
+	if f.Kind == scenarios.LagMember && x.opts.Quorum == nil {
+		return errors.New("needs the local ensemble's quorum links to go through proxies (started with faults.Quorum)")
+	}
+	if f.Kind.Foreign() && x.opts.Foreign == nil {
+		return errors.New("needs a foreign client that knows the run's nodes")
 	}
 	return nil
 }
@@ -303,6 +314,10 @@ func (x *Executor) occur(ctx context.Context, i int, f scenarios.Fault) {
 		x.delay(ctx, f)
 	case scenarios.DropConnections:
 		x.drop(ctx, f)
+	case scenarios.LagMember:
+		x.lag(ctx, f)
+	case scenarios.ForeignDelete, scenarios.ForeignWrite:
+		x.foreign(ctx, f)
 	}
 }
 
@@ -628,11 +643,11 @@ func (x *Executor) cut(f scenarios.Fault) {
 }
 
 func (x *Executor) armCut(f scenarios.Fault) {
-	op, what := faultproxy.OpCreate, "create"
-	if f.On == scenarios.FaultOnDelete {
-		op, what = faultproxy.OpDelete, "delete"
+	what := f.On
+	if what == scenarios.FaultOnSetData {
+		what = "setData"
 	}
-	x.opts.Network.armCut(op, func(member, conn int) {
+	x.opts.Network.armCut(f.On, f.Member, func(member, conn int) {
 		var session int64
 		if p := x.opts.Network.Proxy(member); p != nil {
 			for _, l := range p.Links() {
@@ -643,10 +658,15 @@ func (x *Executor) armCut(f scenarios.Fault) {
 		}
 		x.count(f, func(s *Summary) {
 			s.ConnectionsCut++
-			if op == faultproxy.OpCreate {
+			switch f.On {
+			case scenarios.FaultOnCreate:
 				s.CutsOnCreate++
-			} else {
+			case scenarios.FaultOnDelete:
 				s.CutsOnDelete++
+			case scenarios.FaultOnSetData:
+				s.CutsOnSetData++
+			case scenarios.FaultOnMulti:
+				s.CutsOnMulti++
 			}
 		})
 		x.emit(Event{Kind: EventFault, Fault: f.Kind, Member: member, Session: session,

@@ -56,8 +56,17 @@ type Summary struct {
 	// those cut right after a create or a delete reached the server.
 	ConnectionsCut             int
 	CutsOnCreate, CutsOnDelete int
+	// CutsOnSetData and CutsOnMulti count connections cut right after a
+	// setData or a multi (cut-connections on set-data, multi).
+	CutsOnSetData, CutsOnMulti int
 	ConnectionsDropped         int
 	Delays                     int
+	// Lags counts lag-member occurrences, LagTime their total time.
+	Lags    int
+	LagTime time.Duration
+	// ForeignDeletes and ForeignWrites count nodes another client deleted
+	// or wrote to; ForeignRefused its writes an ACL refused.
+	ForeignDeletes, ForeignWrites, ForeignRefused int
 	// Skipped counts occurrences that could not be carried out; Problems
 	// says why (the first few).
 	Skipped  int

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/faultproxy"
+	"github.com/zkherd/zkherd/scenarios"
 )
 
 // ErrNoSession is returned by Expire for a session no proxy has seen.
@@ -23,7 +24,7 @@ type Network struct {
 
 	mu      sync.Mutex // serializes changes to armed
 	armed   atomic.Pointer[[]*armedCut]
-	lastCut [2]atomic.Int64 // the session last cut on a delete [0] and a create [1]
+	lastCut [4]atomic.Int64 // the session last cut on each request kind (onIndex)
 }
 
 // NewNetwork starts a proxy in front of each server ("host:port"), in
@@ -247,9 +248,10 @@ const closeRetry = 5 * time.Second
 
 // armedCut is one pending cut on a request kind.
 type armedCut struct {
-	op    int32
-	fired atomic.Bool
-	onCut func(member, conn int)
+	on     string // scenarios.FaultOn*
+	member int    // only requests through this member's proxy; 0: any
+	fired  atomic.Bool
+	onCut  func(member, conn int)
 	// spare is the session cut last time on this kind, spared this time:
 	// its retry of the same request is not cut again (on a quiet
 	// ensemble, the retry can be the only such request for a while).
@@ -265,14 +267,14 @@ func (n *Network) hook(member int) func(faultproxy.Request) faultproxy.Action {
 			return faultproxy.Forward
 		}
 		for _, a := range *armed {
-			if !matches(a.op, r.Op) {
+			if !matches(a.on, r.Op) || (a.member != 0 && a.member != member) {
 				continue
 			}
 			if r.Session != 0 && r.Session == a.spare {
 				continue
 			}
 			if a.fired.CompareAndSwap(false, true) {
-				n.lastCut[kindIndex(a.op)].Store(r.Session)
+				n.lastCut[onIndex(a.on)].Store(r.Session)
 				a.onCut(member, r.Conn)
 				return faultproxy.CutAfter
 			}
@@ -281,22 +283,23 @@ func (n *Network) hook(member int) func(faultproxy.Request) faultproxy.Action {
 	}
 }
 
-// armCut makes the next request with opcode op, over every proxy, cut its
-// connection right after reaching the server (so it is carried out and its
-// reply lost); onCut is called once, from the proxy's goroutine, when that
-// happens. It replaces an earlier armed cut on op that has not fired.
-func (n *Network) armCut(op int32, onCut func(member, conn int)) {
+// armCut makes the next request of kind on (scenarios.FaultOn*), through
+// member's proxy (0: any), cut its connection right after reaching the
+// server (so it is carried out and its reply lost); onCut is called once,
+// from the proxy's goroutine, when that happens. It replaces an earlier
+// armed cut on the same kind and member that has not fired.
+func (n *Network) armCut(on string, member int, onCut func(member, conn int)) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var next []*armedCut
 	if cur := n.armed.Load(); cur != nil {
 		for _, a := range *cur {
-			if a.op != op && !a.fired.Load() {
+			if (a.on != on || a.member != member) && !a.fired.Load() {
 				next = append(next, a)
 			}
 		}
 	}
-	next = append(next, &armedCut{op: op, onCut: onCut, spare: n.lastCut[kindIndex(op)].Load()})
+	next = append(next, &armedCut{on: on, member: member, onCut: onCut, spare: n.lastCut[onIndex(on)].Load()})
 	n.armed.Store(&next)
 }
 
@@ -310,18 +313,22 @@ func (n *Network) disarm() {
 // matches reports whether a request with opcode op is one an armed cut on
 // kind waits for: any create for creates; a delete or a multi (a queue's
 // acknowledgement deletes the item and its claim in one transaction) for
-// deletes.
-func matches(kind, op int32) bool {
-	if kind == faultproxy.OpCreate {
+// deletes; a setData; a multi.
+func matches(on string, op int32) bool {
+	switch on {
+	case scenarios.FaultOnCreate:
 		return faultproxy.IsCreate(op)
+	case scenarios.FaultOnDelete:
+		return op == faultproxy.OpDelete || op == faultproxy.OpMulti
+	case scenarios.FaultOnSetData:
+		return op == faultproxy.OpSetData
+	case scenarios.FaultOnMulti:
+		return op == faultproxy.OpMulti
 	}
-	return op == faultproxy.OpDelete || op == faultproxy.OpMulti
+	return false
 }
 
-// kindIndex indexes lastCut: 1 for creates, 0 for deletes.
-func kindIndex(op int32) int {
-	if op == faultproxy.OpCreate {
-		return 1
-	}
-	return 0
+// onIndex indexes lastCut by request kind.
+func onIndex(on string) int {
+	return max(slices.Index(scenarios.FaultOns(), on), 0)
 }

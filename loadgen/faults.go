@@ -27,6 +27,9 @@ type faultRun struct {
 	// fences are the guarded resources, by slot (lock, election).
 	fences []*fence
 	zombie bool // holders ignore Lost()
+	// foreign is the other client of foreign-delete and foreign-write
+	// (foreign.go), nil without them.
+	foreign *foreigner
 
 	mu      sync.Mutex
 	holders map[int]faults.Holder // by slot
@@ -120,6 +123,12 @@ func (r *runner) startNetwork(ctx context.Context) error {
 			f.shared = &znodeFence{conn: r.admin.Conn(), path: fencePath(f.path)}
 		}
 	}
+	if err := r.startForeign(ctx); err != nil {
+		return err
+	}
+	if f := r.fx.foreignClient(); f != nil {
+		r.chk.excuse = f.excuse
+	}
 	if !r.hasFaults() || !needsNetwork(r.run.Faults) {
 		return nil
 	}
@@ -134,7 +143,7 @@ func (r *runner) startNetwork(ctx context.Context) error {
 
 func needsNetwork(fs []scenarios.Fault) bool {
 	for _, f := range fs {
-		if !f.Kind.NeedsLocalEnsemble() {
+		if f.Kind.NeedsProxies() {
 			return true
 		}
 	}
@@ -146,6 +155,15 @@ func (r *runner) closeNetwork() {
 	if r.fx != nil && r.fx.net != nil {
 		r.fx.net.Close()
 	}
+	r.closeForeign()
+}
+
+// foreignClient returns the foreign client, nil when there is none.
+func (fx *faultRun) foreignClient() *foreigner {
+	if fx == nil {
+		return nil
+	}
+	return fx.foreign
 }
 
 // startFaults starts carrying out the faults, timed from the window's
@@ -164,6 +182,10 @@ func (r *runner) startFaults() error {
 		Clients:        fx,
 		Grants:         len(fx.fences) > 0,
 		OnEvent:        fx.onEvent,
+		Quorum:         r.opts.Quorum,
+	}
+	if fx.foreign != nil {
+		opts.Foreign = fx.foreign
 	}
 	if r.opts.Ensemble != nil {
 		opts.Ensemble = r.opts.Ensemble
@@ -221,8 +243,15 @@ func (r *runner) faultResult(res *Result) {
 	if len(fx.fences) == 0 {
 		return
 	}
-	f := fencing(fx.fences, fx.zombie)
+	var excuse func(Overlap) bool
+	if fl := fx.foreign; fl != nil {
+		excuse = func(o Overlap) bool { return fl.excuseStale(o.Lock, o.StaleSession) }
+	}
+	f := fencing(fx.fences, fx.zombie, excuse)
 	res.Fencing = f
+	if fl := fx.foreign; fl != nil {
+		fl.result(res)
+	}
 	for _, o := range f.Overlaps {
 		if fx.zombie {
 			res.Events = append(res.Events, Event{At: o.At, Kind: EventRecover, Detail: "overlap caught by fencing: " + o.String()})

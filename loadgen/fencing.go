@@ -114,8 +114,9 @@ func (f *fence) write(token uint64, session int64, lost bool, at time.Time) bool
 	return false
 }
 
-// fencing sums up the fences of a run.
-func fencing(fences []*fence, ignoreLost bool) *Fencing {
+// fencing sums up the fences of a run. Overlaps excuse accepts (another
+// client's doing: foreign.go) are left out; excuse may be nil.
+func fencing(fences []*fence, ignoreLost bool, excuse func(Overlap) bool) *Fencing {
 	out := &Fencing{IgnoreLost: ignoreLost}
 	var all []Overlap
 	for _, f := range fences {
@@ -123,12 +124,14 @@ func fencing(fences []*fence, ignoreLost bool) *Fencing {
 		out.Writes += f.writes
 		out.Rejected += f.rejected
 		out.WriteErrors += f.errors
-		out.OverlapCount += int64(len(f.order))
 		for _, tok := range f.order {
-			all = append(all, *f.overlaps[tok])
+			if o := *f.overlaps[tok]; excuse == nil || !excuse(o) {
+				all = append(all, o)
+			}
 		}
 		f.mu.Unlock()
 	}
+	out.OverlapCount = int64(len(all))
 	slices.SortStableFunc(all, func(a, b Overlap) int { return a.At.Compare(b.At) })
 	out.Overlaps = all[:min(len(all), maxOverlaps)]
 	return out

@@ -96,6 +96,10 @@ type Options struct {
 	// scenario's server faults (kill-leader, kill-member, pause-member)
 	// act on; nil when the run targets existing servers.
 	Ensemble faults.Ensemble
+	// Quorum, with Ensemble, holds the proxies on the ensemble's quorum
+	// links (the ensemble was started with its PeerAddr): lag-member acts
+	// through it.
+	Quorum *faults.Quorum
 }
 
 // Result is what a run measured and checked.
@@ -205,6 +209,17 @@ type Checks struct {
 	// LostItems and DuplicateItems count queue items consumed never or
 	// twice; Unconsumed counts items still queued when the run stopped.
 	LostItems, DuplicateItems, Unconsumed int64
+	// ForeignDeletedItems counts queue items another client deleted
+	// (foreign-delete): gone, but not lost by the recipe.
+	ForeignDeletedItems int64
+	// ForeignGrants counts violations: grants to waiters whose node another
+	// client had deleted, or raced grants whose holder never learnt it.
+	ForeignGrants int64
+	// ForeignRacedGrants counts grants that raced another client's delete
+	// of the granted node (the holder must then learn it lost the grant);
+	// ForeignExcusedOverlaps the overlaps of holders that followed such
+	// deletes: the other client broke the lock, not the recipe.
+	ForeignRacedGrants, ForeignExcusedOverlaps int64
 	// LeftoverZnodes counts recipe nodes still in the namespace once every
 	// client had finished; LeftoverPaths names some of them.
 	LeftoverZnodes int64

@@ -86,14 +86,14 @@ func (w *rwWork) loop(c *client) {
 				if err := l.Lock(ctx); err != nil {
 					return held{}, err
 				}
-				return held{release: l.Unlock, lost: l.Lost(), phase: ReadAcquire,
+				return held{release: l.Unlock, lost: l.Lost(), phase: ReadAcquire, node: l.Node,
 					enter: func() { g.enterShared(&r.chk) }, exit: g.exitShared}, nil
 			}
 			l := rw.WriteLock()
 			if err := l.Lock(ctx); err != nil {
 				return held{}, err
 			}
-			return held{release: l.Unlock, lost: l.Lost(), phase: WriteAcquire,
+			return held{release: l.Unlock, lost: l.Lost(), phase: WriteAcquire, node: l.Node,
 				enter: func() { g.enterWriter(&r.chk) }, exit: g.exitExclusive}, nil
 		}
 	})
@@ -134,7 +134,7 @@ func (w *semWork) loop(c *client) {
 			if err != nil {
 				return held{}, err
 			}
-			return held{release: l.Release, lost: l.Lost(),
+			return held{release: l.Release, lost: l.Lost(), node: l.Node,
 				enter: func() { lim.enter(&r.chk) }, exit: lim.exit}, nil
 		}
 	})
@@ -160,7 +160,7 @@ func (w *electionWork) loop(c *client) {
 			}
 			return held{release: e.Resign, lost: e.Lost(),
 				enter: func() { g.enterLeader(&r.chk, e.FencingToken(), seqOf(e.Node())) },
-				exit:  g.exitExclusive, token: e.FencingToken}, nil
+				exit:  g.exitExclusive, token: e.FencingToken, node: e.Node}, nil
 		}
 	})
 }

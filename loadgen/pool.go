@@ -50,6 +50,9 @@ type sessionParams struct {
 	recvBuf        int
 	sourceAddrs    int
 	connectTimeout time.Duration
+	// lister, when set, lists large directories for every client session,
+	// whose recvBuf then only fits small replies (see recipes.Lister).
+	lister *recipes.Lister
 	// serverUp reports whether the server answers another, established
 	// session: then connections it cuts at once are refused on purpose
 	// (maxClientCnxns), not cut by a server that is starting or down.
@@ -138,6 +141,9 @@ func (p *sessionParams) open(ctx context.Context, c *client) (*recipes.Session, 
 		recipes.WithBufferSizes(p.sendBuf, p.recvBuf),
 		recipes.WithDialer(p.dialer(c, func() { cancel(errEarlyClose) })),
 	)
+	if p.lister != nil {
+		opts = append(opts, recipes.WithLister(p.lister))
+	}
 	s, err := recipes.NewSession(ctx, p.servers, opts...)
 	if err != nil {
 		if cause := context.Cause(ctx); errors.Is(cause, errEarlyClose) {

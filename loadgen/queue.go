@@ -314,6 +314,9 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn, res *Result) {
 		// An item whose acknowledgement's outcome is unknown and that is
 		// gone was consumed: only an acknowledgement removes an item.
 		if st == itemQueued && !remaining[id] {
+			if f := r.fx.foreignClient(); f != nil && f.deletedItem(id) {
+				continue // counted by the foreign client
+			}
 			res.Checks.LostItems++
 			if res.Checks.LostItems <= maxViolationLines {
 				r.chk.note("lost item", &r.chk.lost, "item %d was queued but never consumed", id)

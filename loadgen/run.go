@@ -167,6 +167,58 @@ const sendBufferSize = 4 << 10
 // 4-byte length, with room for the reply header and stat.
 func childListBuffer(n int) int { return n*80 + 8<<10 }
 
+// smallRecvBuffer is the receive buffer of a client session that reads no
+// listing (or lists through the run's Lister): its largest replies are a
+// created node's path, a node's stat with the lock's data (none in a load
+// run), a multi's results and watch events, each well under 1 KiB.
+const smallRecvBuffer = 4 << 10
+
+// listerUser is a workload whose clients list large directories through
+// one shared session (recipes.Lister) instead of their own.
+type listerUser interface {
+	// listerBuffer is the Lister session's receive buffer; 0 when the
+	// clients list over their own sessions.
+	listerBuffer() int
+}
+
+// listerBuffer is the receive buffer of the run's Lister session, 0 for
+// none.
+func (r *runner) listerBuffer() int {
+	lu, ok := r.work.(listerUser)
+	if !ok {
+		return 0
+	}
+	n := lu.listerBuffer()
+	if n > 0 && r.opts.SharedNamespace && r.opts.NamespaceClients > r.run.Clients {
+		// Every process's nodes are in the listings (fitSharedListings).
+		n = n * ((r.opts.NamespaceClients + r.run.Clients - 1) / r.run.Clients)
+	}
+	return n
+}
+
+// openLister opens the run's Lister session, if the workload wants one.
+// It goes to the servers directly, not through the fault proxies: the
+// faults are aimed at the clients' sessions, and a Lister session that
+// expired would fail every listing for the rest of the run.
+func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
+	buf := r.listerBuffer()
+	if buf == 0 {
+		return nil, nil
+	}
+	opts := append(slices.Clone(r.opts.SessionOptions),
+		recipes.WithSessionTimeout(r.run.SessionTimeout),
+		recipes.WithBufferSizes(sendBufferSize, max(buf, recipes.DefaultBufferSize)),
+		recipes.WithLogger(&r.adminLog))
+	lctx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
+	defer cancel()
+	s, err := recipes.NewSession(lctx, r.opts.Servers, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("loadgen: listing session: %w", err)
+	}
+	r.params.lister = recipes.NewLister(s)
+	return s, nil
+}
+
 // execute runs the run; see Run.
 func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	r.parent = ctx
@@ -226,6 +278,13 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		return nil, err
 	}
 	defer r.closeNetwork()
+	listerSess, err := r.openLister(runCtx)
+	if err != nil {
+		return nil, err
+	}
+	if listerSess != nil {
+		defer listerSess.Close()
+	}
 
 	r.start = time.Now()
 	r.rec, err = metrics.NewRecorder(r.start, metrics.WithPhases(r.work.extraPhases()...))
@@ -465,6 +524,7 @@ func (r *runner) account(res *Result, before, after snapshot) {
 	c.MaxBypass = r.chk.maxBypass.Load()
 	c.SemaphoreOverIssued = r.chk.overIssued.Load()
 	c.DoubleLeaders = r.chk.doubleLeader.Load()
+	c.ForeignGrants = r.chk.foreignGrant.Load()
 	c.Violations = append(r.chk.violations(), c.Violations...)
 	res.Events = append(r.chk.violationEvents(), res.Events...)
 	c.Passed = len(c.Violations) == 0

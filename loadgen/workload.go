@@ -118,6 +118,27 @@ func (w *lockWork) depth() int64                              { return 0 }
 func (w *lockWork) finish(context.Context, *zk.Conn, *Result) {}
 
 func (w *lockWork) recvBuffer() int {
+	switch {
+	case w.r.opts.NewLocker != nil:
+		// Another lock implementation: it lists over its own session.
+		return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
+	case w.r.run.Recipe == scenarios.HerdLock:
+		// One fixed node, never a listing.
+		return smallRecvBuffer
+	case w.listerBuffer() > 0:
+		return smallRecvBuffer
+	}
+	return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
+}
+
+// listerBuffer: the fair lock's listings carry no watch, so they go
+// through the run's Lister and its clients' buffers stay small whatever
+// the queue's length; the herd-children lock's waiters each need their
+// own child watch, whose reply is the listing.
+func (w *lockWork) listerBuffer() int {
+	if w.r.run.Recipe != scenarios.FairLock || w.r.opts.NewLocker != nil {
+		return 0
+	}
 	return childListBuffer(clientsPer(w.r.run.Clients, len(w.paths)))
 }
 
@@ -140,9 +161,23 @@ func (w *lockWork) loop(c *client) {
 				enter:   func() { g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node())) },
 				exit:    g.exitExclusive,
 				token:   l.FencingToken,
+				node:    l.Node,
 			}, nil
 		}
 	})
+}
+
+// isClosed reports whether ch is closed (nil: no).
+func isClosed(ch <-chan struct{}) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // An acquirer is one client's handle on a lock, lease or election, bound
@@ -160,6 +195,9 @@ type held struct {
 	// token, if set, is the grant's fencing token, written to the lock's
 	// guarded resource (faults.go).
 	token func() uint64
+	// node, if set, is the granted node's path, checked against another
+	// client's deletes (foreign.go).
+	node func() string
 }
 
 // holdLoop is the client loop of every acquire-hold-release recipe: it
@@ -191,6 +229,11 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			continue
 		}
 		granted := time.Now()
+		raced, node := false, ""
+		if f := r.fx.foreignClient(); f != nil && h.node != nil {
+			node = h.node()
+			raced = f.grant(node, granted)
+		}
 		counted := r.opDone()
 		if counted {
 			r.recordAcquire(c, metrics.Acquire, start, intended, granted)
@@ -224,6 +267,9 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))
 			c.shard.Record(metrics.Release, time.Since(relStart))
 			r.releases.Add(1)
+		}
+		if raced {
+			r.fx.foreign.released(node, lost || isClosed(h.lost) || errors.Is(err, recipes.ErrLost))
 		}
 		switch {
 		case lost:

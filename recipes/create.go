@@ -171,13 +171,7 @@ func recoverProtected(ctx context.Context, s *Session, dir, prefix string, ephem
 // name of one attempt). For an ephemeral node it checks that this session
 // owns it. "" means certainly not there.
 func findProtected(ctx context.Context, s *Session, dir, prefix string, ephemeral bool, tr *tracer) (string, error) {
-	var children []string
-	err := retryConn(ctx, s, func() (err error) {
-		start := time.Now()
-		children, _, err = s.Conn().Children(dir)
-		tr.request(OpGetChildren, start, err)
-		return err
-	})
+	children, err := listSynced(ctx, s, dir, tr)
 	if errors.Is(err, zk.ErrNoNode) {
 		return "", nil
 	}

@@ -176,13 +176,7 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	}
 	for {
 		if pred == "" {
-			var children []string
-			err := retryConn(ctx, c.s, func() (err error) {
-				start := time.Now()
-				children, _, err = c.s.Conn().Children(c.path)
-				tr.request(OpGetChildren, start, err)
-				return err
-			})
+			children, err := listContaining(ctx, c.s, c.path, ours, tr)
 			if err != nil {
 				return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: list %s: %w", c.path, err))
 			}

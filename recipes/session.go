@@ -69,6 +69,7 @@ type sessionConfig struct {
 	auth           []authCred
 	observers      []func(zk.Event)
 	connectTimeout time.Duration
+	lister         *Lister
 }
 
 type authCred struct {
@@ -149,6 +150,7 @@ type Session struct {
 	tooLargeMsg atomic.Value // string: the last such log line
 	observers   []func(zk.Event)
 	logger      zk.Logger
+	lister      *Lister // lists large directories for this session; nil: its own connection
 
 	// The process's owner identity (see ownerACL).
 	authMu            sync.Mutex
@@ -176,12 +178,17 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 		done:      make(chan struct{}),
 		observers: cfg.observers,
 		logger:    cfg.logger,
+		lister:    cfg.lister,
 	}
 	dialer := cfg.dialer
 	if dialer == nil {
 		dialer = timeoutDialer(cfg.connectTimeout)
 	}
-	conn, events, err := zk.Connect(servers, cfg.timeout,
+	// The event channel go-zookeeper returns is not read: every event
+	// reaches onEvent through the callback, and go-zookeeper drops what the
+	// channel (6 slots) cannot hold without blocking (conn.sendEvent), so
+	// no goroutine per session is spent draining it.
+	conn, _, err := zk.Connect(servers, cfg.timeout,
 		zk.WithLogInfo(false),
 		zk.WithLogger(sessionLogger{s}),
 		zk.WithEventCallback(s.onEvent),
@@ -192,7 +199,6 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	if err != nil {
 		return nil, fmt.Errorf("recipes: connect %s: %w", strings.Join(servers, ","), err)
 	}
-	drain(events)
 	s.mu.Lock()
 	s.conn = conn
 	s.mu.Unlock()
@@ -207,16 +213,6 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 		return nil, s.explainConnectErr(servers, err)
 	}
 	return s, nil
-}
-
-// drain empties go-zookeeper's event channel: state is tracked through the
-// callback, and the channel (6 slots) would otherwise fill and drop silently.
-// The goroutine ends when the connection closes the channel.
-func drain(events <-chan zk.Event) {
-	go func() {
-		for range events {
-		}
-	}()
 }
 
 func (s *Session) explainConnectErr(servers []string, err error) error {

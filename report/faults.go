@@ -10,19 +10,29 @@ import (
 type Faults struct {
 	// Occurrences counts faults carried out; Skipped those that could not
 	// be (Problems says why, for the first few).
-	Occurrences        int      `json:"occurrences"`
-	Skipped            int      `json:"skipped"`
-	SessionsExpired    int      `json:"sessions_expired"`
-	LeaderKills        int      `json:"leader_kills"`
-	MemberKills        int      `json:"member_kills"`
-	Pauses             int      `json:"pauses"`
-	ConnectionsCut     int      `json:"connections_cut"`
-	CutsOnCreate       int      `json:"cuts_on_create"`
-	CutsOnDelete       int      `json:"cuts_on_delete"`
-	ConnectionsDropped int      `json:"connections_dropped"`
-	Delays             int      `json:"delays"`
-	SessionTimeoutMs   float64  `json:"session_timeout_ms"`
-	Problems           []string `json:"problems,omitempty"`
+	Occurrences        int `json:"occurrences"`
+	Skipped            int `json:"skipped"`
+	SessionsExpired    int `json:"sessions_expired"`
+	LeaderKills        int `json:"leader_kills"`
+	MemberKills        int `json:"member_kills"`
+	Pauses             int `json:"pauses"`
+	ConnectionsCut     int `json:"connections_cut"`
+	CutsOnCreate       int `json:"cuts_on_create"`
+	CutsOnDelete       int `json:"cuts_on_delete"`
+	CutsOnSetData      int `json:"cuts_on_set_data,omitempty"`
+	CutsOnMulti        int `json:"cuts_on_multi,omitempty"`
+	ConnectionsDropped int `json:"connections_dropped"`
+	Delays             int `json:"delays"`
+	// Lags counts lag-member occurrences, LagSeconds their total time.
+	Lags       int     `json:"lags,omitempty"`
+	LagSeconds float64 `json:"lag_s,omitempty"`
+	// ForeignDeletes and ForeignWrites count nodes another client deleted
+	// or wrote to; ForeignRefused its writes an ACL refused.
+	ForeignDeletes   int      `json:"foreign_deletes,omitempty"`
+	ForeignWrites    int      `json:"foreign_writes,omitempty"`
+	ForeignRefused   int      `json:"foreign_refused,omitempty"`
+	SessionTimeoutMs float64  `json:"session_timeout_ms"`
+	Problems         []string `json:"problems,omitempty"`
 	// Recovery sums up how long things took to come back after the faults.
 	Recovery []Recovery `json:"recovery,omitempty"`
 }
@@ -98,8 +108,16 @@ func (f *Faults) items() []kv {
 	add("connections cut", f.ConnectionsCut)
 	add("cut right after a create", f.CutsOnCreate)
 	add("cut right after a delete", f.CutsOnDelete)
+	add("cut right after a setData", f.CutsOnSetData)
+	add("cut right after a multi", f.CutsOnMulti)
 	add("connections silenced", f.ConnectionsDropped)
 	add("delays", f.Delays)
+	if f.Lags > 0 {
+		out = append(out, kv{"members lagged", fmt.Sprintf("%d (%.0f s in all)", f.Lags, f.LagSeconds)})
+	}
+	add("nodes deleted by another client", f.ForeignDeletes)
+	add("nodes written by another client", f.ForeignWrites)
+	add("foreign writes refused by ACLs", f.ForeignRefused)
 	add("not carried out", f.Skipped)
 	return out
 }

@@ -166,8 +166,17 @@ type Checks struct {
 	// Unconsumed counts queue items still queued at the end (not a
 	// failure: they were removed with the namespace, and a backlog that
 	// grew through the window is a warning).
-	Unconsumed     int64 `json:"unconsumed"`
-	LeftoverZnodes int64 `json:"leftover_znodes"`
+	Unconsumed int64 `json:"unconsumed"`
+	// ForeignDeletedItems counts queue items another client deleted (not
+	// lost); ForeignGrants grants to waiters whose node another client had
+	// deleted (violations); ForeignRacedGrants grants that raced such a
+	// delete and ForeignExcusedOverlaps the overlaps that followed (the
+	// other client's doing, not violations).
+	ForeignDeletedItems    int64 `json:"foreign_deleted_items,omitempty"`
+	ForeignGrants          int64 `json:"foreign_grants,omitempty"`
+	ForeignRacedGrants     int64 `json:"foreign_raced_grants,omitempty"`
+	ForeignExcusedOverlaps int64 `json:"foreign_excused_overlaps,omitempty"`
+	LeftoverZnodes         int64 `json:"leftover_znodes"`
 	// LeftoverPaths names some of the leftover znodes.
 	LeftoverPaths []string `json:"leftover_paths,omitempty"`
 	// Violations describe the failures, one line each.

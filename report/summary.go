@@ -282,6 +282,16 @@ func checkList(recipe string, c Checks) []check {
 			list = append(list, ch)
 		}
 	}
+	if c.ForeignGrants > 0 {
+		list = append(list, check{"grants of nodes another client deleted", c.ForeignGrants, true, true, ""})
+	}
+	if c.ForeignDeletedItems > 0 {
+		list = append(list, check{"items deleted by another client", c.ForeignDeletedItems, true, false, ""})
+	}
+	if c.ForeignRacedGrants > 0 || c.ForeignExcusedOverlaps > 0 {
+		list = append(list, check{"grants racing another client's delete", c.ForeignRacedGrants, true, false,
+			fmt.Sprintf(" (%d overlap(s) of its doing)", c.ForeignExcusedOverlaps)})
+	}
 	return list
 }
 

@@ -27,7 +27,7 @@ func TestScenarioDocs(t *testing.T) {
 	var names []string
 	for _, list := range [][]string{topFields, arrivalFields, holdFields, rwlockFields, semaphoreFields,
 		queueFields, barrierFields, stepFields, faultFields, ThresholdStats(),
-		{MetricThroughput, MetricErrors, MetricErrorRate, FaultOnCreate, FaultOnDelete}} {
+		{MetricThroughput, MetricErrors, MetricErrorRate}, FaultOns()} {
 		names = append(names, list...)
 	}
 	names = append(names, list(Recipes()), list(ArrivalKinds()), list(DistKinds()), list(FaultKinds()))

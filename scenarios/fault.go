@@ -36,12 +36,30 @@ const (
 	// DropConnections silently drops the traffic of a Rate fraction of
 	// client connections (to Member only, when set) for Duration.
 	DropConnections FaultKind = "drop-connections"
+	// LagMember makes Member (a random follower when 0) apply its leader's
+	// transactions Delay late for Duration, while it keeps answering pings
+	// and serving sessions: its clients read stale data. It needs a local
+	// ensemble, whose quorum links then go through proxies.
+	LagMember FaultKind = "lag-member"
+	// ForeignDelete has another client (its own session), as an operator
+	// or a buggy service would, delete Rate random waiters' nodes per
+	// second for Duration (lock and election waiters, read/write lock
+	// waiters, queue items).
+	ForeignDelete FaultKind = "foreign-delete"
+	// ForeignWrite has another client write to Rate random holders' nodes
+	// per second for Duration, as Curator's Revoker or a buggy service
+	// would (an ACL may refuse it: that is counted too).
+	ForeignWrite FaultKind = "foreign-write"
 )
+
+// DefaultForeignRate is the nodes per second foreign-delete and
+// foreign-write act on by default.
+const DefaultForeignRate = 1.0
 
 // FaultKinds lists every fault kind.
 func FaultKinds() []FaultKind {
 	return []FaultKind{ExpireHolder, ExpireRandom, KillLeader, KillMember, PauseMember,
-		CutConnections, DelayConnections, DropConnections}
+		CutConnections, DelayConnections, DropConnections, LagMember, ForeignDelete, ForeignWrite}
 }
 
 // Valid reports whether k is one of FaultKinds.
@@ -57,13 +75,27 @@ func (k FaultKind) Valid() bool {
 // NeedsLocalEnsemble reports whether k acts on server processes, which only
 // a local ensemble started for the run allows.
 func (k FaultKind) NeedsLocalEnsemble() bool {
-	return k == KillLeader || k == KillMember || k == PauseMember
+	return k == KillLeader || k == KillMember || k == PauseMember || k == LagMember
 }
+
+// NeedsProxies reports the kinds that act on client connections, through
+// proxies between the clients and the servers.
+func (k FaultKind) NeedsProxies() bool {
+	switch k {
+	case ExpireHolder, ExpireRandom, CutConnections, DelayConnections, DropConnections:
+		return true
+	}
+	return false
+}
+
+// Foreign reports the kinds carried out by another client on the run's
+// nodes.
+func (k FaultKind) Foreign() bool { return k == ForeignDelete || k == ForeignWrite }
 
 // Which optional fields a kind uses.
 func (k FaultKind) usesMember() bool {
 	switch k {
-	case KillMember, PauseMember, CutConnections, DelayConnections, DropConnections:
+	case KillMember, PauseMember, CutConnections, DelayConnections, DropConnections, LagMember:
 		return true
 	}
 	return false
@@ -71,7 +103,8 @@ func (k FaultKind) usesMember() bool {
 
 func (k FaultKind) usesDuration() bool {
 	switch k {
-	case ExpireRandom, KillLeader, KillMember, PauseMember, DelayConnections, DropConnections:
+	case ExpireRandom, KillLeader, KillMember, PauseMember, DelayConnections, DropConnections,
+		LagMember, ForeignDelete, ForeignWrite:
 		return true
 	}
 	return false
@@ -79,13 +112,19 @@ func (k FaultKind) usesDuration() bool {
 
 func (k FaultKind) usesRate() bool {
 	switch k {
-	case ExpireRandom, CutConnections, DropConnections:
+	case ExpireRandom, CutConnections, DropConnections, ForeignDelete, ForeignWrite:
 		return true
 	}
 	return false
 }
 
-func (k FaultKind) usesDelay() bool { return k == DelayConnections }
+// ratePerSecond reports the kinds whose Rate is per second, not a
+// fraction of connections.
+func (k FaultKind) ratePerSecond() bool {
+	return k == ExpireRandom || k == ForeignDelete || k == ForeignWrite
+}
+
+func (k FaultKind) usesDelay() bool { return k == DelayConnections || k == LagMember }
 
 // Fault is one fault of a scenario. It happens once At, or, when Every is
 // set, every Every (At must then be 0). The other fields apply to some
@@ -104,25 +143,42 @@ type Fault struct {
 	// cut-connections.
 	Duration time.Duration
 	// Rate is sessions per second for expire-random (defaults to
-	// DefaultExpireRate) and the fraction of connections, 0 to 1, for
-	// cut-connections and drop-connections (defaults to DefaultConnFraction).
+	// DefaultExpireRate), nodes per second for foreign-delete and
+	// foreign-write (defaults to DefaultForeignRate), and the fraction of
+	// connections, 0 to 1, for cut-connections and drop-connections
+	// (defaults to DefaultConnFraction).
 	Rate float64
-	// Delay is the added latency of delay-connections; required there.
+	// Delay is the added latency of delay-connections and how late
+	// lag-member's follower applies transactions; required there.
 	Delay time.Duration
 	// On, for cut-connections only, cuts one connection per occurrence
-	// right after it sends the next request of this kind (FaultOnCreate or
-	// FaultOnDelete; a multi counts as a delete, as a queue's
-	// acknowledgement deletes in one) to the server: the request is
-	// carried out and its reply lost, the hardest moment for a recipe.
-	// Rate is then unused.
+	// right after it sends the next request of this kind (FaultOnCreate,
+	// FaultOnDelete, FaultOnSetData or FaultOnMulti; a multi also counts
+	// as a delete, as a queue's acknowledgement deletes in one) to the
+	// server: the request is carried out and its reply lost, the hardest
+	// moment for a recipe. With Member set, only connections to that
+	// member are cut (pair it with lag-member on the same member for lost
+	// replies on a lagging member). Rate is then unused.
 	On string
 }
 
 // Values of Fault.On.
 const (
-	FaultOnCreate = "create"
-	FaultOnDelete = "delete"
+	FaultOnCreate  = "create"
+	FaultOnDelete  = "delete"
+	FaultOnSetData = "set-data"
+	FaultOnMulti   = "multi"
 )
+
+// FaultOns lists the request kinds cut-connections can cut on.
+func FaultOns() []string {
+	return []string{FaultOnCreate, FaultOnDelete, FaultOnSetData, FaultOnMulti}
+}
+
+// MaxLag bounds lag-member's delay: a leader drops a follower whose
+// acknowledgements are older than its syncLimit (5 s on the local
+// ensembles zkherd starts), as it would in production.
+const MaxLag = 4 * time.Second
 
 // Repeats reports whether the fault happens more than once.
 func (f Fault) Repeats() bool { return f.Every > 0 }
@@ -131,14 +187,17 @@ func (f Fault) Repeats() bool { return f.Every > 0 }
 func (f Fault) Effective() Fault {
 	if f.Duration == 0 && f.Kind.usesDuration() {
 		f.Duration = DefaultFaultDuration
-		if f.Kind == ExpireRandom {
+		if f.Kind == ExpireRandom || f.Kind.Foreign() {
 			f.Duration = DefaultExpireWindow
 		}
 	}
 	if f.Rate == 0 && f.Kind.usesRate() && f.On == "" {
 		f.Rate = DefaultConnFraction
-		if f.Kind == ExpireRandom {
+		switch f.Kind {
+		case ExpireRandom:
 			f.Rate = DefaultExpireRate
+		case ForeignDelete, ForeignWrite:
+			f.Rate = DefaultForeignRate
 		}
 	}
 	return f

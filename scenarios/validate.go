@@ -418,24 +418,31 @@ func (s Spec) validateFaults(v *validator, e Spec) {
 			v.errorf(at("rate"), "not used by %s (only by %s)", f.Kind, users(FaultKind.usesRate))
 		case f.Rate < 0:
 			v.errorf(at("rate"), "must be above 0, got %v", f.Rate)
-		case f.Kind != ExpireRandom && f.Rate > 1:
+		case !f.Kind.ratePerSecond() && f.Rate > 1:
 			v.errorf(at("rate"), "%v is not a fraction of connections between 0 and 1, such as 0.5 for half of them", f.Rate)
 		}
 		switch {
 		case f.On != "" && f.Kind != CutConnections:
 			v.errorf(at("on"), "not used by %s (only by cut-connections)", f.Kind)
-		case f.On != "" && f.On != FaultOnCreate && f.On != FaultOnDelete:
-			v.errorf(at("on"), "%q is not a request to cut on; use %s or %s", f.On, FaultOnCreate, FaultOnDelete)
+		case f.On != "" && !slices.Contains(FaultOns(), f.On):
+			v.errorf(at("on"), "%q is not a request to cut on; use one of %s", f.On, strings.Join(FaultOns(), ", "))
 		case f.On != "" && f.Rate != 0:
 			v.errorf(at("rate"), "not used with on (each occurrence cuts one connection, at its next %s)", f.On)
 		}
 		switch {
 		case f.Delay != 0 && !f.Kind.usesDelay():
-			v.errorf(at("delay"), "not used by %s (only by delay-connections)", f.Kind)
+			v.errorf(at("delay"), "not used by %s (only by %s)", f.Kind, users(FaultKind.usesDelay))
 		case f.Delay < 0:
 			v.errorf(at("delay"), "must be above 0, got %v", f.Delay)
-		case f.Kind.usesDelay() && f.Delay == 0:
+		case f.Kind == DelayConnections && f.Delay == 0:
 			v.errorf(at("delay"), "missing; delay-connections needs the added latency, such as delay: 50ms")
+		case f.Kind == LagMember && f.Delay == 0:
+			v.errorf(at("delay"), "missing; lag-member needs how late the follower applies transactions, such as delay: 1s")
+		case f.Kind == LagMember && f.Delay > MaxLag:
+			v.errorf(at("delay"), "%v is too long: a leader drops a follower that lags past its syncLimit (5 s); use at most %v", f.Delay, MaxLag)
+		}
+		if f.Kind == LagMember && e.Ensemble < 3 {
+			v.errorf(at("kind"), "lag-member needs a follower; set ensemble: 3")
 		}
 	}
 }

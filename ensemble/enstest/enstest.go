@@ -21,23 +21,23 @@ const startTimeout = 90 * time.Second
 // logged at cleanup.
 func Start(t testing.TB, nodes int) *ensemble.Ensemble {
 	t.Helper()
-	return StartConfig(t, nodes, ensemble.ServerConfig{})
+	return StartWith(t, ensemble.Options{Nodes: nodes})
 }
 
 // StartConfig is Start with the server configuration cfg.
 func StartConfig(t testing.TB, nodes int, cfg ensemble.ServerConfig) *ensemble.Ensemble {
 	t.Helper()
+	return StartWith(t, ensemble.Options{Nodes: nodes, ServerConfig: cfg})
+}
+
+// StartWith is Start with opts (Nodes, PeerAddr...): fsync, Dir, HeapMB,
+// QuickStart and Logf are set as Start sets them.
+func StartWith(t testing.TB, opts ensemble.Options) *ensemble.Ensemble {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	ens, err := ensemble.Start(ctx, ensemble.Options{
-		Nodes:        nodes,
-		NoFsync:      true,
-		Dir:          t.TempDir(),
-		HeapMB:       96,
-		QuickStart:   true,
-		ServerConfig: cfg,
-		Logf:         t.Logf,
-	})
+	opts.NoFsync, opts.Dir, opts.HeapMB, opts.QuickStart, opts.Logf = true, t.TempDir(), 96, true, t.Logf
+	ens, err := ensemble.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("enstest: %v", err)
 	}
