@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/zkherd/zkherd/metrics"
 )
@@ -33,10 +34,13 @@ type page struct {
 	Title, RunID, Version, Server, Started string
 	Local, Partial, Passed                 bool
 	PassedCount, Total                     int
-	Verdict                                string
-	Side                                   *sideView
-	Scenarios                              []scenarioView
-	Scale                                  *scaleView
+	// Verdict says why the run passed with warnings or failed; Warned
+	// that it passed with warnings (not shown green).
+	Verdict   string
+	Warned    bool
+	Side      *sideView
+	Scenarios []scenarioView
+	Scale     *scaleView
 }
 
 type sideView struct {
@@ -174,7 +178,7 @@ func newPage(run *Run) page {
 		Local:   run.LocalEnsemble,
 		Partial: run.Partial,
 		Passed:  run.Passed(),
-		Verdict: run.Verdict(),
+		Verdict: strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(run.Verdict(), "PASS"), "FAIL"), " ("), ")"),
 		Total:   len(run.Scenarios),
 	}
 	if p.Title == "" {
@@ -188,6 +192,7 @@ func newPage(run *Run) page {
 		b.shared = sharedScalesOf(run.Scenarios)
 	}
 	for _, s := range run.Scenarios {
+		p.Warned = p.Warned || len(s.Checks.Warnings) > 0
 		if s.Checks.Passed && len(s.CrossedThresholds()) == 0 {
 			p.PassedCount++
 		}
@@ -345,6 +350,13 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		{"watch fan-out per acquisition", fmtPerOp(h.WatchFanoutPerAcquisition)},
 		{"wake-ups / requests / server packets", fmtInt(h.Wakeups) + " / " + fmtInt(h.ZKRequests) + " / " + fmtInt(h.ServerPackets)},
 	}
+	if !herdApplies(s.Recipe) {
+		v.Herd = []kv{
+			{"ZooKeeper requests per operation", fmtNum(h.ZKRequestsPerAcquisition, 1)},
+			{"server packets per operation", fmtPerOp(h.ServerPacketsPerAcquisition)},
+			{"requests / server packets", fmtInt(h.ZKRequests) + " / " + fmtInt(h.ServerPackets)},
+		}
+	}
 
 	phases := s.Phases()
 	for _, p := range phases {
@@ -400,6 +412,9 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 			}
 		}
 		xAxis := axis{Kind: linear, Label: "seconds since start", Format: func(v float64) string { return trimZero(fmt.Sprintf("%.1f", v)) }}
+		if s.DurationS > 0 {
+			xAxis.Min, xAxis.Max = ptr(0), ptr(s.WindowStartS+s.DurationS) // the time axis ends with the window
+		}
 		if main != "" && len(p50) > 0 {
 			yKind := linear
 			if spansDecades(append(append([]xy{}, p50...), pmax...)) {
