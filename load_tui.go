@@ -206,6 +206,10 @@ func (f *dashboardFeed) snapshotLocked(done, partial bool) loadview.Snapshot {
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
 
 func phaseOf(name string, s metrics.Summary) loadview.Phase {
+	if s.HasCorrection {
+		// Open model: latency from each operation's intended start.
+		s.P50, s.P90, s.P99, s.P999, s.Max = s.CorrectedP50, s.CorrectedP90, s.CorrectedP99, s.CorrectedP999, s.CorrectedMax
+	}
 	return loadview.Phase{
 		Name: name, Count: s.Count,
 		P50: msDuration(s.P50), P90: msDuration(s.P90), P99: msDuration(s.P99),
