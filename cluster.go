@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/fourlw"
+	"github.com/zkherd/zkherd/loadrun"
 )
 
 func newClusterCmd(g *globalOptions) *cobra.Command {
@@ -64,7 +64,8 @@ func newClusterUpCmd(g *globalOptions) *cobra.Command {
 }
 
 func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error {
-	ens, err := startLocalEnsemble(ctx, ensemble.Options{Nodes: o.nodes, NoFsync: !o.fsync, Dir: o.dir, HeapMB: clusterHeapMB, ClientPort: o.port}, os.Stderr)
+	removeStaleClusterRecords() // records of "cluster up" processes that died
+	ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: o.nodes, NoFsync: !o.fsync, Dir: o.dir, HeapMB: clusterHeapMB, ClientPort: o.port}, os.Stderr)
 	if err != nil {
 		return err
 	}
@@ -97,37 +98,6 @@ func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error 
 	}
 	fmt.Fprintln(out, "stopped; nothing left behind.")
 	return nil
-}
-
-// startLocalEnsemble starts ZooKeeper on loopback, turning a missing install
-// into the one-line message with the fix.
-func startLocalEnsemble(ctx context.Context, opts ensemble.Options, log io.Writer) (*ensemble.Ensemble, error) {
-	if _, err := ensemble.Find(); err != nil {
-		return nil, usageErr("%v", err)
-	}
-	// Directories and records left by a zkherd that was killed (SIGKILL,
-	// a crash) before it could clean up.
-	if removed, _ := ensemble.RemoveStale(); len(removed) > 0 {
-		fmt.Fprintf(log, "removed %d temporary ensemble director(ies) left by zkherd processes that died\n", len(removed))
-	}
-	removeStaleClusterRecords()
-	fmt.Fprintf(log, "starting a local %d-node ZooKeeper ensemble on 127.0.0.1...\n", max(opts.Nodes, 1))
-	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	ens, err := ensemble.Start(sctx, opts)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// Start's error is the cause, then the member's log tail: the user
-		// gets the cause in one line; the log stays in the ensemble's files.
-		first, _, _ := strings.Cut(err.Error(), "\n")
-		if errors.Is(err, ensemble.ErrPortInUse) {
-			return nil, usageErr("%s", first)
-		}
-		return nil, usageErr("could not start a local ZooKeeper ensemble: %s", first)
-	}
-	return ens, nil
 }
 
 type clusterStatusOptions struct {

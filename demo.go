@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zkherd/zkherd/loadrun"
 )
 
 // demoScenario is the scenario zkherd demo runs.
@@ -40,13 +42,21 @@ and writes a report (report.html, report.json, .hgrm and .hlog files) to
 			lo := &loadOptions{scenario: demoScenario, out: out, noTUI: o.noTUI, clients: o.clients, duration: o.duration}
 			lo.timeoutSet = cmd.Flags().Changed("session-timeout")
 			lo.clientsSet, lo.durationSet = cmd.Flags().Changed("clients"), cmd.Flags().Changed("duration")
-			plan, err := planLoad(g, lo)
+			ov, err := lo.overrides(g)
+			if err != nil {
+				return err
+			}
+			plan, err := loadrun.NewPlan(demoScenario, ov, out)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "zkherd demo: %s with %d clients; report in %s\n",
-				demoScenario, plan.spec.Effective().Clients, filepath.Base(plan.out))
-			return executePlan(cmd.Context(), g, plan, lo, cmd.OutOrStdout(), cmd.ErrOrStderr())
+				demoScenario, plan.Spec.Effective().Clients, filepath.Base(plan.Out))
+			r, err := lo.runner(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			return r.Run(cmd.Context(), plan)
 		},
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "report directory (default ./zkherd-demo-<time>)")

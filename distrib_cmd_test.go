@@ -115,7 +115,7 @@ func TestLoadJoinThreeProcesses(t *testing.T) {
 	// Finished and removed: joining now is refused, and nothing is left.
 	_, _, err = zkherd(ctx, "load", "--join", "cli1", "--server", server)
 	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "no such run: cli1") {
+	if !errors.As(err, &ee) || ee.Code != exitUsage || !strings.Contains(err.Error(), "no such run: cli1") {
 		t.Errorf("joining the finished run: %v, want exit 2 saying there is no such run", err)
 	}
 	if ok, _, _ := s.Conn().Exists("/zkherd"); ok {

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/tui"
 )
 
@@ -53,7 +54,7 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 	}
 	connect := cs.String()
 	if !ok {
-		ens, err := startLocalEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
+		ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
 		if err != nil {
 			return err
 		}

@@ -9,50 +9,54 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
 	"github.com/zkherd/zkherd/tui"
 	"github.com/zkherd/zkherd/tui/loadview"
 )
 
-// runWithTUI runs the plan while the load dashboard shows it. Quitting the
-// dashboard stops the run gracefully, like Ctrl-C: the report is partial.
-func runWithTUI(ctx context.Context, plan *loadPlan, opts loadgen.Options, server string) ([]*loadgen.Result, bool, error) {
+// dashboard is the load dashboard as the runs' display: it runs exec
+// while the dashboard shows it. Quitting the dashboard stops the runs
+// gracefully, like Ctrl-C: the report is partial.
+func dashboard(ctx context.Context, plan *loadrun.Plan, server string, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	feed := newDashboardFeed(plan, server)
 	updates := make(chan loadview.Snapshot, 64)
-	opts.Progress = func(p loadgen.Progress) { updates <- feed.progress(p) }
-	opts.ProgressPhases = true
-	opts.Logf = func(format string, args ...any) { feed.notice(fmt.Sprintf(format, args...)) }
-
 	var (
-		results []*loadgen.Result
-		partial bool
-		err     error
-		done    = make(chan struct{})
+		out  loadrun.Outcome
+		done = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
 		defer close(updates)
-		results, partial, err = runAll(runCtx, plan, opts, func(i int, _ scenarios.Run) {
-			updates <- feed.starting(i)
-		})
-		updates <- feed.final(results, partial || runCtx.Err() != nil)
+		out = exec(runCtx, feedSink{feed, updates})
+		updates <- feed.final(out.Results, out.Partial || runCtx.Err() != nil)
 	}()
 	terr := tui.RunLoad(ctx, updates, tui.LoadOptions{})
 	if terr != nil {
 		stopRun() // the user quit, or the terminal failed: stop gracefully
 	}
 	<-done
-	if terr != nil && !errors.Is(terr, tui.ErrQuit) && !errors.Is(terr, context.Canceled) {
-		return results, partial, fmt.Errorf("load dashboard: %w (use --no-tui)", terr)
+	if terr != nil && !errors.Is(terr, tui.ErrQuit) && !errors.Is(terr, context.Canceled) && out.Err == nil {
+		out.Err = fmt.Errorf("load dashboard: %w (use --no-tui)", terr)
 	}
-	if errors.Is(terr, tui.ErrQuit) && len(results) > 0 {
-		partial = true
+	if errors.Is(terr, tui.ErrQuit) && len(out.Results) > 0 {
+		out.Partial = true
 	}
-	return results, partial, err
+	return out
 }
+
+// feedSink sends the runs' reports to the dashboard as snapshots.
+type feedSink struct {
+	feed    *dashboardFeed
+	updates chan<- loadview.Snapshot
+}
+
+func (s feedSink) Starting(i int, _ scenarios.Run, _ string) { s.updates <- s.feed.starting(i) }
+func (s feedSink) Progress(p loadgen.Progress)               { s.updates <- s.feed.progress(p) }
+func (s feedSink) Notice(line string)                        { s.feed.notice(line) }
 
 // dashboardFeed turns the generator's progress into dashboard snapshots:
 // one panel per run of the plan, finished runs keeping their last state.
@@ -68,9 +72,9 @@ type dashboardFeed struct {
 	faults  map[int][]loadview.Fault // injected faults, by run
 }
 
-func newDashboardFeed(plan *loadPlan, server string) *dashboardFeed {
-	f := &dashboardFeed{title: plan.title, server: server, start: time.Now()}
-	for _, r := range plan.runs {
+func newDashboardFeed(plan *loadrun.Plan, server string) *dashboardFeed {
+	f := &dashboardFeed{title: plan.Title, server: server, start: time.Now()}
+	for _, r := range plan.Runs {
 		f.panels = append(f.panels, loadview.Scenario{
 			Name: r.Name, Recipe: recipeTitle(r.Recipe), State: "waiting", Clients: r.Clients,
 		})

@@ -12,30 +12,24 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
-// Exit codes: 0 success, 1 a run whose correctness checks failed, 2 a user
-// error (bad flag, unreachable server, missing install), 130 interrupted.
+// Exit statuses (package exit): 0 success, 1 a run whose correctness
+// checks failed, 2 a user error, 130 interrupted.
 const (
-	exitOK          = 0
-	exitCheckFailed = 1
-	exitUsage       = 2
-	exitInterrupted = 130
+	exitOK          = exit.OK
+	exitCheckFailed = exit.CheckFailed
+	exitUsage       = exit.Usage
+	exitInterrupted = exit.Interrupted
 )
 
-// exitError carries an exit code with a message meant for the user: one
-// line naming the problem and the fix, never a stack trace.
-type exitError struct {
-	code int
-	err  error
-}
+// exitError carries an exit status with a message meant for the user.
+type exitError = exit.Error
 
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErr(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
-}
+// usageErr is a user error: one line naming the problem and the fix.
+func usageErr(format string, args ...any) error { return exit.Usagef(format, args...) }
 
 func main() {
 	os.Exit(run(os.Args[1:]))
@@ -63,7 +57,7 @@ func run(args []string) int {
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):
-		return ee.code
+		return ee.Code
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return exitInterrupted
 	default:
@@ -102,9 +96,4 @@ Without --server, commands that need ZooKeeper start a local ensemble
 		newVersionCmd(),
 	)
 	return root
-}
-
-// notBuilt is what a command that does not exist yet answers.
-func notBuilt(name string) error {
-	return usageErr("%s is not built yet in this version of zkherd", name)
 }

@@ -9,83 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/report"
 )
-
-// buildReport turns the runs' results into the report.
-func buildReport(plan *loadPlan, server string, local bool, results []*loadgen.Result, partial bool) *report.Run {
-	rep := &report.Run{
-		ZkherdVersion: Version(),
-		Title:         plan.title,
-		Partial:       partial,
-		Server:        server,
-		LocalEnsemble: local,
-	}
-	for _, res := range results {
-		if rep.RunID == "" {
-			rep.RunID = res.RunID
-			rep.StartedAt = res.Start
-		}
-		sc := report.NewScenario(scenarioInfo(res), res.Metrics)
-		sc.CheckThresholds(res.Run.Thresholds)
-		rep.Scenarios = append(rep.Scenarios, sc)
-	}
-	return rep
-}
-
-// scenarioInfo is what the report needs from a loadgen result beyond its
-// metrics.
-func scenarioInfo(res *loadgen.Result) report.ScenarioInfo {
-	info := report.ScenarioInfo{
-		Name:         res.Run.Name,
-		Recipe:       string(res.Run.Recipe),
-		Clients:      res.Run.Clients,
-		Partial:      res.Partial,
-		WindowStart:  res.WindowStart,
-		WindowStop:   res.Stop,
-		Ops:          res.Ops,
-		TargetRate:   res.TargetRate,
-		AchievedRate: res.AchievedRate,
-		Herd:         report.Herd(res.Herd),
-		Checks:       report.Checks(res.Checks),
-		Requests:     res.Requests,
-		QueueDepth:   res.QueueDepth,
-		Notes:        res.Notes,
-	}
-	for _, e := range res.Events {
-		info.Events = append(info.Events, report.TimedEvent{At: e.At, Kind: e.Kind, Detail: e.Detail})
-	}
-	info.Faults, info.Fencing = faultsInfo(res)
-	return info
-}
-
-// failedChecks lists the scenarios whose checks failed, with their first
-// violation.
-func failedChecks(r *report.Run) []string {
-	var out []string
-	for _, s := range r.Scenarios {
-		if !s.Checks.Passed {
-			v := "failed"
-			if len(s.Checks.Violations) > 0 {
-				v = s.Checks.Violations[0]
-			}
-			out = append(out, fmt.Sprintf("%s: %s", s.Name, v))
-		}
-	}
-	return out
-}
-
-// crossedThresholds lists the thresholds a run did not meet, by scenario.
-func crossedThresholds(r *report.Run) []string {
-	var out []string
-	for _, s := range r.Scenarios {
-		for _, t := range s.CrossedThresholds() {
-			out = append(out, fmt.Sprintf("%s: %s", s.Name, t.Text()))
-		}
-	}
-	return out
-}
 
 func newReportCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
@@ -162,7 +87,7 @@ against a baseline report.`,
 			for _, r := range regs {
 				fmt.Fprintf(out, "  %s\n", r)
 			}
-			return &exitError{code: exitCheckFailed, err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
+			return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
 		},
 	}
 	cmd.Flags().StringVar(&failIfWorse, "fail-if-worse", "", "exit 1 when a main figure of B is more than this much worse than A, such as 10%")

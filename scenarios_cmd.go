@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -85,7 +86,7 @@ func listScenarios(w io.Writer) {
 func showScenario(w io.Writer, name string) error {
 	spec, err := scenarios.Lookup(name)
 	if err != nil {
-		return scenarioErr(err)
+		return loadrun.ScenarioError(err)
 	}
 	src, ok := scenarios.BuiltinSource(name)
 	if !ok {

@@ -22,19 +22,19 @@ import (
 var (
 	// ErrNoRun means no run with that id exists on the servers: it never
 	// started, or it finished and was removed.
-	ErrNoRun = errors.New("distrib: no such run")
+	ErrNoRun = errors.New("no such run")
 	// ErrStarted means the run's processes already met and started.
-	ErrStarted = errors.New("distrib: run already started")
+	ErrStarted = errors.New("run already started")
 	// ErrFinished means the run is over.
-	ErrFinished = errors.New("distrib: run already finished")
+	ErrFinished = errors.New("run already finished")
 	// ErrFull means the run already has all its processes.
-	ErrFull = errors.New("distrib: run already has all its processes")
+	ErrFull = errors.New("run already has all its processes")
 	// ErrCancelled means the run was removed while this process waited.
-	ErrCancelled = errors.New("distrib: run cancelled by the process that started it")
+	ErrCancelled = errors.New("run cancelled by the process that started it")
 	// ErrMissing means some processes never published their results.
-	ErrMissing = errors.New("distrib: results missing")
+	ErrMissing = errors.New("results missing")
 	// ErrBadPlan is returned by Start for a plan that cannot be run.
-	ErrBadPlan = errors.New("distrib: invalid plan")
+	ErrBadPlan = errors.New("invalid plan")
 )
 
 // Run states, in the plan.
@@ -79,7 +79,8 @@ func runNode(chroot, id string) string { return chroot + loadgen.Root + "/" + id
 // Start creates a distributed run for plan.Processes processes and makes
 // this process its number 0, the one that merges the results. The run's
 // id must not be in use.
-func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (*Member, error) {
+func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (_ *Member, err error) {
+	defer marked(&err)
 	switch {
 	case plan.Processes < 1:
 		return nil, fmt.Errorf("%w: %d processes; want at least 1", ErrBadPlan, plan.Processes)
@@ -94,7 +95,7 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (*
 	plan.Created = time.Now().UTC()
 	data, err := json.Marshal(plan)
 	if err != nil {
-		return nil, fmt.Errorf("distrib: %w", err)
+		return nil, err
 	}
 	root := runNode(chroot, plan.RunID)
 	conn := s.Conn()
@@ -102,20 +103,20 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (*
 	for _, part := range strings.Split(strings.TrimPrefix(path.Dir(root), "/"), "/") {
 		cur += "/" + part
 		if _, err := conn.Create(cur, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return nil, fmt.Errorf("distrib: create %s: %w", cur, err)
+			return nil, fmt.Errorf("create %s: %w", cur, err)
 		}
 	}
 	if _, err := conn.Create(root, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil, fmt.Errorf("%w: run id %s is in use on the servers; choose another --run-id", ErrBadPlan, plan.RunID)
 		}
-		return nil, fmt.Errorf("distrib: create %s: %w", root, err)
+		return nil, fmt.Errorf("create %s: %w", root, err)
 	}
 	m := &Member{s: s, chroot: chroot, root: root, plan: plan}
 	for _, d := range []string{"members", "steps"} {
 		if _, err := conn.Create(root+"/"+d, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 			m.remove()
-			return nil, fmt.Errorf("distrib: create %s/%s: %w", root, d, err)
+			return nil, fmt.Errorf("create %s/%s: %w", root, d, err)
 		}
 	}
 	if err := m.register(); err != nil {
@@ -128,14 +129,15 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (*
 // Join finds run id and makes this process one of its members. It fails
 // with ErrNoRun, ErrStarted, ErrFinished or ErrFull, touching nothing, when
 // the run cannot be joined.
-func Join(ctx context.Context, s *recipes.Session, chroot, id string) (*Member, error) {
+func Join(ctx context.Context, s *recipes.Session, chroot, id string) (_ *Member, err error) {
+	defer marked(&err)
 	root := runNode(chroot, id)
 	data, _, err := s.Conn().Get(root)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, fmt.Errorf("%w: %s (it was never started on these servers, or it finished and was removed)", ErrNoRun, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("distrib: read run %s: %w", id, err)
+		return nil, fmt.Errorf("read run %s: %w", id, err)
 	}
 	var plan Plan
 	if err := json.Unmarshal(data, &plan); err != nil || plan.Processes < 1 {
@@ -162,12 +164,12 @@ func (m *Member) register() error {
 		return fmt.Errorf("%w: %s", ErrNoRun, m.plan.RunID)
 	}
 	if err != nil {
-		return fmt.Errorf("distrib: register in run %s: %w", m.plan.RunID, err)
+		return fmt.Errorf("register in run %s: %w", m.plan.RunID, err)
 	}
 	children, _, err := conn.Children(m.root + "/members")
 	if err != nil {
 		conn.Delete(node, -1)
-		return fmt.Errorf("distrib: list members of run %s: %w", m.plan.RunID, err)
+		return fmt.Errorf("list members of run %s: %w", m.plan.RunID, err)
 	}
 	slices.Sort(children)
 	m.index = slices.Index(children, path.Base(node))
@@ -225,7 +227,8 @@ func (m *Member) watchRun(ctx context.Context) (context.Context, func()) {
 // Barrier waits until every process has arrived at run step, or timeout
 // passes, or the run is cancelled. The starter marks the run started once
 // the first barrier opens.
-func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) error {
+func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) (err error) {
+	defer marked(&err)
 	conn := m.s.Conn()
 	dir := m.stepDir(step)
 	for _, d := range []string{dir, dir + "/barrier", dir + "/parts"} {
@@ -233,14 +236,14 @@ func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) e
 			if errors.Is(err, zk.ErrNoNode) {
 				return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
 			}
-			return fmt.Errorf("distrib: create %s: %w", d, err)
+			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
 	wctx, stop := m.watchRun(ctx)
 	defer stop()
 	tctx, cancel := context.WithTimeout(wctx, timeout)
 	defer cancel()
-	err := recipes.NewBarrier(m.s, dir+"/barrier", m.plan.Processes).Wait(tctx)
+	err = recipes.NewBarrier(m.s, dir+"/barrier", m.plan.Processes).Wait(tctx)
 	switch {
 	case err == nil:
 	case errors.Is(context.Cause(wctx), ErrCancelled):
@@ -249,9 +252,9 @@ func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) e
 		return ctx.Err()
 	case tctx.Err() != nil:
 		n := m.arrived(step)
-		return fmt.Errorf("distrib: run %s: only %d of %d processes arrived within %v", m.plan.RunID, n, m.plan.Processes, timeout)
+		return fmt.Errorf("run %s: only %d of %d processes arrived within %v", m.plan.RunID, n, m.plan.Processes, timeout)
 	default:
-		return fmt.Errorf("distrib: run %s: barrier: %w", m.plan.RunID, err)
+		return fmt.Errorf("run %s: barrier: %w", m.plan.RunID, err)
 	}
 	if m.index == 0 && step == 0 {
 		return m.setState(StateRunning)
@@ -272,30 +275,31 @@ func (m *Member) setState(state string) error {
 	m.plan.State = state
 	data, err := json.Marshal(m.plan)
 	if err != nil {
-		return fmt.Errorf("distrib: %w", err)
+		return err
 	}
 	if _, err := m.s.Conn().Set(m.root, data, -1); err != nil {
-		return fmt.Errorf("distrib: mark run %s %s: %w", m.plan.RunID, state, err)
+		return fmt.Errorf("mark run %s %s: %w", m.plan.RunID, state, err)
 	}
 	return nil
 }
 
 // Publish writes this process's results for run step.
-func (m *Member) Publish(ctx context.Context, step int, p *Part) error {
+func (m *Member) Publish(ctx context.Context, step int, p *Part) (err error) {
+	defer marked(&err)
 	p.Process = m.index
 	data, err := json.Marshal(p)
 	if err != nil {
-		return fmt.Errorf("distrib: %w", err)
+		return err
 	}
 	if len(data) > maxPartSize {
-		return fmt.Errorf("distrib: results of %d bytes do not fit in a znode (at most %d)", len(data), maxPartSize)
+		return fmt.Errorf("results of %d bytes do not fit in a znode (at most %d)", len(data), maxPartSize)
 	}
 	node := fmt.Sprintf("%s/parts/p-%03d", m.stepDir(step), m.index)
 	if _, err := m.s.Conn().Create(node, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		if errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
 		}
-		return fmt.Errorf("distrib: publish to %s: %w", node, err)
+		return fmt.Errorf("publish to %s: %w", node, err)
 	}
 	return nil
 }
@@ -303,7 +307,8 @@ func (m *Member) Publish(ctx context.Context, step int, p *Part) error {
 // Collect waits until every process published its results for run step,
 // or timeout passes, and returns them. With some missing it returns those
 // there are and an error wrapping ErrMissing.
-func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) ([]*Part, error) {
+func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (_ []*Part, err error) {
+	defer marked(&err)
 	dir := m.stepDir(step) + "/parts"
 	conn := m.s.Conn()
 	deadline := time.NewTimer(timeout)
@@ -311,7 +316,7 @@ func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (
 	for {
 		children, _, ch, err := conn.ChildrenW(dir)
 		if err != nil {
-			return nil, fmt.Errorf("distrib: list %s: %w", dir, err)
+			return nil, fmt.Errorf("list %s: %w", dir, err)
 		}
 		if len(children) >= m.plan.Processes {
 			return m.read(dir, children)
@@ -336,11 +341,11 @@ func (m *Member) read(dir string, children []string) ([]*Part, error) {
 	for _, c := range children {
 		data, _, err := m.s.Conn().Get(dir + "/" + c)
 		if err != nil {
-			return nil, fmt.Errorf("distrib: read %s/%s: %w", dir, c, err)
+			return nil, fmt.Errorf("read %s/%s: %w", dir, c, err)
 		}
 		var p Part
 		if err := json.Unmarshal(data, &p); err != nil {
-			return nil, fmt.Errorf("distrib: %s/%s is not a process's results: %w", dir, c, err)
+			return nil, fmt.Errorf("%s/%s is not a process's results: %w", dir, c, err)
 		}
 		parts = append(parts, &p)
 	}
@@ -349,7 +354,8 @@ func (m *Member) read(dir string, children []string) ([]*Part, error) {
 
 // Finish ends the run: it is marked finished, then removed with everything
 // below it (and /zkherd/runs and /zkherd when empty).
-func (m *Member) Finish(ctx context.Context) error {
+func (m *Member) Finish(ctx context.Context) (err error) {
+	defer marked(&err)
 	if m.index == 0 {
 		m.setState(StateFinished)
 	}
@@ -369,7 +375,7 @@ func (m *Member) remove() error {
 	defer cancel()
 	conn := m.s.Conn()
 	if err := loadgen.RemoveTree(ctx, conn, m.root); err != nil {
-		return fmt.Errorf("distrib: remove run %s: %w", m.plan.RunID, err)
+		return fmt.Errorf("remove run %s: %w", m.plan.RunID, err)
 	}
 	for p := path.Dir(m.root); p != "/" && p != m.chroot && p != "."; p = path.Dir(p) {
 		if err := conn.Delete(p, -1); err != nil {

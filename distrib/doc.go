@@ -21,3 +21,9 @@
 //	steps/<k>/work      the namespace run k's clients share
 //	steps/<k>/parts/p-<n>  process n's results for run k
 package distrib
+
+import "github.com/zkherd/zkherd/internal/pkgerr"
+
+// marked marks *err as this package's (see pkgerr): every exported
+// function that returns an error defers it.
+func marked(err *error) { *err = pkgerr.Wrap("distrib", *err) }

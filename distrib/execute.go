@@ -24,69 +24,81 @@ type Options struct {
 	Load loadgen.Options
 	// JoinTimeout bounds the wait for every process at each barrier.
 	JoinTimeout time.Duration
-	// Starting, if set, is called before each step's barrier.
+	// Starting, if set, is called by Execute before each step's barrier.
 	Starting func(step int, run scenarios.Run)
 }
 
 // DefaultJoinTimeout is how long processes wait for each other.
 const DefaultJoinTimeout = 2 * time.Minute
 
-// Execute runs every run of the plan: for each, it waits for every
-// process at a barrier, runs the scenario with this process's clients in
-// the shared namespace, and publishes the result; the starter (process 0)
-// then collects every process's result and merges them. It stops at the
+// Execute runs every run of the plan in turn with Step. It stops at the
 // first run that fails or is cut short (ctx ended).
-func Execute(ctx context.Context, m *Member, opts Options) ([]Outcome, error) {
-	if opts.JoinTimeout <= 0 {
-		opts.JoinTimeout = DefaultJoinTimeout
-	}
+func Execute(ctx context.Context, m *Member, opts Options) (_ []Outcome, err error) {
+	defer marked(&err)
 	var out []Outcome
 	for step, run := range m.plan.Runs {
 		if opts.Starting != nil {
 			opts.Starting(step, run)
 		}
-		if err := m.Barrier(ctx, step, opts.JoinTimeout); err != nil {
-			return out, err
-		}
-		lo := opts.Load
-		lo.Namespace = m.Namespace(step)
-		lo.SharedNamespace = true
-		lo.NamespaceClients = run.Clients * m.plan.Processes
-		lo.RunID = fmt.Sprintf("%s.%d.p%d", m.plan.RunID, step, m.index)
-		local, err := loadgen.Run(ctx, run, lo)
+		o, err := m.Step(ctx, step, opts)
 		if err != nil {
 			return out, err
-		}
-		part, err := FromResult(m.index, local)
-		if err != nil {
-			return out, err
-		}
-		if err := m.Publish(ctx, step, part); err != nil {
-			return out, err
-		}
-		o := Outcome{Local: local}
-		if m.index == 0 {
-			parts, cerr := m.Collect(ctx, step, collectTimeout(run, opts.JoinTimeout))
-			if cerr != nil && !errors.Is(cerr, ErrMissing) {
-				return out, cerr
-			}
-			merged, err := Merge(run, m.plan.RunID, m.root, parts)
-			if err != nil {
-				return out, err
-			}
-			if cerr != nil {
-				merged.Partial = true
-				merged.Notes = append(merged.Notes, cerr.Error())
-			}
-			m.checkLeftovers(ctx, step, merged)
-			o.Merged = merged
 		}
 		out = append(out, o)
-		if local.Partial {
+		if o.Local.Partial {
 			break
 		}
 	}
 	return out, nil
+}
+
+// Step runs run number step of the plan: it waits for every process at a
+// barrier, runs the scenario with this process's clients in the shared
+// namespace, and publishes the result; the starter (process 0) then
+// collects every process's result and merges them.
+func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, err error) {
+	defer marked(&err)
+	if opts.JoinTimeout <= 0 {
+		opts.JoinTimeout = DefaultJoinTimeout
+	}
+	run := m.plan.Runs[step]
+	if err := m.Barrier(ctx, step, opts.JoinTimeout); err != nil {
+		return Outcome{}, err
+	}
+	lo := opts.Load
+	lo.Namespace = m.Namespace(step)
+	lo.SharedNamespace = true
+	lo.NamespaceClients = run.Clients * m.plan.Processes
+	lo.RunID = fmt.Sprintf("%s.%d.p%d", m.plan.RunID, step, m.index)
+	local, err := loadgen.Run(ctx, run, lo)
+	if err != nil {
+		return Outcome{}, err
+	}
+	part, err := FromResult(m.index, local)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := m.Publish(ctx, step, part); err != nil {
+		return Outcome{}, err
+	}
+	o := Outcome{Local: local}
+	if m.index == 0 {
+		parts, cerr := m.Collect(ctx, step, collectTimeout(run, opts.JoinTimeout))
+		if cerr != nil && !errors.Is(cerr, ErrMissing) {
+			return Outcome{}, cerr
+		}
+		merged, err := Merge(run, m.plan.RunID, m.root, parts)
+		if err != nil {
+			return Outcome{}, err
+		}
+		if cerr != nil {
+			merged.Partial = true
+			merged.Notes = append(merged.Notes, cerr.Error())
+		}
+		m.checkLeftovers(ctx, step, merged)
+		o.Merged = merged
+	}
+	return o, nil
 }
 
 // collectTimeout bounds the wait for every process's results of run: its

@@ -12,7 +12,7 @@ import (
 )
 
 // ErrNoParts is returned by Merge without any part.
-var ErrNoParts = errors.New("distrib: no results to merge")
+var ErrNoParts = errors.New("no results to merge")
 
 // Merge merges the parts of one run into one result, as if one process had
 // run every client:
@@ -31,7 +31,8 @@ var ErrNoParts = errors.New("distrib: no results to merge")
 //
 // The merged result has no interval logs (.hlog files): they stay with
 // each process.
-func Merge(run scenarios.Run, runID, ns string, parts []*Part) (*loadgen.Result, error) {
+func Merge(run scenarios.Run, runID, ns string, parts []*Part) (_ *loadgen.Result, err error) {
+	defer marked(&err)
 	if len(parts) == 0 {
 		return nil, ErrNoParts
 	}
@@ -72,7 +73,7 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (*loadgen.Result,
 		}
 		m, err := p.Metrics.decode()
 		if err != nil {
-			return nil, fmt.Errorf("distrib: process %d: %w", p.Process, err)
+			return nil, fmt.Errorf("process %d: %w", p.Process, err)
 		}
 		ms = append(ms, m)
 	}
@@ -158,7 +159,8 @@ func mergeHerd(parts []*Part, ops, releases int64) loadgen.Herd {
 // MergeMetrics merges results recorded by several processes (see Merge).
 // Histograms of different ranges cannot be merged exactly: that is an
 // error, not a silent loss.
-func MergeMetrics(rs []*metrics.Result) (*metrics.Result, error) {
+func MergeMetrics(rs []*metrics.Result) (_ *metrics.Result, err error) {
+	defer marked(&err)
 	if len(rs) == 0 {
 		return nil, ErrNoParts
 	}
@@ -182,10 +184,10 @@ func MergeMetrics(rs []*metrics.Result) (*metrics.Result, error) {
 				out.Totals[p] = dst
 			}
 			if n := dst.Raw.Merge(t.Raw); n != 0 {
-				return nil, fmt.Errorf("distrib: phase %s: %d raw values outside the merged histogram's range", p, n)
+				return nil, fmt.Errorf("phase %s: %d raw values outside the merged histogram's range", p, n)
 			}
 			if n := dst.Corrected.Merge(t.Corrected); n != 0 {
-				return nil, fmt.Errorf("distrib: phase %s: %d corrected values outside the merged histogram's range", p, n)
+				return nil, fmt.Errorf("phase %s: %d corrected values outside the merged histogram's range", p, n)
 			}
 			dst.HasCorrection = dst.HasCorrection || t.HasCorrection
 			dst.Anomalies = addAnomalies(dst.Anomalies, t.Anomalies)

@@ -61,7 +61,8 @@ type PartPhase struct {
 }
 
 // FromResult makes process n's Part from its run's result.
-func FromResult(n int, res *loadgen.Result) (*Part, error) {
+func FromResult(n int, res *loadgen.Result) (_ *Part, err error) {
+	defer marked(&err)
 	host, _ := os.Hostname()
 	p := &Part{
 		Process: n, Host: host, PID: os.Getpid(),
@@ -80,11 +81,11 @@ func FromResult(n int, res *loadgen.Result) (*Part, error) {
 		t := m.Totals[ph]
 		raw, err := metrics.EncodeHistogram(t.Raw)
 		if err != nil {
-			return nil, fmt.Errorf("distrib: phase %s: %w", ph, err)
+			return nil, fmt.Errorf("phase %s: %w", ph, err)
 		}
 		corr, err := metrics.EncodeHistogram(t.Corrected)
 		if err != nil {
-			return nil, fmt.Errorf("distrib: phase %s: %w", ph, err)
+			return nil, fmt.Errorf("phase %s: %w", ph, err)
 		}
 		p.Metrics.Phases = append(p.Metrics.Phases, PartPhase{Phase: ph, Raw: raw, Corrected: corr,
 			HasCorrection: t.HasCorrection, Anomalies: t.Anomalies})
@@ -100,11 +101,11 @@ func (pm PartMetrics) decode() (*metrics.Result, error) {
 	for _, ph := range pm.Phases {
 		raw, err := metrics.DecodeHistogram(ph.Raw)
 		if err != nil {
-			return nil, fmt.Errorf("distrib: phase %s: %w", ph.Phase, err)
+			return nil, fmt.Errorf("phase %s: %w", ph.Phase, err)
 		}
 		corr, err := metrics.DecodeHistogram(ph.Corrected)
 		if err != nil {
-			return nil, fmt.Errorf("distrib: phase %s: %w", ph.Phase, err)
+			return nil, fmt.Errorf("phase %s: %w", ph.Phase, err)
 		}
 		r.Phases = append(r.Phases, ph.Phase)
 		r.Totals[ph.Phase] = &metrics.PhaseTotal{Raw: raw, Corrected: corr, HasCorrection: ph.HasCorrection, Anomalies: ph.Anomalies}

@@ -19,8 +19,11 @@ const (
 	QuorumProposal = 2
 	QuorumCommit   = 4
 	QuorumPing     = 5
-	QuorumSnap     = 15
-	QuorumUpToDate = 12
+	// QuorumRevalidate answers a follower's check of a session that
+	// (re)connects to it.
+	QuorumRevalidate = 6
+	QuorumSnap       = 15
+	QuorumUpToDate   = 12
 )
 
 // A QuorumProxy sits on one ensemble member's link to another member's
@@ -28,10 +31,13 @@ const (
 // member's configuration names the proxy's address instead of the other
 // member's. With a lag set, it delays every packet the leader sends the
 // follower (proposals, commits, sync replies, revalidations, in order) by
-// the lag, except pings, which it passes on at once: the follower then
-// applies the leader's transactions late, and so answers reads with stale
-// data, while it keeps its sessions (their pings reach the leader at once)
-// and the leader keeps it in the quorum. What the follower sends goes
+// the lag, except pings and session revalidations, which it passes on at
+// once: the follower then applies the leader's transactions late, and so
+// answers reads with stale data, while it keeps its sessions (their pings
+// reach the leader at once), accepts a session that reconnects to it
+// without waiting out the lag (as a member whose disk or apply pipeline is
+// slow does; a client reconnecting after a lost reply then reads there
+// before the write is applied), and the leader keeps it in the quorum. What the follower sends goes
 // through untouched.
 //
 // It understands the quorum protocol's framing: a stream of jute
@@ -262,7 +268,7 @@ func (l *qlink) readLeader(out chan<- qunit) {
 		u := qunit{data: r.take()}
 		lag := l.p.Lag()
 		switch {
-		case typ == QuorumPing && synced:
+		case (typ == QuorumPing || typ == QuorumRevalidate) && synced:
 			u.prompt = true
 			l.p.passed.Add(1)
 		case lag > 0:

@@ -3,8 +3,11 @@ package loadgen
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"reflect"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -194,6 +200,7 @@ func BenchmarkFiveThousandContenders(b *testing.B) {
 		b.Logf("%d acquisitions in %v (%.0f/s), acquire p99 %.1f ms, checks passed %v, errors %v",
 			res.Ops, res.Stop.Sub(res.WindowStart).Round(time.Millisecond), res.Throughput,
 			res.Metrics.Summary("acquire").P99, res.Checks.Passed, res.Metrics.Counts.ErrorsByKind)
+		logRunDetail(b, res)
 	}
 }
 
@@ -261,5 +268,260 @@ func benchCPU(b *testing.B, ens *ensemble.Ensemble, run scenarios.Run, enforce b
 	b.Logf("%d acquisitions measured, CPU %v, %v per acquisition, %.0f acq/s", ops, (cpu1 - cpu0).Round(time.Millisecond), perAcq, res.Throughput)
 	if enforce && perAcq > time.Millisecond {
 		b.Errorf("generator CPU %v per acquisition, want at most 1ms", perAcq)
+	}
+}
+
+// BenchmarkTenThousandContenders runs 10,000 contenders on one fair lock,
+// hold 0, each its own session, in this process (issue 13): zkherd's Lock
+// for 20,000 acquisitions, then go-zookeeper's zk.Lock on the same
+// scenario. zkherd must complete with every check passing, a peak RSS of
+// at most 1.5 GiB and at least 400 acquisitions/s. zk.Lock is reported
+// beside it; when it cannot complete (its process passes goZookeeperRSSCap,
+// or goZookeeperWindow passes first) the log says how it failed.
+//
+//	go test -run '^$' -bench TenThousandContenders -benchtime 1x -timeout 30m ./loadgen
+func BenchmarkTenThousandContenders(b *testing.B) {
+	ens := startBenchEnsemble(b, 2048)
+	spec := scenarios.Spec{
+		Name: "ten-thousand-contenders", Recipe: scenarios.FairLock,
+		Clients: 10_000, Ops: 20_000,
+		Arrival: scenarios.Arrival{Kind: scenarios.Stampede}, RampUp: 1000,
+		Hold: scenarios.FixedHold(0), SessionTimeout: 60 * time.Second,
+	}
+	run := mustValid(b, spec)
+	b.ResetTimer()
+	for range b.N {
+		benchLog("zkherd: %d contenders, %d acquisitions", run.Clients, run.Ops)
+		zh := contendersRun(b, ens, run, nil, 0)
+		if zh.err != nil {
+			b.Fatalf("zkherd: %v", zh.err)
+		}
+		res := zh.res
+		if !res.Checks.Passed {
+			b.Errorf("zkherd checks failed: %v", res.Checks.Violations)
+		}
+		if res.Ops != int64(run.Ops) {
+			b.Errorf("zkherd acquisitions = %d, want %d", res.Ops, run.Ops)
+		}
+		b.ReportMetric(res.Throughput, "acq/s")
+		b.ReportMetric(float64(zh.peakKiB)/1024, "peak-RSS-MiB")
+		b.ReportMetric(zh.wall.Seconds(), "wall-s")
+		b.Logf("zkherd: %d acquisitions in %v (%.0f/s), peak RSS %d MiB, acquire p99 %.1f s, checks passed %v, errors %v",
+			res.Ops, res.Stop.Sub(res.WindowStart).Round(time.Millisecond), res.Throughput, zh.peakKiB>>10,
+			res.Metrics.Summary("acquire").P99/1000, res.Checks.Passed, res.Metrics.Counts.ErrorsByKind)
+		logRunDetail(b, res)
+		if zh.peakKiB > 1536<<10 {
+			b.Errorf("zkherd peak RSS %d MiB, want at most 1,536", zh.peakKiB>>10)
+		}
+		if res.Throughput < 400 {
+			b.Errorf("zkherd %.0f acquisitions/s, want at least 400", res.Throughput)
+		}
+
+		// go-zookeeper's zk.Lock, same scenario, same process. Its sessions
+		// get buffers sized for its listings (it lists the directory after
+		// each create and each wake-up), as any go-zookeeper user's must.
+		benchLog("go-zookeeper zk.Lock: %d contenders, %d acquisitions", run.Clients, run.Ops)
+		debug.FreeOSMemory()
+		gz := contendersRun(b, ens, run, newGoZookeeperLocker, goZookeeperWindow)
+		b.ReportMetric(float64(gz.peakKiB)/1024, "gozk-peak-RSS-MiB")
+		if gz.res != nil {
+			b.ReportMetric(float64(gz.res.Ops), "gozk-acquisitions")
+			b.ReportMetric(gz.res.Throughput, "gozk-acq/s")
+		}
+		b.Logf("go-zookeeper zk.Lock: %s", gz.describe(run))
+	}
+}
+
+// logRunDetail logs what explains a run's throughput: acquisitions per
+// second of the window, the requests by kind, and the generator's load.
+func logRunDetail(b *testing.B, res *Result) {
+	var tl []string
+	for _, iv := range res.Metrics.Intervals {
+		if !iv.End.Before(res.WindowStart) {
+			tl = append(tl, strconv.Itoa(int(float64(iv.Counts.Ops)/max(iv.Seconds(), 1e-9))))
+		}
+	}
+	b.Logf("acquisitions/s per second of the window: %s", strings.Join(tl, " "))
+	b.Logf("requests %v; wake-ups per release %.2f; generator CPU %.0f%%, scheduling p99 %v, behind in %d of %d intervals",
+		res.Requests, res.Herd.WakeupsPerRelease, 100*res.Generator.CPUShare, res.Generator.SchedP99,
+		res.Generator.IntervalsBehind, res.Generator.Intervals)
+}
+
+// goZookeeperRSSCap and goZookeeperWindow bound zk.Lock's run: the machine
+// is shared, and a run that needs more is reported as not completing.
+const (
+	goZookeeperRSSCap = 6 << 30
+	goZookeeperWindow = 5 * time.Minute
+)
+
+// contendersResult is one run of BenchmarkTenThousandContenders.
+type contendersResult struct {
+	res     *Result
+	err     error
+	peakKiB int64         // VmHWM over this run only
+	wall    time.Duration // from Run's start to its return
+	capped  string        // why the run was cut short, "" if it was not
+}
+
+// describe says how a run went, or how it failed.
+func (c contendersResult) describe(run scenarios.Run) string {
+	switch {
+	case c.err != nil:
+		return fmt.Sprintf("did not complete: %v (peak RSS %d MiB)", c.err, c.peakKiB>>10)
+	case c.capped != "":
+		return fmt.Sprintf("did not complete: %s; %d of %d acquisitions, errors %v, peak RSS %d MiB",
+			c.capped, c.res.Ops, run.Ops, c.res.Metrics.Counts.ErrorsByKind, c.peakKiB>>10)
+	case c.res.Ops < int64(run.Ops):
+		return fmt.Sprintf("did not complete: %d of %d acquisitions, errors %v, peak RSS %d MiB",
+			c.res.Ops, run.Ops, c.res.Metrics.Counts.ErrorsByKind, c.peakKiB>>10)
+	}
+	return fmt.Sprintf("%d acquisitions in %v (%.0f/s), peak RSS %d MiB, checks passed %v, errors %v",
+		c.res.Ops, c.res.Stop.Sub(c.res.WindowStart).Round(time.Millisecond), c.res.Throughput, c.peakKiB>>10,
+		c.res.Checks.Passed, c.res.Metrics.Counts.ErrorsByKind)
+}
+
+// contendersRun does one run with the peak RSS counted from its start;
+// newLocker replaces the fair Lock when set; window > 0 cuts the run short
+// (as a failure) after that long or once the process passes
+// goZookeeperRSSCap.
+func contendersRun(b *testing.B, ens *ensemble.Ensemble, run scenarios.Run, newLocker func(*recipes.Session, string) recipes.Locker, window time.Duration) contendersResult {
+	resetPeakRSS(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		capped string
+	)
+	start := time.Now()
+	res, err := Run(ctx, run, Options{
+		Servers:   ens.Servers(),
+		NewLocker: newLocker,
+		Progress: func(p Progress) {
+			rss := procStatus("VmRSS") << 10
+			if p.Elapsed/time.Second%5 == 0 {
+				benchLog("%v %s: %d sessions, %d ops, %.0f/s, rss %d MiB, errors %v", p.Elapsed.Round(time.Second), p.State,
+					p.SessionsAlive, p.Ops, p.Rate, rss>>20, p.ErrorsByKind)
+			}
+			if window <= 0 {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case capped != "":
+			case rss > goZookeeperRSSCap:
+				capped = fmt.Sprintf("the process passed %d GiB of RSS after %v", goZookeeperRSSCap>>30, p.Elapsed.Round(time.Second))
+				cancel()
+			case p.Window > window:
+				capped = fmt.Sprintf("not done %v into the window", window)
+				cancel()
+			}
+		},
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	return contendersResult{res: res, err: err, peakKiB: procStatus("VmHWM"), wall: time.Since(start), capped: capped}
+}
+
+// resetPeakRSS resets the process's VmHWM to its current RSS (Linux
+// /proc/self/clear_refs), so that two runs in one process are measured
+// apart.
+func resetPeakRSS(b *testing.B) {
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Fatalf("reset the peak RSS: %v", err)
+	}
+}
+
+// goZookeeperLocker drives go-zookeeper's zk.Lock as a recipes.Locker.
+// zk.Lock takes no context: when ctx ends during Lock (the run stops), the
+// session is closed, which ends the wait and removes its node.
+type goZookeeperLocker struct {
+	s    *recipes.Session
+	l    *zk.Lock
+	lost chan struct{}
+}
+
+func newGoZookeeperLocker(s *recipes.Session, path string) recipes.Locker {
+	return &goZookeeperLocker{s: s, l: zk.NewLock(s.Conn(), path, zk.WorldACL(zk.PermAll)), lost: make(chan struct{})}
+}
+
+func (g *goZookeeperLocker) Lock(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- g.l.Lock() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			g.lost = make(chan struct{})
+		}
+		return err
+	case <-ctx.Done():
+		g.s.Close()
+		<-done
+		return ctx.Err()
+	}
+}
+
+func (g *goZookeeperLocker) TryLock(context.Context) error {
+	return errors.New("zk.Lock has no TryLock")
+}
+
+func (g *goZookeeperLocker) Unlock(context.Context) error {
+	err := g.l.Unlock()
+	close(g.lost)
+	return err
+}
+
+func (g *goZookeeperLocker) Lost() <-chan struct{} { return g.lost }
+
+// FencingToken is the node's sequence plus one (zk.Lock has none).
+func (g *goZookeeperLocker) FencingToken() uint64 { return uint64(seqOf(g.Node()) + 1) }
+
+// Node reads zk.Lock's unexported lockPath (it has no accessor) for the
+// FIFO and fencing checks.
+func (g *goZookeeperLocker) Node() string {
+	return reflect.ValueOf(g.l).Elem().FieldByName("lockPath").String()
+}
+
+// BenchmarkHerdFiveThousand runs the two herd locks with 5,000 contenders
+// on one lock, hold 0, for a 30 s window: every release wakes every
+// waiter. It reports the throughput, the wake-ups per release, the peak
+// RSS and whether the generator kept up with the storm it provokes
+// (Result.Generator; the run's notes say so when it did not).
+//
+//	go test -run '^$' -bench HerdFiveThousand -benchtime 1x -timeout 30m ./loadgen
+func BenchmarkHerdFiveThousand(b *testing.B) {
+	ens := startBenchEnsemble(b, 2048)
+	for _, recipe := range []scenarios.Recipe{scenarios.HerdLock, scenarios.HerdChildren} {
+		b.Run(string(recipe), func(b *testing.B) {
+			run := mustValid(b, scenarios.Spec{
+				Name: "herd-five-thousand", Recipe: recipe,
+				Clients: 5_000, Duration: 30 * time.Second,
+				Arrival: scenarios.Arrival{Kind: scenarios.Stampede}, RampUp: 1000,
+				Hold: scenarios.FixedHold(0), SessionTimeout: 60 * time.Second,
+			})
+			for range b.N {
+				debug.FreeOSMemory()
+				r := contendersRun(b, ens, run, nil, 0)
+				if r.err != nil {
+					b.Fatalf("Run: %v", r.err)
+				}
+				res := r.res
+				if !res.Checks.Passed {
+					b.Errorf("checks failed: %v", res.Checks.Violations)
+				}
+				behind := 0.0
+				if res.Generator.Behind {
+					behind = 1
+				}
+				b.ReportMetric(res.Throughput, "acq/s")
+				b.ReportMetric(res.Herd.WakeupsPerRelease, "wakeups/release")
+				b.ReportMetric(float64(r.peakKiB)/1024, "peak-RSS-MiB")
+				b.ReportMetric(behind, "generator-behind")
+				b.Logf("%s: %d acquisitions in %v (%.1f/s), %.0f wake-ups per release, peak RSS %d MiB, checks passed %v, errors %v, notes %q",
+					recipe, res.Ops, res.Stop.Sub(res.WindowStart).Round(time.Millisecond), res.Throughput, res.Herd.WakeupsPerRelease,
+					r.peakKiB>>10, res.Checks.Passed, res.Metrics.Counts.ErrorsByKind, res.Notes)
+				logRunDetail(b, res)
+			}
+		})
 	}
 }

@@ -134,7 +134,7 @@ func (r *runner) startNetwork(ctx context.Context) error {
 	}
 	n, err := faults.NewNetwork(context.WithoutCancel(ctx), r.opts.Servers)
 	if err != nil {
-		return fmt.Errorf("loadgen: %w", err)
+		return err
 	}
 	r.fx.net = n
 	r.params.servers = n.Addrs()

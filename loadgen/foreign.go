@@ -80,7 +80,7 @@ func (r *runner) startForeign(ctx context.Context) error {
 	s, err := recipes.NewSession(sctx, r.opts.Servers, opts...)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("loadgen: the foreign client's session: %w", err)
+		return fmt.Errorf("the foreign client's session: %w", err)
 	}
 	f := &foreigner{
 		r: r, s: s, leases: 1,

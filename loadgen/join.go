@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -54,7 +55,7 @@ func (r *runner) makeNamespace(conn *zk.Conn, info []byte) error {
 	for _, part := range strings.Split(strings.TrimPrefix(r.ns, "/"), "/") {
 		cur += "/" + part
 		if _, err := conn.Create(cur, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("loadgen: create %s: %w", cur, err)
+			return fmt.Errorf("create %s: %w", cur, err)
 		}
 	}
 	return nil
@@ -100,13 +101,13 @@ func leftoverOwners(ctx context.Context, conn *zk.Conn, ns string, own map[int64
 			continue
 		}
 		if err != nil {
-			return 0, paths, fmt.Errorf("loadgen: list %s: %w", dir, err)
+			return 0, paths, fmt.Errorf("list %s: %w", dir, err)
 		}
 		for _, c := range children {
 			p := dir + "/" + c
 			ok, st, err := conn.Exists(p)
 			if err != nil {
-				return 0, paths, fmt.Errorf("loadgen: stat %s: %w", p, err)
+				return 0, paths, fmt.Errorf("stat %s: %w", p, err)
 			}
 			if !ok {
 				continue
@@ -127,6 +128,9 @@ func leftoverOwners(ctx context.Context, conn *zk.Conn, ns string, own map[int64
 // larger than the buffer would cut the connection, again and again.
 func (r *runner) fitSharedListings() {
 	n := r.opts.NamespaceClients
+	if r.listerBuffer() > 0 {
+		return // the listings go through the Lister, sized by listerBuffer
+	}
 	if !r.opts.SharedNamespace || n <= r.run.Clients || r.run.Clients <= 0 {
 		return
 	}
@@ -137,11 +141,14 @@ func (r *runner) fitSharedListings() {
 // sequence-named nodes without children) and names up to ten of them: the
 // check a run makes on its namespace, for a process that merges runs.
 func Leftovers(ctx context.Context, conn *zk.Conn, ns string) (n int64, some []string, err error) {
-	return leftovers(ctx, conn, ns)
+	n, some, err = leftovers(ctx, conn, ns)
+	return n, some, pkgerr.Wrap("loadgen", err)
 }
 
 // RemoveTree deletes p and everything below it.
-func RemoveTree(ctx context.Context, conn *zk.Conn, p string) error { return removeTree(ctx, conn, p) }
+func RemoveTree(ctx context.Context, conn *zk.Conn, p string) error {
+	return pkgerr.Wrap("loadgen", removeTree(ctx, conn, p))
+}
 
 // znodeFence is a guarded resource kept in a znode, shared by processes:
 // it holds the highest fencing token written, and a write replaces it with
@@ -191,5 +198,5 @@ func (z znodeFence) write(token uint64) (accepted bool, highest uint64, err erro
 		}
 		return true, token, nil
 	}
-	return false, 0, fmt.Errorf("loadgen: fence %s: too much contention", z.path)
+	return false, 0, fmt.Errorf("fence %s: too much contention", z.path)
 }

@@ -13,14 +13,14 @@ import (
 var (
 	// ErrBadOptions is returned for options or a scenario that cannot run
 	// (no servers, zero clients, ...).
-	ErrBadOptions = errors.New("loadgen: invalid run")
+	ErrBadOptions = errors.New("invalid run")
 	// ErrRefused means the server closed connections right after they were
 	// opened: it limits connections per client address (maxClientCnxns).
-	ErrRefused = errors.New("loadgen: server refused connections")
+	ErrRefused = errors.New("server refused connections")
 	// ErrServerLost means the ensemble stopped answering during the run.
-	ErrServerLost = errors.New("loadgen: lost the ZooKeeper server mid-run")
+	ErrServerLost = errors.New("lost the ZooKeeper server mid-run")
 	// ErrSessions means client sessions could not be opened.
-	ErrSessions = errors.New("loadgen: could not open client sessions")
+	ErrSessions = errors.New("could not open client sessions")
 )
 
 // Defaults for Options.
@@ -153,6 +153,9 @@ type Result struct {
 	// Fencing is what the locks' guarded resources saw (lock and election
 	// runs).
 	Fencing *Fencing
+	// Generator is how busy this process was during the window; when it
+	// fell behind, Notes says so too.
+	Generator Generator
 }
 
 // Event kinds.

@@ -53,7 +53,7 @@ func createNamespace(conn *zk.Conn, ns string, data []byte) error {
 			cur += "/" + part
 			_, err := conn.Create(cur, nil, 0, openACL)
 			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				return fmt.Errorf("loadgen: create %s: %w", cur, err)
+				return fmt.Errorf("create %s: %w", cur, err)
 			}
 		}
 		_, err := conn.Create(ns, data, 0, openACL)
@@ -65,7 +65,7 @@ func createNamespace(conn *zk.Conn, ns string, data []byte) error {
 		case errors.Is(err, zk.ErrNodeExists):
 			return fmt.Errorf("%w: namespace %s already exists (another run with the same id?)", ErrBadOptions, ns)
 		}
-		return fmt.Errorf("loadgen: create %s: %w", ns, err)
+		return fmt.Errorf("create %s: %w", ns, err)
 	}
 }
 
@@ -90,14 +90,14 @@ func leftovers(ctx context.Context, conn *zk.Conn, ns string) (n int64, some []s
 			continue
 		}
 		if err != nil {
-			return n, some, fmt.Errorf("loadgen: list %s: %w", dir, err)
+			return n, some, fmt.Errorf("list %s: %w", dir, err)
 		}
 		for _, c := range children {
 			seen++
 			p := dir + "/" + c
 			ok, st, err := conn.Exists(p)
 			if err != nil {
-				return n, some, fmt.Errorf("loadgen: stat %s: %w", p, err)
+				return n, some, fmt.Errorf("stat %s: %w", p, err)
 			}
 			if !ok {
 				continue
@@ -134,14 +134,14 @@ func removeOnce(ctx context.Context, conn *zk.Conn, p string, depth int) error {
 		return err
 	}
 	if depth > 64 {
-		return fmt.Errorf("loadgen: %s is nested too deep to remove", p)
+		return fmt.Errorf("%s is nested too deep to remove", p)
 	}
 	children, _, err := conn.Children(p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("loadgen: list %s: %w", p, err)
+		return fmt.Errorf("list %s: %w", p, err)
 	}
 	for _, c := range children {
 		if err := removeOnce(ctx, conn, p+"/"+c, depth+1); err != nil {
@@ -150,7 +150,7 @@ func removeOnce(ctx context.Context, conn *zk.Conn, p string, depth int) error {
 	}
 	err = conn.Delete(p, -1)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return fmt.Errorf("loadgen: delete %s: %w", p, err)
+		return fmt.Errorf("delete %s: %w", p, err)
 	}
 	return nil
 }

@@ -118,7 +118,7 @@ func (w *semWork) prepare(_ context.Context, conn *zk.Conn) error {
 	n := []byte(strconv.Itoa(w.r.run.Semaphore.Leases))
 	for _, p := range w.paths {
 		if _, err := conn.Create(p, n, 0, openACL); err != nil {
-			return fmt.Errorf("loadgen: create %s: %w", p, err)
+			return fmt.Errorf("create %s: %w", p, err)
 		}
 	}
 	return nil

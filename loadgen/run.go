@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
@@ -30,9 +31,10 @@ import (
 func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) {
 	r, err := newRunner(run, opts)
 	if err != nil {
-		return nil, err
+		return nil, pkgerr.Wrap("loadgen", err)
 	}
-	return r.execute(ctx)
+	res, err := r.execute(ctx)
+	return res, pkgerr.Wrap("loadgen", err)
 }
 
 // runner is the state of one run. Its goroutines: the caller's (execute),
@@ -76,6 +78,11 @@ type runner struct {
 	adminLog lastLine
 
 	fx *faultRun // faults and fencing (faults.go); nil when neither applies
+
+	// The generator's own load (selfload.go): the window's start is
+	// written by execute before the ticker reads it, the intervals by the
+	// ticker, the result by execute once the ticker has stopped.
+	self selfWatch
 
 	throughput []float64 // ops per second per interval; the ticker's
 
@@ -199,21 +206,25 @@ func (r *runner) listerBuffer() int {
 // openLister opens the run's Lister session, if the workload wants one.
 // It goes to the servers directly, not through the fault proxies: the
 // faults are aimed at the clients' sessions, and a Lister session that
-// expired would fail every listing for the rest of the run.
+// expired would fail every listing for the rest of the run. It is opened
+// before startNetwork points the clients at the proxies.
 func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
 	buf := r.listerBuffer()
 	if buf == 0 {
 		return nil, nil
 	}
+	// Its requests are the clients' (their listings): tapped like theirs.
+	lc := &client{tap: &tap{stats: &r.wire}}
 	opts := append(slices.Clone(r.opts.SessionOptions),
 		recipes.WithSessionTimeout(r.run.SessionTimeout),
 		recipes.WithBufferSizes(sendBufferSize, max(buf, recipes.DefaultBufferSize)),
+		recipes.WithDialer(r.params.dialer(lc, nil)),
 		recipes.WithLogger(&r.adminLog))
 	lctx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
 	defer cancel()
 	s, err := recipes.NewSession(lctx, r.opts.Servers, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("loadgen: listing session: %w", err)
+		return nil, fmt.Errorf("listing session: %w", err)
 	}
 	r.params.lister = recipes.NewLister(s)
 	return s, nil
@@ -239,7 +250,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("loadgen: %w", err)
+		return nil, err
 	}
 	r.admin = admin
 	defer admin.Close()
@@ -261,7 +272,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		if err := removeTree(cctx, admin.Conn(), r.ns); err != nil {
-			return fmt.Errorf("loadgen: could not remove the run's namespace %s: %w", r.ns, err)
+			return fmt.Errorf("could not remove the run's namespace %s: %w", r.ns, err)
 		}
 		removeEmptyParents(admin.Conn(), r.ns, r.opts.Chroot)
 		return nil
@@ -274,10 +285,6 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	if err := r.work.prepare(runCtx, admin.Conn()); err != nil {
 		return nil, err
 	}
-	if err := r.startNetwork(runCtx); err != nil {
-		return nil, err
-	}
-	defer r.closeNetwork()
 	listerSess, err := r.openLister(runCtx)
 	if err != nil {
 		return nil, err
@@ -285,6 +292,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	if listerSess != nil {
 		defer listerSess.Close()
 	}
+	if err := r.startNetwork(runCtx); err != nil {
+		return nil, err
+	}
+	defer r.closeNetwork()
 
 	r.start = time.Now()
 	r.rec, err = metrics.NewRecorder(r.start, metrics.WithPhases(r.work.extraPhases()...))
@@ -390,6 +401,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		r.stopFaults()
 		r.stop()
 	}
+	selfAtStop := readSelfLoad()
 	after := r.snapshot(context.WithoutCancel(ctx))
 
 	// Let holders release and waiters give up; closing the sessions ends
@@ -404,6 +416,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		<-loopsDone
 	}
 	stopTicker()
+	var gen Generator
+	if !r.windowStartTime().IsZero() {
+		gen = r.self.result(selfAtStop)
+	}
 	fin := context.WithoutCancel(ctx)
 	res = &Result{
 		Run:         r.run,
@@ -414,6 +430,10 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		WindowStart: r.windowStartTime(),
 		Stop:        r.stopAt,
 		SourceAddrs: r.params.sourceAddrs,
+		Generator:   gen,
+	}
+	if gen.Behind {
+		res.Notes = append(res.Notes, gen.note())
 	}
 	if rampErr == nil || errors.Is(rampErr, ErrServerLost) {
 		r.work.finish(fin, admin.Conn(), res)
@@ -581,6 +601,7 @@ func (r *runner) closeSessions() {
 }
 
 func (r *runner) openWindow(at time.Time) {
+	r.self.window = readSelfLoad()
 	r.windowStart.Store(at.UnixNano())
 	close(r.windowOpen)
 }
@@ -936,6 +957,9 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			r.addCounters(&lastWake, &lastReq)
 			r.wire.deletes.prune(now)
 			r.work.sample()
+			if !r.windowStartTime().IsZero() && !r.stopping() {
+				r.self.tick()
+			}
 			iv := r.rec.Rotate(now)
 			r.throughput = append(r.throughput, float64(iv.Counts.Ops)/max(iv.End.Sub(iv.Start).Seconds(), 1e-9))
 			r.watchdog()

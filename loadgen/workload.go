@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -61,7 +62,7 @@ func pathsOf(ns, base string, n int) []string {
 func createDirs(conn *zk.Conn, paths []string) error {
 	for _, p := range paths {
 		if _, err := conn.Create(p, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("loadgen: create %s: %w", p, err)
+			return fmt.Errorf("create %s: %w", p, err)
 		}
 	}
 	return nil
@@ -86,6 +87,9 @@ type lockWork struct {
 	paths   []string
 	guards  []*lockGuard
 	newLock func(s *recipes.Session, path string) recipes.Locker
+	// handOff is the fair lock's hand-off (a recipes.HandOff), reported
+	// in the run's notes.
+	handOff atomic.Uint32
 }
 
 func newLockWork(r *runner) *lockWork {
@@ -110,12 +114,19 @@ func newLockWork(r *runner) *lockWork {
 	return w
 }
 
-func (w *lockWork) mainPhase() metrics.Phase                  { return metrics.Acquire }
-func (w *lockWork) extraPhases() []metrics.Phase              { return nil }
-func (w *lockWork) slotOf(i int) int                          { return w.r.run.LockFor(i) }
-func (w *lockWork) sample()                                   {}
-func (w *lockWork) depth() int64                              { return 0 }
-func (w *lockWork) finish(context.Context, *zk.Conn, *Result) {}
+func (w *lockWork) mainPhase() metrics.Phase     { return metrics.Acquire }
+func (w *lockWork) extraPhases() []metrics.Phase { return nil }
+func (w *lockWork) slotOf(i int) int             { return w.r.run.LockFor(i) }
+func (w *lockWork) sample()                      {}
+func (w *lockWork) depth() int64                 { return 0 }
+func (w *lockWork) finish(_ context.Context, _ *zk.Conn, res *Result) {
+	switch h := recipes.HandOff(w.handOff.Load()); h {
+	case recipes.HandOffMark:
+		res.Notes = append(res.Notes, "fair-lock hand-off: release-mark (no listing per hand-off)")
+	case recipes.HandOffListing:
+		res.Notes = append(res.Notes, "fair-lock hand-off: listing (the servers do not enforce owner-only ACLs: skipACL, a super user or another digest algorithm)")
+	}
+}
 
 func (w *lockWork) recvBuffer() int {
 	switch {
@@ -154,6 +165,9 @@ func (w *lockWork) loop(c *client) {
 		return func(ctx context.Context) (held, error) {
 			if err := l.Lock(ctx); err != nil {
 				return held{}, err
+			}
+			if h, ok := l.(interface{ HandOff() recipes.HandOff }); ok {
+				w.handOff.Store(uint32(h.HandOff()))
 			}
 			return held{
 				release: l.Unlock,

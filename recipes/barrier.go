@@ -274,7 +274,10 @@ func enterBarrier(ctx context.Context, s *Session, dir string, n int) (string, e
 				if err := awaitConn(ctx, s); err != nil {
 					return fail(err)
 				}
-				continue // applied or not, the next look tells
+				if err := syncLost(ctx, s, dir); err != nil {
+					return fail(err)
+				}
+				continue // applied or not, the next (synced) look tells
 			default:
 				return fail(sessionErr(s, err))
 			}
@@ -344,6 +347,9 @@ func abandonBarrier(ctx context.Context, s *Session, dir, node string) (entered 
 			if err := awaitConn(ctx, s); err != nil {
 				return false, err
 			}
+			if err := syncLost(ctx, s, dir); err != nil {
+				return false, err
+			}
 		default:
 			return false, sessionErr(s, err)
 		}
@@ -389,7 +395,10 @@ func createOwnEphemeral(ctx context.Context, s *Session, path string) error {
 				return err
 			}
 		case errors.Is(err, zk.ErrNodeExists):
-			if retried && ownerOfNode(ctx, s, path) == s.ID() {
+			// After a lost reply the node may be ours; the read that says
+			// so is synced (syncLost), or a lagging member could deny it
+			// and leave it an orphan until the session ends.
+			if retried && syncLost(ctx, s, path) == nil && ownerOfNode(ctx, s, path) == s.ID() {
 				return nil
 			}
 			return fmt.Errorf("recipes: create %s: %w", path, err)

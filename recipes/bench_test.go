@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/ensemble"
 )
 
 // BenchmarkFairVsGoZookeeper compares zkherd's fair Lock with
@@ -35,54 +37,64 @@ import (
 // return); and, measured by zkherd's own trace in the same rounds, the
 // p50 round trips of delete and getChildren and zkherd's handoff over their
 // sum.
+//
+// Each size runs twice: on the shared server (server=default), which
+// enforces ACLs, so the fair Lock hands off by its release mark; and on a
+// skipACL=yes server (server=skipACL), where the lock sees that it cannot
+// trust the mark and hands off by listing, as go-zookeeper's does.
 func BenchmarkFairVsGoZookeeper(b *testing.B) {
-	servers := sharedServers(b)
-	for _, n := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("contenders=%d", n), func(b *testing.B) {
-			if b.N == 1 {
-				return // the framework's probe run; see the doc comment
-			}
-			if b.N > 1_000_000 {
-				b.Fatalf("b.N = %d: run with a fixed count, e.g. -benchtime 3000x", b.N)
-			}
-			sessions := openBenchSessions(b, n+1, servers)
-			defer func() {
-				for _, s := range sessions {
-					s.Close()
-				}
-			}()
-			impls := []benchImpl{zkherdImpl{}, goZookeeperImpl{}}
-			for _, impl := range impls {
-				runLockRound(b, sessions, impl, min(b.N, 300))
-			}
-			b.ResetTimer()
-			results := make([]roundResult, len(impls))
-			per := max(1, b.N/benchRounds)
-			for r := range benchRounds {
-				for k := range impls {
-					i := k
-					if r%2 == 1 {
-						i = len(impls) - 1 - k
-					}
-					results[i].add(runLockRound(b, sessions, impls[i], per))
-				}
-			}
-			b.StopTimer()
-			zk, gz := results[0], results[1]
-			b.ReportMetric(zk.rate(), "zkherd-acq/s")
-			b.ReportMetric(gz.rate(), "gozk-acq/s")
-			b.ReportMetric(zk.rate()/gz.rate(), "throughput-ratio")
-			b.ReportMetric(ms(p50(zk.handoffs)), "zkherd-handoff-p50-ms")
-			b.ReportMetric(ms(p50(gz.handoffs)), "gozk-handoff-p50-ms")
-			b.ReportMetric(ms(quantile(zk.handoffs, 0.99)), "zkherd-handoff-p99-ms")
-			b.ReportMetric(ms(quantile(gz.handoffs, 0.99)), "gozk-handoff-p99-ms")
-			del, gc := p50(zk.deletes), p50(zk.lists)
-			b.ReportMetric(ms(del), "delete-p50-ms")
-			b.ReportMetric(ms(gc), "getChildren-p50-ms")
-			b.ReportMetric(float64(p50(zk.handoffs))/float64(del+gc), "handoff/(delete+getChildren)")
-			b.ReportMetric(0, "ns/op") // wall time includes queue set-up and drain: meaningless
-		})
+	for _, cfg := range []ensemble.ServerConfig{{}, {SkipACL: true}} {
+		for _, n := range []int{100, 1000} {
+			b.Run(fmt.Sprintf("server=%s/contenders=%d", cfg, n), func(b *testing.B) {
+				benchFairVsGoZookeeper(b, configServers(b, cfg), n)
+			})
+		}
 	}
+}
+
+func benchFairVsGoZookeeper(b *testing.B, servers []string, n int) {
+	if b.N == 1 {
+		return // the framework's probe run; see the doc comment
+	}
+	if b.N > 1_000_000 {
+		b.Fatalf("b.N = %d: run with a fixed count, e.g. -benchtime 3000x", b.N)
+	}
+	sessions := openBenchSessions(b, n+1, servers)
+	defer func() {
+		for _, s := range sessions {
+			s.Close()
+		}
+	}()
+	impls := []benchImpl{zkherdImpl{}, goZookeeperImpl{}}
+	for _, impl := range impls {
+		runLockRound(b, sessions, impl, min(b.N, 300))
+	}
+	b.ResetTimer()
+	results := make([]roundResult, len(impls))
+	per := max(1, b.N/benchRounds)
+	for r := range benchRounds {
+		for k := range impls {
+			i := k
+			if r%2 == 1 {
+				i = len(impls) - 1 - k
+			}
+			results[i].add(runLockRound(b, sessions, impls[i], per))
+		}
+	}
+	b.StopTimer()
+	zk, gz := results[0], results[1]
+	b.ReportMetric(zk.rate(), "zkherd-acq/s")
+	b.ReportMetric(gz.rate(), "gozk-acq/s")
+	b.ReportMetric(zk.rate()/gz.rate(), "throughput-ratio")
+	b.ReportMetric(ms(p50(zk.handoffs)), "zkherd-handoff-p50-ms")
+	b.ReportMetric(ms(p50(gz.handoffs)), "gozk-handoff-p50-ms")
+	b.ReportMetric(ms(quantile(zk.handoffs, 0.99)), "zkherd-handoff-p99-ms")
+	b.ReportMetric(ms(quantile(gz.handoffs, 0.99)), "gozk-handoff-p99-ms")
+	del, gc := p50(zk.deletes), p50(zk.lists)
+	b.ReportMetric(ms(del), "delete-p50-ms")
+	b.ReportMetric(ms(gc), "getChildren-p50-ms")
+	b.ReportMetric(float64(p50(zk.handoffs))/float64(del+gc), "handoff/(delete+getChildren)")
+	b.ReportMetric(0, "ns/op") // wall time includes queue set-up and drain: meaningless
 }
 
 // benchRounds is how many turns each implementation gets.
@@ -157,8 +169,9 @@ type zkherdImpl struct{}
 
 func (zkherdImpl) name() string { return "zkherd" }
 
-// Each waiter watches its predecessor; the gate, holding, its own node.
-func (zkherdImpl) watchesQueued(n int) int { return n + 1 }
+// Each waiter watches its predecessor and its own node; the gate, holding,
+// its own node.
+func (zkherdImpl) watchesQueued(n int) int { return 2*n + 1 }
 func (zkherdImpl) make(s *Session, path string, trace *LockTrace) benchLocker {
 	var opts []LockOption
 	if trace != nil {

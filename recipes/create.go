@@ -105,6 +105,19 @@ func createProtected(ctx context.Context, s *Session, dir, kind string, data []b
 }
 
 func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data []byte, mode int32, acl []zk.ACL, tr *tracer) (string, error) {
+	node, err := createWithPrefixOnce(ctx, s, dir, prefix, data, mode, acl, tr)
+	if err != nil || mode&zk.FlagSequence == 0 {
+		return node, err
+	}
+	if _, err := ownSequence(joinPath(dir, prefix), node); err != nil {
+		// Refused rather than misordered; the node must not stay.
+		discard(ctx, s, func(ctx context.Context) error { return deleteConfirmed(ctx, s, node) })
+		return "", err
+	}
+	return node, nil
+}
+
+func createWithPrefixOnce(ctx context.Context, s *Session, dir, prefix string, data []byte, mode int32, acl []zk.ACL, tr *tracer) (string, error) {
 	conn := s.Conn()
 	ephemeral := mode&zk.FlagEphemeral != 0
 	madeDir := false
@@ -152,19 +165,30 @@ func recoverProtected(ctx context.Context, s *Session, dir, prefix string, ephem
 	if err := awaitConn(ctx, s); err != nil {
 		return "", err
 	}
-	// The create's reply was lost, so the session's last seen zxid predates
-	// it, and the member we reconnected to may not have applied it yet: a
-	// listing there would miss our node and we would create a second one,
-	// an orphan that blocks every later contender. sync makes this member
-	// catch up with the leader before we look.
+	// A listing that missed our node would make us create a second one, an
+	// orphan that blocks every later contender.
+	if err := syncLost(ctx, s, dir); err != nil {
+		return "", err
+	}
+	return findProtected(ctx, s, dir, prefix, ephemeral, tr)
+}
+
+// syncLost makes the member the session is connected to catch up with the
+// leader on path, before reading back the outcome of a write whose reply
+// was lost. The session's last seen zxid predates that write, so the
+// member it reconnected to may not have applied it yet (ZooKeeper serves
+// reads from the member a client is connected to, which may lag); what a
+// read there says about the write could be stale. A write that is retried
+// needs none: writes go through the leader.
+func syncLost(ctx context.Context, s *Session, path string) error {
 	err := retryConn(ctx, s, func() error {
-		_, err := s.Conn().Sync(dir)
+		_, err := s.Conn().Sync(path)
 		return err
 	})
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return "", fmt.Errorf("recipes: sync %s: %w", dir, err)
+		return fmt.Errorf("recipes: sync %s: %w", path, err)
 	}
-	return findProtected(ctx, s, dir, prefix, ephemeral, tr)
+	return nil
 }
 
 // findProtected lists dir for a child starting with prefix (the protected

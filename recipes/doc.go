@@ -16,7 +16,22 @@
 // its node in one transaction with a write to it, and the waiter behind it
 // takes that event as its grant (see Lock). Its nodes are created so that
 // only their owner's process may write them (world may read), which keeps
-// anyone else from faking a release.
+// anyone else from faking a release. A probe at first use checks that the
+// server enforces that; where it does not (skipACL, another digest
+// algorithm), or with WithListingHandOff (where a super user may write lock
+// nodes), the lock hands off as Curator's does, by listing on every
+// wake-up. Lock.HandOff says which.
+//
+// Fencing tokens are the creation zxid of the node held (every recipe
+// that hands one out): they grow with every transaction of the ensemble,
+// so they keep increasing when a lock's directory is deleted and created
+// anew, as Curator's container directories are once empty, where sequence
+// numbers start again at 0.
+//
+// Read-backs after a lost reply (did my create, delete or transaction
+// happen?) are preceded by a sync, since the member a client reconnects to
+// may not have applied the write yet; and a waiter whose own node was
+// deleted by someone else is never granted.
 //
 // Node names follow Apache Curator's layouts (layout.go), so a Go process using
 // this package and a Java process using Curator exclude each other on the same

@@ -15,6 +15,14 @@ var (
 	// ErrLost means ownership could not be kept (node deleted by someone else,
 	// session expired, or disconnected longer than the policy allows).
 	ErrLost = errors.New("recipes: ownership lost")
+	// ErrLockPending is returned by TryLock on a value whose Lock is still
+	// waiting for the lock: the value is one owner, already queued.
+	ErrLockPending = errors.New("recipes: a Lock on this value is still waiting")
+	// ErrSequenceWrapped means the server's sequence counter for a
+	// directory passed 2^31 and wrapped to negative numbers, which no
+	// client orders correctly: use a new path (or delete the directory
+	// while nobody uses it, which restarts the counter).
+	ErrSequenceWrapped = errors.New("recipes: sequence number wrapped past 2^31 (use a new path, or recreate the directory while unused)")
 	// ErrReplyTooLarge means a reply (typically a long child list) did not
 	// fit the session's receive buffer: go-zookeeper drops the connection
 	// instead, so retrying would loop. Raise it with WithBufferSizes.

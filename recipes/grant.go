@@ -20,12 +20,15 @@ import (
 // acquired is what a lock algorithm hands to the shared core.
 type acquired struct {
 	node string
-	// token is the fencing token: the node's creation zxid (herd locks)
-	// or its sequence number plus one (Lock.FencingToken).
+	// token is the fencing token: the node's creation zxid, which keeps
+	// growing when the directory is deleted and created anew.
 	token int64
 	// own is a watch on our own node; nil when the acquisition set none
 	// (the grant's monitor then sets it) or once it fired.
 	own <-chan zk.Event
+	// marked: the node is owner-written (ownerACL), so its release writes
+	// the release mark (see Lock.acquire). Only the fair Lock's are.
+	marked bool
 }
 
 // lockCore is what the three locks share: re-entrancy, serialisation, the
@@ -37,11 +40,18 @@ type lockCore struct {
 	cfg     lockConfig
 	pathErr error
 	acquire func(ctx context.Context, try bool, tr *tracer) (acquired, error)
-	// markRelease makes Unlock delete the node together with a write of
-	// its data (one transaction): the successor's watch then fires with
-	// NodeDataChanged, which only a holder's release causes (see
-	// Lock.acquire). Only the fair Lock uses it.
-	markRelease bool
+	// handOff, when set, says which hand-off an acquisition used, for
+	// AcquireStats (the fair Lock's).
+	handOff func() HandOff
+	// keep, when set, is asked before a release deletes the node: true
+	// hands the node on to another holder of the same owner instead (the
+	// RWLock's read side after a downgrade).
+	keep func(ctx context.Context, node string) bool
+	// released, when set, runs after a release deleted the node.
+	released func(ctx context.Context)
+	// acquiring is set while Lock or TryLock waits for the lock, so that
+	// a TryLock on the same value can say so at once (ErrLockPending).
+	acquiring atomic.Bool
 
 	// sem serialises Lock, TryLock and Unlock on one value (a 1-slot
 	// semaphore, so that waiting for it honours ctx).
@@ -55,9 +65,10 @@ type lockCore struct {
 
 // grant is one period of holding the lock.
 type grant struct {
-	node  string
-	token uint64
-	own   <-chan zk.Event
+	node   string
+	token  uint64
+	own    <-chan zk.Event
+	marked bool // released with the release mark
 	// lost is closed once, when the grant ends: by the monitor goroutine,
 	// or by Unlock when the monitor never started.
 	lost chan struct{}
@@ -140,6 +151,9 @@ func (c *lockCore) lock(ctx context.Context, try bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if try && c.acquiring.Load() {
+		return fmt.Errorf("recipes: trylock %s: %w", c.path, ErrLockPending)
+	}
 	if err := c.enter(ctx); err != nil {
 		return err
 	}
@@ -168,16 +182,22 @@ func (c *lockCore) lock(ctx context.Context, try bool) error {
 
 	tr := tracer{t: c.cfg.trace}
 	start := time.Now()
+	c.acquiring.Store(true)
 	a, err := c.acquire(ctx, try, &tr)
+	c.acquiring.Store(false)
 	stats := AcquireStats{Start: start, Node: a.node, Err: err}
+	if c.handOff != nil {
+		stats.HandOff = c.handOff()
+	}
 	if err == nil {
 		g := &grant{
-			node:  a.node,
-			token: uint64(a.token),
-			own:   a.own,
-			lost:  make(chan struct{}),
-			stop:  make(chan struct{}),
-			drops: c.s.Suspensions(),
+			node:   a.node,
+			token:  uint64(a.token),
+			own:    a.own,
+			marked: a.marked,
+			lost:   make(chan struct{}),
+			stop:   make(chan struct{}),
+			drops:  c.s.Suspensions(),
 		}
 		c.mu.Lock()
 		c.g, c.count = g, 1
@@ -217,10 +237,21 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	start := time.Now()
 	g.releasing.Store(true)
 	var err error
-	if !g.deletedByOther() {
+	switch {
+	case g.deletedByOther():
 		// (Deleting it anyway could remove a node someone else created
 		// since under the herd lock's fixed name.)
-		err = c.deleteOwn(ctx, g.node, c.markRelease, &tr)
+	case c.keep != nil && c.keep(ctx, g.node):
+		// Handed on to another side of the same owner, which deletes it.
+	default:
+		var byOther bool
+		byOther, err = c.deleteOwn(ctx, g.node, g.marked, &tr)
+		if byOther {
+			g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
+		}
+		if err == nil && c.released != nil {
+			c.released(ctx)
+		}
 	}
 	if t := c.cfg.trace; t != nil && t.Released != nil {
 		t.Released(ReleaseStats{Start: start, Done: time.Now(), Node: g.node, Requests: tr.requests, Err: err})
@@ -233,7 +264,7 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	if g.start.Stop() {
 		// Released before the monitor started: this goroutine is the one
 		// that closes lost.
-		if err := c.s.alive(); err != nil {
+		if err := c.s.alive(); err != nil && g.reason == nil {
 			g.reason = fmt.Errorf("%w: %w", ErrLost, err)
 		}
 		close(g.lost)
@@ -251,11 +282,15 @@ func (c *lockCore) unlock(ctx context.Context) error {
 }
 
 // deleteOwn deletes our node and reports nil once it is certainly gone:
-// deleted, already absent, or removed with the ended session. asHolder
-// marks the deletion as a holder's release (see lockCore.markRelease); it
-// must be false for a node that was never granted.
-func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr *tracer) error {
-	err := retryConn(ctx, c.s, func() error {
+// deleted, already absent, or removed with the ended session. byOther says
+// it was already absent at the first attempt: someone else deleted it
+// (after an attempt whose reply was lost, absence is taken for ours).
+// asHolder writes the release mark in the deletion's transaction (see
+// Lock.acquire); it must be false for a node that was never granted.
+func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr *tracer) (byOther bool, err error) {
+	attempts := 0
+	err = retryConn(ctx, c.s, func() error {
+		attempts++
 		start := time.Now()
 		var err error
 		if asHolder {
@@ -270,11 +305,12 @@ func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr
 		return err
 	})
 	switch {
-	case err == nil, errors.Is(err, zk.ErrNoNode),
-		errors.Is(err, ErrSessionExpired), errors.Is(err, ErrSessionClosed):
-		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		return attempts == 1, nil
+	case err == nil, errors.Is(err, ErrSessionExpired), errors.Is(err, ErrSessionClosed):
+		return false, nil
 	}
-	return err
+	return false, err
 }
 
 // monitor watches one grant and closes its lost channel when the grant
@@ -405,6 +441,18 @@ func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired
 		select {
 		case ev, ok := <-ch:
 			tr.woken(time.Now())
+			// Our own node's deletion, if it happened before this event,
+			// was delivered before it (a session's notifications come in
+			// transaction order): look first, so that a waiter whose node
+			// is gone is never granted on a later event.
+			select {
+			case oev, ok := <-a.own:
+				a.own = nil
+				if err := c.ownEvent(ctx, oev, ok, a, tr); err != nil {
+					return 0, err
+				}
+			default:
+			}
 			if !ok || ev.Type == zk.EventNotWatching {
 				if err := c.s.alive(); err != nil {
 					return 0, err
@@ -417,23 +465,32 @@ func (c *lockCore) waitWake(ctx context.Context, ch <-chan zk.Event, a *acquired
 			return ev.Type, nil
 		case ev, ok := <-a.own:
 			a.own = nil
-			if !ok || ev.Type == zk.EventNotWatching {
-				continue // the session's end follows
-			}
-			if ev.Type == zk.EventNodeDeleted {
-				return 0, c.ownGone(a.node)
-			}
-			rearmed, err := c.watchOwn(ctx, a.node, tr)
-			if err != nil {
+			if err := c.ownEvent(ctx, ev, ok, a, tr); err != nil {
 				return 0, err
 			}
-			a.own = rearmed.own
 		case <-c.s.Done():
 			return 0, c.s.Err()
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
 	}
+}
+
+// ownEvent handles an event of the watch on our own node while waiting:
+// its deletion is the acquisition's loss; a write to it is re-armed.
+func (c *lockCore) ownEvent(ctx context.Context, ev zk.Event, ok bool, a *acquired, tr *tracer) error {
+	switch {
+	case !ok || ev.Type == zk.EventNotWatching:
+		return nil // the session's end follows
+	case ev.Type == zk.EventNodeDeleted:
+		return c.ownGone(a.node)
+	}
+	rearmed, err := c.watchOwn(ctx, a.node, tr)
+	if err != nil {
+		return err
+	}
+	a.own = rearmed.own
+	return nil
 }
 
 // ownGone explains why our node is missing.
@@ -456,7 +513,8 @@ func (c *lockCore) abandon(ctx context.Context, node string, tr *tracer, cause e
 	discard(ctx, c.s, func(ctx context.Context) error {
 		t := first
 		first = nil
-		return c.deleteOwn(ctx, node, false, t)
+		_, err := c.deleteOwn(ctx, node, false, t)
+		return err
 	})
 	return cause
 }
@@ -529,6 +587,9 @@ func (c *lockCore) discardIfOurs(ctx context.Context, node string, cause error) 
 		return cause
 	}
 	discard(ctx, c.s, func(ctx context.Context) error {
+		if err := syncLost(ctx, c.s, node); err != nil {
+			return err
+		}
 		var (
 			exists bool
 			stat   *zk.Stat

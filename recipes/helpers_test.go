@@ -22,6 +22,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	stopShared()
+	stopConfigured()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)

@@ -58,6 +58,15 @@ func (l *HerdLock) acquire(ctx context.Context, try bool, tr *tracer) (acquired,
 	c := &l.core
 	node := joinPath(c.path, HerdNodeName)
 	madeDir := false
+	// unknown is set once a create's reply was lost: until we know, the
+	// node there may be ours, and giving up must not leave it behind.
+	unknown := false
+	fail := func(err error) (acquired, error) {
+		if unknown {
+			return acquired{}, c.discardIfOurs(ctx, node, err)
+		}
+		return acquired{}, err
+	}
 	for {
 		if err := c.s.alive(); err != nil {
 			return acquired{}, err
@@ -78,34 +87,43 @@ func (l *HerdLock) acquire(ctx context.Context, try bool, tr *tracer) (acquired,
 				return acquired{}, err
 			}
 		case errors.Is(err, zk.ErrNodeExists):
-			if try {
-				return acquired{}, ErrHeldByOther
+			if try && !(unknown && c.ownedByUs(ctx, node)) {
+				return fail(ErrHeldByOther)
 			}
 			start := time.Now()
-			exists, _, ch, err := c.s.Conn().ExistsW(node)
+			exists, stat, ch, err := c.s.Conn().ExistsW(node)
 			tr.request(OpWatch, start, err)
 			switch {
 			case isConnErr(err):
 				if err := awaitConn(ctx, c.s); err != nil {
-					return acquired{}, err
+					return fail(err)
 				}
 				continue
 			case err != nil:
-				return acquired{}, fmt.Errorf("recipes: watch %s: %w", node, sessionErr(c.s, err))
+				return fail(fmt.Errorf("recipes: watch %s: %w", node, sessionErr(c.s, err)))
 			case !exists:
 				// Deleted between the create and the watch. The exists
 				// watch now waits for the next creation; harmless here.
 				continue
+			case stat.EphemeralOwner == c.s.ID():
+				// Our own node, from a create whose reply was lost: held.
+				// (Waiting for it would wait for ever.)
+				return acquired{node: node, token: stat.Czxid, own: ch}, nil
 			}
 			var none acquired
 			if _, err := c.waitWake(ctx, ch, &none, tr); err != nil {
-				return acquired{}, err
+				return fail(err)
 			}
 		case isConnErr(err):
 			// The create's outcome is unknown: the node is ours if it
-			// exists and this session owns it.
+			// exists and this session owns it (a synced read: see
+			// syncLost).
+			unknown = true
 			if err := awaitConn(ctx, c.s); err != nil {
-				return acquired{}, c.discardIfOurs(ctx, node, err)
+				return fail(err)
+			}
+			if err := syncLost(ctx, c.s, node); err != nil {
+				return fail(err)
 			}
 			if c.ownedByUs(ctx, node) {
 				a, err := c.watchOwn(ctx, node, tr)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -21,7 +22,10 @@ import (
 // sessions (WithLister), and it batches: everyone who asks for a directory
 // while a listing of it is on the wire is served by the next one. A stampede
 // of 10,000 contenders on one lock then makes a few dozen listings instead
-// of 10,000, and decodes each once.
+// of 10,000, and decodes each once. It also remembers the lock nodes the
+// process's sessions created, so that most contenders of a stampede name
+// their predecessor (the node one sequence below theirs) with no listing
+// at all (createdBefore).
 //
 // Assumptions, each relied on where noted:
 //   - A listing through another session is a snapshot of the directory at
@@ -56,6 +60,54 @@ type Lister struct {
 
 	mu   sync.Mutex
 	dirs map[string]*dirListings
+
+	sent atomic.Int64 // listings requested, for tests
+
+	// names are the lock nodes this process's sessions created, by
+	// directory and sequence (see createdBefore); guarded by mu.
+	names map[string]map[int64]string
+}
+
+// maxNamesPerDir bounds the names remembered for one directory: past it
+// they are forgotten (a lookup that misses costs a listing, nothing more).
+const maxNamesPerDir = 1 << 16
+
+// created remembers that a session of this process created the lock node
+// name, sequence seq, in dir. A nil Lister remembers nothing.
+func (l *Lister) created(dir string, seq int64, name string) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.names[dir]
+	if m == nil || len(m) >= maxNamesPerDir {
+		m = make(map[int64]string)
+		l.names[dir] = m
+	}
+	m[seq] = name
+}
+
+// createdBefore sets *pred to the node with sequence seq-1 in dir if a
+// session of this process created it, and forgets it (only the node at seq
+// waits on it). Assumption (Lock.acquire's): no sequence lies between
+// seq-1 and seq, so that node is the caller's predecessor if it still
+// exists, which the watch set on it next proves; if it is gone, the caller
+// lists. In a stampede of contenders in one process, this names almost
+// every predecessor without a listing.
+func (l *Lister) createdBefore(dir string, seq int64, pred *string) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.names[dir]
+	name, ok := m[seq-1]
+	if ok {
+		delete(m, seq-1)
+		*pred = name
+	}
+	return ok
 }
 
 // dirListings is the batching state of one directory.
@@ -74,7 +126,7 @@ type listBatch struct {
 // NewLister returns a Lister that lists over s. Closing s ends it: later
 // listings fail.
 func NewLister(s *Session) *Lister {
-	return &Lister{s: s, dirs: make(map[string]*dirListings)}
+	return &Lister{s: s, dirs: make(map[string]*dirListings), names: make(map[string]map[int64]string)}
 }
 
 // list returns dir's children from a listing sent after the call began.
@@ -121,6 +173,7 @@ func (l *Lister) run(dir string, d *dirListings) {
 		// for a dropped connection at most as long as the session can
 		// survive one.
 		ctx, cancel := context.WithTimeout(context.Background(), l.s.Timeout())
+		l.sent.Add(1)
 		b.children, _, b.err = childrenOf(ctx, l.s, dir)
 		cancel()
 		close(b.done)
@@ -137,6 +190,7 @@ func (l *Lister) listSynced(ctx context.Context, dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.sent.Add(1)
 	children, _, err := childrenOf(ctx, l.s, dir)
 	return children, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -48,7 +49,8 @@ var (
 // Java process using Curator's InterProcessMutex on the same path excludes
 // it and is excluded by it.
 type Lock struct {
-	core lockCore
+	core    lockCore
+	handOff atomic.Uint32 // HandOff of the last acquisition
 	// Guarded by core.sem; see Lock.acquire.
 	hint    listingHint
 	granted string // the node of the last grant, which names the next
@@ -60,7 +62,7 @@ func NewLock(s *Session, path string, opts ...LockOption) *Lock {
 	l := &Lock{}
 	l.core.init(s, path, opts)
 	l.core.acquire = l.acquire
-	l.core.markRelease = true
+	l.core.handOff = l.HandOff
 	return l
 }
 
@@ -95,12 +97,14 @@ func (l *Lock) Lost() <-chan struct{} { return l.core.lostCh() }
 // Unlock, and an error wrapping ErrLost once ownership was lost.
 func (l *Lock) Err() error { return l.core.err() }
 
-// FencingToken identifies the current grant (0 when not held): one more
-// than the sequence number of the node held. Grants follow sequence order, so
-// successive holders get strictly increasing tokens, and a resource that
-// remembers the highest token seen can reject a holder that lost the lock
-// without knowing. Tokens compare within one lock path, as long as its
-// directory is not deleted and created anew (sequences restart then).
+// FencingToken identifies the current grant (0 when not held): the
+// creation zxid of the node held. Grants follow creation order, and zxids
+// grow with every transaction the ensemble applies, so successive holders
+// get strictly increasing tokens, and a resource that remembers the
+// highest token seen can reject a holder that lost the lock without
+// knowing. Unlike the node's sequence number, the zxid keeps growing when
+// the lock's directory is deleted and created anew (a container reaped
+// when empty, an operator's delete): tokens never go backwards.
 func (l *Lock) FencingToken() uint64 { return l.core.token() }
 
 // Node is the full path of the node held, "" when not held.
@@ -122,8 +126,15 @@ func (l *Lock) Path() string { return l.core.path }
 // go-zookeeper's locks make it). Only a zkherd Lock's own release can
 // cause the event: its nodes are created with ownerACL, so the server
 // refuses anyone else's write, and their names carry a version 5 UUID to
-// say so. Any other wake-up (an abandoned waiter, an expired session, a
-// Curator holder) is followed by a listing as usual.
+// say so. That holds only where the server is seen to enforce the ACL: a
+// probe at first use (probeOwnerACL) checks that our identity may write
+// such a node and a foreign one may not; on a server with skipACL=yes, or
+// another digest algorithm than the clients' SHA-1, nodes get random
+// names and the open ACL, and every hand-off lists (HandOffListing; see
+// HandOff). Any other wake-up (an abandoned waiter, an expired session, a
+// Curator holder) is followed by a listing as usual. A waiter watches its
+// own node from the start, so that one whose node someone else deleted
+// learns it before the release mark could grant it (waitWake).
 //
 // Second, the listing that usually follows the create: a node we can name
 // whose sequence is ours minus one is our predecessor if it exists (no
@@ -135,15 +146,24 @@ func (l *Lock) Path() string { return l.core.path }
 // Lock: after a grant, a Lock names its next node with a UUID derived from
 // the name of the node it was granted with (guidAfter), which is the node
 // we watched. In a busy queue one of the two is almost always our
-// predecessor.
+// predecessor. A third comes from the session's Lister (WithLister), which
+// remembers the nodes every session of the process created: in a stampede
+// of many contenders in one process, the node just before ours is usually
+// one of them (Lister.createdBefore).
 func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
 	c := &l.core
 	hint := l.hint
 	l.hint = listingHint{}
 	// Names with a version 5 UUID mark nodes only their owner can write
-	// (ownerACL): a write to one is its holder's release. Without the
-	// owner identity, a random (version 4) UUID says not to rely on that.
-	acl, marked := c.s.ownerACL()
+	// (ownerACL): a write to one is its holder's release. Where the server
+	// does not enforce that, or the owner identity is missing, a random
+	// (version 4) UUID says not to rely on it, and this acquisition hands
+	// off by listing.
+	acl, marked := c.s.ownerACL(ctx, c.path)
+	if c.cfg.listingHandOff {
+		acl, marked = openACL, false
+	}
+	l.handOff.Store(uint32(handOffOf(marked)))
 	guid := uuid.NewString()
 	switch {
 	case !marked:
@@ -158,16 +178,33 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 	if err != nil {
 		return acquired{}, err // createWithPrefix cleans up after itself
 	}
-	// No watch on our own node while waiting: its deletion by someone else
-	// shows in the listing that follows every wake-up, and the grant's
-	// monitor watches it once held (see lockCore.monitor).
-	own := acquired{node: node}
+	seq, _ := parseSeq(node) // createWithPrefix checked it (ownSequence)
+	// A watch on our own node before we wait or are granted: a waiter whose
+	// node someone else deleted must learn it before any later event (a
+	// release mark on the node it watched) could grant it, and the server
+	// delivers a session's notifications in the order of their
+	// transactions. Its stat gives the fencing token, the node's creation
+	// zxid. (Set after the first listing, not before: a TryLock that fails
+	// needs none.)
+	own := acquired{node: node, marked: marked}
+	armed := false
+	armOwn := func() error {
+		if armed {
+			return nil
+		}
+		a, err := c.watchOwn(ctx, node, tr)
+		if err != nil {
+			return err
+		}
+		own.own, own.token, armed = a.own, a.token, true
+		return nil
+	}
 	ours := baseName(node)
-	seq, _ := parseSeq(ours)
-	own.token = seq + 1 // 0 means not held
 	var pred, watched string
+	c.s.lister.created(c.path, seq, ours)
 	if !try {
 		switch {
+		case c.s.lister.createdBefore(c.path, seq, &pred):
 		case hint.tail != "" && seq == hint.tailSeq+1:
 			pred = hint.tail
 		case hint.woke != "" && (hint.tail == "" || seq == hint.tailSeq+2):
@@ -185,6 +222,9 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 				return acquired{}, c.ownGone(node)
 			}
 			if p == "" {
+				if err := armOwn(); err != nil {
+					return acquired{}, c.abandon(ctx, node, tr, err)
+				}
 				l.hint = listingHint{tail: tail, woke: watched}
 				l.hint.tailSeq, _ = parseSeq(tail)
 				l.granted = ours
@@ -210,11 +250,14 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 		case err != nil:
 			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch predecessor: %w", sessionErr(c.s, err)))
 		}
+		if err := armOwn(); err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
 		woke, err := c.waitWake(ctx, ch, &own, tr)
 		if err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, err)
 		}
-		if woke == zk.EventNodeDataChanged && ownerWritesOnly(watched) {
+		if woke == zk.EventNodeDataChanged && marked && ownerWritesOnly(watched) {
 			// Our predecessor was released by its holder (releasedMark;
 			// nobody else can write it): every node below it was gone
 			// when it was granted, and none lies between it and us. We

@@ -13,6 +13,7 @@ type lockConfig struct {
 	lostAfterSet    bool
 	trace           *LockTrace
 	cleanupDeadline time.Duration
+	listingHandOff  bool
 }
 
 // WithLockData sets the data stored in each lock node (for example an
@@ -38,4 +39,14 @@ func WithLostAfterSuspended(d time.Duration) LockOption {
 // only if its functions are safe for concurrent use.
 func WithTrace(t *LockTrace) LockOption {
 	return func(c *lockConfig) { c.trace = t }
+}
+
+// WithListingHandOff makes a fair Lock hand off by listing its directory
+// after every wake-up, as Curator's and go-zookeeper's locks do, instead
+// of trusting a release mark on its predecessor's node. Lock already does
+// so where it sees that the server does not enforce owner-only ACLs; use
+// this where a super user, whose writes no ACL stops, may write to lock
+// nodes (Curator's Revoker, for one). The other recipes always list.
+func WithListingHandOff() LockOption {
+	return func(c *lockConfig) { c.listingHandOff = true }
 }

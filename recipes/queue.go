@@ -149,6 +149,9 @@ func (q *Queue) take(ctx context.Context, name string) (data []byte, ok bool, er
 			if err := awaitConn(ctx, q.s); err != nil {
 				return nil, false, err
 			}
+			if err := syncLost(ctx, q.s, item); err != nil {
+				return nil, false, err
+			}
 			var exists bool
 			err = retryConn(ctx, q.s, func() (err error) {
 				exists, _, err = conn.Exists(item)
@@ -405,6 +408,9 @@ func (c *Claim) Ack(ctx context.Context) error {
 				return c.lost(err)
 			}
 			// Applied before the drop? Only we delete our claim.
+			if err := syncLost(ctx, s, c.claim); err != nil {
+				return c.lost(err)
+			}
 			var exists bool
 			err := retryConn(ctx, s, func() (err error) {
 				exists, _, err = conn.Exists(c.claim)

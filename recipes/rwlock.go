@@ -3,6 +3,8 @@ package recipes
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 )
 
 // ErrLockUpgrade is returned by the write side of an RWLock whose read side
@@ -26,12 +28,22 @@ var ErrLockUpgrade = errors.New("recipes: read lock held: cannot upgrade to the 
 // An RWLock value is one owner, like a Lock value: ReadLock and WriteLock
 // return its two sides, each re-entrant on its own. The owner may take the
 // read side while holding the write side (downgrade: Lock the write side,
-// Lock the read side, Unlock the write side); taking the write side while
-// holding the read side returns ErrLockUpgrade, as it could never be
-// granted. A Java process using Curator's InterProcessReadWriteLock on the
+// Lock the read side, Unlock the write side): it is granted at once, as
+// Curator grants it, even when another owner's writer queued meanwhile.
+// Since that writer waits only for our write node, the write node then
+// stays until the read side is released (other readers behind it wait
+// too); without such a writer it goes at once. Taking the write side
+// while holding the read side returns ErrLockUpgrade, as it could never
+// be granted. A Java process using Curator's InterProcessReadWriteLock on the
 // same path shares and excludes with it.
 type RWLock struct {
 	read, write RWLocker
+
+	mu sync.Mutex
+	// kept is our write node, left in place when the write side was
+	// released after a downgrade while another owner's writer was queued
+	// between it and our read node; the read side's release deletes it.
+	kept string
 }
 
 // RWLocker is one side of an RWLock. It implements Locker; Lost, Err and
@@ -55,6 +67,8 @@ func NewRWLock(s *Session, path string, opts ...LockOption) *RWLock {
 		side.core.acquire = side.acquire
 	}
 	rw.read.kind, rw.write.kind = PrefixRead, PrefixWrite
+	rw.write.core.keep = rw.keepForReader
+	rw.read.core.released = rw.releaseKept
 	return rw
 }
 
@@ -103,10 +117,18 @@ func (l *RWLocker) IsReader() bool { return l.kind == PrefixRead }
 func (l *RWLocker) acquire(ctx context.Context, try bool, tr *tracer) (acquired, error) {
 	c := &l.core
 	if l.IsReader() {
-		// Our own write node, if we hold it, does not hold us back.
-		own := l.rw.write.core.node()
+		// Holding the write side, the owner takes the read side at once
+		// (a downgrade, as Curator allows): nobody else can hold either
+		// side, and waiting would queue us behind another owner's writer
+		// that waits for our write node (keepForReader keeps that writer
+		// out once the write side is released).
+		if w := &l.rw.write.core; w.node() != "" && w.err() == nil {
+			return acquireSequential(ctx, c, try, tr, PrefixRead, c.cfg.data, func(children []string, ours string) (bool, string) {
+				return slices.Contains(children, ours), ""
+			})
+		}
 		return acquireSequential(ctx, c, try, tr, PrefixRead, c.cfg.data, func(children []string, ours string) (bool, string) {
-			return waitTarget(children, ours, func(n Node) bool { return n.Kind != KindRead && joinPath(c.path, n.Name) != own })
+			return waitTarget(children, ours, func(n Node) bool { return n.Kind != KindRead })
 		})
 	}
 	if l.rw.read.core.node() != "" {
@@ -142,4 +164,47 @@ func waitTarget(children []string, ours string, blocks func(Node) bool) (found b
 		}
 	}
 	return found, wait
+}
+
+// keepForReader is the write side's keep: after a downgrade, our read node
+// was created behind any writer of another owner that queued meanwhile,
+// and that writer waits only for our write node. Deleting it would let the
+// writer in while we read; so when such a writer lies between our two
+// nodes, the write node stays until the read side is released. (A writer
+// queued later waits behind our read node: the listing here is enough.)
+func (rw *RWLock) keepForReader(ctx context.Context, node string) bool {
+	read := rw.read.core.node()
+	if read == "" {
+		return false
+	}
+	children, _, err := childrenOf(ctx, rw.read.core.s, rw.read.core.path)
+	wseq, _ := parseSeq(node)
+	rseq, _ := parseSeq(read)
+	between := err != nil // when in doubt, keep: safe, and deleted later
+	for _, name := range children {
+		if n, ok := ParseNode(name); ok && n.Kind != KindRead && n.Seq > wseq && n.Seq < rseq {
+			between = true
+		}
+	}
+	if !between {
+		return false
+	}
+	rw.mu.Lock()
+	rw.kept = node
+	rw.mu.Unlock()
+	return true
+}
+
+// releaseKept is the read side's released hook: it deletes the write node
+// keepForReader kept, now that the read side is released.
+func (rw *RWLock) releaseKept(ctx context.Context) {
+	rw.mu.Lock()
+	kept := rw.kept
+	rw.kept = ""
+	rw.mu.Unlock()
+	if kept == "" {
+		return
+	}
+	s := rw.read.core.s
+	discard(ctx, s, func(ctx context.Context) error { return deleteConfirmed(ctx, s, kept) })
 }

@@ -155,6 +155,9 @@ type Session struct {
 	// The process's owner identity (see ownerACL).
 	authMu            sync.Mutex
 	authTried, authOK bool
+	// probed once the server's ACL enforcement is known; enforced says
+	// whether owner-only nodes can be trusted (see probeOwnerACL).
+	probed, enforced bool
 }
 
 // NewSession connects to servers ("host:port" each; a chroot is not part of

@@ -54,6 +54,9 @@ type AcquireStats struct {
 	Granted time.Time // the lock was held; zero when it was not
 	Node    string    // node created ("" if none)
 	Token   uint64    // fencing token when granted
+	// HandOff is the fair Lock's hand-off (HandOffUnknown for the
+	// other recipes).
+	HandOff HandOff
 	// Requests counts ZooKeeper requests made; Wakeups the watch
 	// notifications this acquisition waited for and received.
 	Requests, Wakeups int

@@ -7,12 +7,16 @@ import (
 )
 
 var (
+	// The sentinels carry no package name: the errors this package
+	// returns are marked with it (pkgerr), except scenario mistakes
+	// (*Error, ErrorList), which read file:line: field: what.
+
 	// ErrInvalid is matched (with errors.Is) by every error that reports a
 	// mistake in a scenario: an *Error or an ErrorList.
-	ErrInvalid = errors.New("scenarios: invalid scenario")
+	ErrInvalid = errors.New("invalid scenario")
 	// ErrUnknown is matched by the error Lookup returns for a name that is
 	// neither a built-in scenario nor a file.
-	ErrUnknown = errors.New("scenarios: unknown scenario")
+	ErrUnknown = errors.New("unknown scenario")
 )
 
 // Pos is a place in a scenario file. Line and Col are 1-based; 0 means

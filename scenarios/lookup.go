@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/pkgerr"
 )
 
 // Lookup returns the scenario nameOrPath names: a built-in scenario, or a
@@ -24,14 +26,14 @@ func Lookup(nameOrPath string) (Spec, error) {
 	if _, err := os.Stat(nameOrPath); err == nil {
 		return Load(nameOrPath)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return Spec{}, fmt.Errorf("scenarios: %w", err)
+		return Spec{}, pkgerr.Wrap("scenarios", err)
 	}
 	hint := ""
 	if s := suggest(nameOrPath, Names()); s != "" {
 		hint = fmt.Sprintf(" (did you mean %q?)", s)
 	}
-	return Spec{}, fmt.Errorf("%w %q%s; built-in scenarios are %s, or give the path of a YAML file",
-		ErrUnknown, nameOrPath, hint, strings.Join(Names(), ", "))
+	return Spec{}, pkgerr.Wrap("scenarios", fmt.Errorf("%w %q%s; built-in scenarios are %s, or give the path of a YAML file",
+		ErrUnknown, nameOrPath, hint, strings.Join(Names(), ", ")))
 }
 
 func looksLikePath(s string) bool {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/zkherd/zkherd/internal/pkgerr"
 )
 
 // Load reads and parses the scenario file at path. A scenario without a
@@ -20,7 +22,7 @@ import (
 func Load(path string) (Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Spec{}, fmt.Errorf("scenarios: %w", err)
+		return Spec{}, pkgerr.Wrap("scenarios", err)
 	}
 	return Parse(path, data)
 }

@@ -1,0 +1,144 @@
+package loadrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkherd/zkherd/distrib"
+	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// Distributed is a run spread over processes that coordinate through
+// ZooKeeper: one starts it (Processes), the others join it (JoinID).
+type Distributed struct {
+	// Processes is how many processes take part, this one included (the
+	// starter's).
+	Processes int
+	// RunID names the run; the starter makes one up when empty.
+	RunID string
+	// JoinTimeout bounds the wait for every process at each step.
+	JoinTimeout time.Duration
+}
+
+// CheckDistributable refuses plans a distributed run cannot do yet.
+func CheckDistributable(plan *Plan) error {
+	if len(plan.Spec.Faults) > 0 {
+		return exit.Usagef("%s injects faults, which a run spread over processes cannot do yet; run it without --processes", plan.Title)
+	}
+	for _, r := range plan.Runs {
+		if r.Recipe == scenarios.Queue || r.Recipe == scenarios.Barrier {
+			return exit.Usagef("%s is a %s scenario, which cannot be spread over processes yet (item accounting and barrier groups are per process); use a lock, semaphore, rwlock or election scenario", plan.Title, r.Recipe)
+		}
+	}
+	return nil
+}
+
+// Start starts a distributed run of plan for d.Processes processes, runs
+// this process's share and writes the merged report.
+func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) error {
+	if err := CheckDistributable(plan); err != nil {
+		return err
+	}
+	id := d.RunID
+	if id == "" {
+		id = plan.RunID // the default report directory is named after it
+	}
+	env, err := r.Target.Open(ctx, plan, plan.clients()*d.Processes)
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	s, err := env.session(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	server := env.Server.String()
+	m, err := distrib.Start(ctx, s, env.Server.Chroot, distrib.Plan{RunID: id, Processes: d.Processes, Title: plan.Title, Runs: plan.Runs})
+	if err != nil {
+		return distribError(err, server)
+	}
+	defer m.Finish(context.WithoutCancel(ctx))
+	fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes; start the others with\n  zkherd load --join %s --server %s\n",
+		id, plan.Title, plan.clients(), d.Processes, id, server)
+	out := r.executeDistributed(ctx, env, m, plan, d, func(o distrib.Outcome) *loadgen.Result { return o.Merged })
+	if out.Err != nil && len(out.Results) == 0 {
+		return distribError(out.Err, server)
+	}
+	if len(out.Results) == 0 {
+		return ctx.Err()
+	}
+	rep := r.report(fmt.Sprintf("%s, %d processes", plan.Title, d.Processes), env, plan.Out)
+	var runErr error
+	if out.Err != nil {
+		runErr = distribError(out.Err, server)
+	}
+	return rep.Finish(r.Stdout, rep.Build(out.Results, out.Partial || out.Err != nil), runErr)
+}
+
+// Join joins the distributed run id, started elsewhere, runs this
+// process's share and prints its own summary; the starter writes the
+// merged report. The target must name servers.
+func (r *Runner) Join(ctx context.Context, id string, d Distributed) error {
+	env := &Env{Server: r.Target.Server, t: r.Target}
+	server := env.Server.String()
+	s, err := env.session(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	m, err := distrib.Join(ctx, s, env.Server.Chroot, id)
+	if err != nil {
+		return distribError(err, server)
+	}
+	defer m.Leave()
+	dp := m.Plan()
+	fmt.Fprintf(r.Stderr, "joined run %s (%s) as process %d of %d; waiting for the others...\n", dp.RunID, dp.Title, m.Index()+1, dp.Processes)
+	plan := &Plan{Runs: dp.Runs, Title: dp.Title}
+	out := r.executeDistributed(ctx, env, m, plan, d, func(o distrib.Outcome) *loadgen.Result { return o.Local })
+	if out.Err != nil {
+		return distribError(out.Err, server)
+	}
+	fmt.Fprintf(r.Stdout, "process %d of %d of run %s: results published; the merged report is written by the process that started the run\n",
+		m.Index()+1, dp.Processes, dp.RunID)
+	rep := r.report(dp.Title+" (this process)", env, "")
+	return rep.Finish(r.Stdout, rep.Build(out.Results, out.Partial), nil)
+}
+
+// executeDistributed runs the plan's steps through Execute, each step
+// being a distrib step; pick says which of its results the plan keeps.
+func (r *Runner) executeDistributed(ctx context.Context, env *Env, m *distrib.Member, plan *Plan, d Distributed, pick func(distrib.Outcome) *loadgen.Result) Outcome {
+	x := execution{
+		step: func(ctx context.Context, i int, _ scenarios.Run, opts loadgen.Options) (*loadgen.Result, bool, error) {
+			o, err := m.Step(ctx, i, distrib.Options{Load: opts, JoinTimeout: d.JoinTimeout})
+			if err != nil {
+				return nil, false, err
+			}
+			return pick(o), o.Local.Partial, nil
+		},
+		announce: func(i int, run scenarios.Run) string {
+			if len(plan.Runs) < 2 {
+				return ""
+			}
+			return fmt.Sprintf("run %d of %d: %s; waiting for every process", i+1, len(plan.Runs), run.Name)
+		},
+	}
+	return r.display()(ctx, plan, env.Server.String(), func(ctx context.Context, sink Sink) Outcome {
+		return x.run(ctx, env.LoadOptions(), plan, sink)
+	})
+}
+
+// distribError turns a distributed run's failure into the user's message.
+func distribError(err error, server string) error {
+	switch {
+	case errors.Is(err, distrib.ErrNoRun):
+		return exit.Usagef("%w on %s; check the id printed by the process that started the run, and --server", reason(err), server)
+	case errors.Is(err, context.Canceled):
+		return err
+	}
+	return exit.AsUsage(reason(err))
+}

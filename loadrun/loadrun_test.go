@@ -1,0 +1,179 @@
+package loadrun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// recorder is a Display that counts what reaches the sink Execute is
+// given: every mode shows its runs through it.
+type recorder struct {
+	mu        sync.Mutex
+	displays  int
+	starting  []string
+	progress  int
+	lastState string
+}
+
+func (r *recorder) display(ctx context.Context, _ *Plan, _ string, exec func(context.Context, Sink) Outcome) Outcome {
+	r.mu.Lock()
+	r.displays++
+	r.mu.Unlock()
+	return exec(ctx, r)
+}
+
+func (r *recorder) Starting(_ int, run scenarios.Run, _ string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starting = append(r.starting, run.Name)
+}
+
+func (r *recorder) Progress(p loadgen.Progress) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.progress++
+	r.lastState = p.State
+}
+
+func (r *recorder) Notice(string) {}
+
+// runner returns a Runner on servers with a recorder as its display.
+func runner(t *testing.T, servers []string) (*Runner, *recorder, *bytes.Buffer) {
+	t.Helper()
+	rec := &recorder{}
+	var stdout bytes.Buffer
+	return &Runner{
+		Target:  Target{Server: connstr.ConnectString{Servers: servers}, Log: &bytes.Buffer{}},
+		Stdout:  &stdout,
+		Stderr:  &bytes.Buffer{},
+		Version: "test",
+		Display: rec.display,
+	}, rec, &stdout
+}
+
+type reportJSON struct {
+	Title     string `json:"title"`
+	Scenarios []struct {
+		Name       string `json:"name"`
+		Clients    int    `json:"clients"`
+		Operations int64  `json:"operations"`
+		Checks     struct {
+			Passed bool `json:"passed"`
+		} `json:"checks"`
+	} `json:"scenarios"`
+	ScaleModel *struct {
+		Recipes []struct {
+			Name string `json:"name"`
+		} `json:"recipes"`
+	} `json:"scale_model"`
+}
+
+func readReport(t *testing.T, dir string) reportJSON {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep reportJSON
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// checkShown fails unless the runs went through Execute's sink: one
+// display, a Starting per run, progress reports ending with "done".
+func checkShown(t *testing.T, rec *recorder, runs int) {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.displays != 1 || len(rec.starting) != runs || rec.progress == 0 || rec.lastState != "done" {
+		t.Errorf("display: %d displays, starting %v, %d progress reports (last %q); want 1 display, %d runs started, progress ending done",
+			rec.displays, rec.starting, rec.progress, rec.lastState, runs)
+	}
+}
+
+func TestRunPlain(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "out")
+	plan, err := NewPlan("fair-lock", scenarios.Overrides{Clients: 4, Duration: 2 * time.Second}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, rec, stdout := runner(t, ens.Servers())
+	if err := r.Run(ctx, plan); err != nil {
+		t.Fatalf("Run: %v\n%s", err, stdout)
+	}
+	checkShown(t, rec, 1)
+	rep := readReport(t, out)
+	if len(rep.Scenarios) != 1 || rep.Scenarios[0].Clients != 4 || rep.Scenarios[0].Operations == 0 || !rep.Scenarios[0].Checks.Passed {
+		t.Errorf("report scenarios %+v, want one of 4 clients with operations, passed", rep.Scenarios)
+	}
+	if !strings.Contains(stdout.String(), "RESULT: PASS") {
+		t.Errorf("summary:\n%s\nwant RESULT: PASS", stdout)
+	}
+}
+
+func TestRunSweep(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "out")
+	sw, err := NewSweep("fair-lock", []int{3, 6}, scenarios.Overrides{Duration: 2 * time.Second}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, rec, stdout := runner(t, ens.Servers())
+	if err := r.Sweep(ctx, sw); err != nil {
+		t.Fatalf("Sweep: %v\n%s", err, stdout)
+	}
+	checkShown(t, rec, 2)
+	rep := readReport(t, out)
+	var names []string
+	for _, s := range rep.Scenarios {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, " ") != "fair-lock@3 fair-lock@6" || rep.ScaleModel == nil || len(rep.ScaleModel.Recipes) != 1 {
+		t.Errorf("report: scenarios %v, scale model %+v; want fair-lock@3 fair-lock@6 and a model of one recipe", names, rep.ScaleModel)
+	}
+}
+
+func TestRunDistributed(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "out")
+	plan, err := NewPlan("fair-lock", scenarios.Overrides{Clients: 4, Duration: 2 * time.Second}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, rec, stdout := runner(t, ens.Servers())
+	if err := r.Start(ctx, plan, Distributed{Processes: 1, RunID: "t1", JoinTimeout: time.Minute}); err != nil {
+		t.Fatalf("Start: %v\n%s", err, stdout)
+	}
+	checkShown(t, rec, 1)
+	rep := readReport(t, out)
+	if rep.Title != "fair-lock, 1 processes" || len(rep.Scenarios) != 1 || rep.Scenarios[0].Operations == 0 || !rep.Scenarios[0].Checks.Passed {
+		t.Errorf("report %q, scenarios %+v; want the merged run of one process, passed", rep.Title, rep.Scenarios)
+	}
+}

@@ -1,0 +1,126 @@
+package loadrun
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// Plan is a validated load run: what to run and where the report goes.
+type Plan struct {
+	// Spec is the scenario with the overrides applied.
+	Spec scenarios.Spec
+	// Runs are Spec's runs (one per compare step), every default applied.
+	Runs []scenarios.Run
+	// Out is the report directory, absolute; "" for none.
+	Out string
+	// Title names the run in the summary and the report.
+	Title string
+	// RunID names the run (its namespace and report); every run of the
+	// plan uses it in turn.
+	RunID string
+}
+
+// DefaultOut is the report directory of a run given none:
+// ./zkherd-load-<run id>.
+func DefaultOut(runID string) string { return "zkherd-load-" + runID }
+
+// NewPlan looks the scenario up (a built-in name or a YAML file), applies
+// the overrides, validates the result, picks the run id and checks that
+// the report directory out (DefaultOut when "") can be written. Nothing is
+// created.
+func NewPlan(scenario string, ov scenarios.Overrides, out string) (*Plan, error) {
+	spec, err := scenarios.Lookup(scenario)
+	if err != nil {
+		return nil, ScenarioError(err)
+	}
+	spec = ov.Apply(spec)
+	if err := spec.Validate(); err != nil {
+		return nil, ScenarioError(err)
+	}
+	p := &Plan{Spec: spec, Runs: spec.Runs(), Title: spec.Name, RunID: loadgen.NewRunID()}
+	if out == "" {
+		out = DefaultOut(p.RunID)
+	}
+	if p.Out, err = CheckOutDir(out); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// clients is how many clients each run of the plan opens.
+func (p *Plan) clients() int { return p.Spec.Effective().Clients }
+
+// ScenarioError turns a scenarios error into a user error: every line of a
+// YAML error list, each with file:line.
+func ScenarioError(err error) error {
+	var list scenarios.ErrorList
+	if errors.As(err, &list) && len(list) > 1 {
+		return exit.Usagef("scenario has %d mistakes:\n  %s", len(list), strings.ReplaceAll(list.Error(), "\n", "\n  "))
+	}
+	return exit.AsUsage(reason(err))
+}
+
+// CheckOutDir makes sure the report can be written, before the run
+// starts: dir is an empty or absent directory whose nearest existing
+// ancestor is writable. Nothing is created. It returns dir made absolute.
+func CheckOutDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", exit.Usagef("--out %s: %v", dir, err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err == nil && !st.IsDir():
+		return "", exit.Usagef("--out %s: exists and is not a directory", dir)
+	case err == nil:
+		if err := probeWritable(abs); err != nil {
+			return "", exit.Usagef("--out %s: cannot write there: %v", dir, err)
+		}
+		return abs, nil
+	case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return "", exit.Usagef("--out %s: %v", dir, err)
+	}
+	parent := filepath.Dir(abs)
+	for {
+		st, err := os.Stat(parent)
+		if err == nil {
+			if !st.IsDir() {
+				return "", exit.Usagef("--out %s: %s is not a directory", dir, parent)
+			}
+			if err := probeWritable(parent); err != nil {
+				return "", exit.Usagef("--out %s: cannot create it in %s: %v", dir, parent, err)
+			}
+			return abs, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return "", exit.Usagef("--out %s: %v", dir, err)
+		}
+		next := filepath.Dir(parent)
+		if next == parent {
+			return "", exit.Usagef("--out %s: no existing parent directory", dir)
+		}
+		parent = next
+	}
+}
+
+// probeWritable creates and removes a temporary file in dir.
+func probeWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".zkherd-probe-*")
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return pe.Err
+		}
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}

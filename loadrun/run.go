@@ -1,0 +1,51 @@
+package loadrun
+
+import (
+	"context"
+	"io"
+)
+
+// Runner runs load plans for a command: where they go, where its output
+// goes, how progress is shown.
+type Runner struct {
+	Target Target
+	// Stdout receives the summary; Stderr progress and notices.
+	Stdout, Stderr io.Writer
+	// Version is zkherd's version, written into reports.
+	Version string
+	// Display shows the runs while they go; nil prints a progress line on
+	// Stderr.
+	Display Display
+}
+
+func (r *Runner) display() Display {
+	if r.Display != nil {
+		return r.Display
+	}
+	return lineDisplay(r.Stderr)
+}
+
+// Run runs plan on the target, prints the summary, writes the report and
+// returns the exit (see Report.Finish).
+func (r *Runner) Run(ctx context.Context, plan *Plan) error {
+	env, err := r.Target.Open(ctx, plan, plan.clients())
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	out := r.display()(ctx, plan, env.Server.String(), func(ctx context.Context, sink Sink) Outcome {
+		return Execute(ctx, env, plan, sink)
+	})
+	if out.Err != nil {
+		return runError(out.Err)
+	}
+	if len(out.Results) == 0 {
+		return ctx.Err()
+	}
+	rep := r.report(plan.Title, env, plan.Out)
+	return rep.Finish(r.Stdout, rep.Build(out.Results, out.Partial), nil)
+}
+
+func (r *Runner) report(title string, env *Env, out string) Report {
+	return Report{Title: title, Server: env.Server.String(), Local: env.Local, Version: r.Version, Out: out}
+}

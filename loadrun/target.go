@@ -1,0 +1,145 @@
+package loadrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/recipes"
+)
+
+// Target is where load runs go: the servers of --server, or a local
+// ensemble that Open starts.
+type Target struct {
+	// Server is the connect string the user gave, parsed; no Servers means
+	// a local ensemble.
+	Server connstr.ConnectString
+	// SessionOptions are applied to every session (timeout, digest auth).
+	SessionOptions []recipes.SessionOption
+	// SourceAddrs is loadgen.Options.SourceAddrs (--source-addrs).
+	SourceAddrs int
+	// Log receives what Open says while it starts an ensemble (stderr).
+	Log io.Writer
+}
+
+// Env is an open target: the servers every run of a plan uses.
+type Env struct {
+	// Server is the connect string runs use, for the report.
+	Server connstr.ConnectString
+	// Local is set when Open started the ensemble.
+	Local bool
+	ens   *ensemble.Ensemble
+	t     Target
+}
+
+// Open gets the target ready for plan, whose runs open up to clients
+// sessions each, processes times over: without servers it starts a local
+// ensemble of the scenario's size, sized for the sessions; with servers it
+// checks that the scenario's faults fit them. Close the Env when done.
+func (t Target) Open(ctx context.Context, plan *Plan, clients int) (*Env, error) {
+	e := &Env{Server: t.Server, t: t}
+	if len(t.Server.Servers) > 0 {
+		for _, run := range plan.Runs {
+			if err := run.Spec.ValidateEnsemble(len(t.Server.Servers), false); err != nil {
+				return nil, ScenarioError(err)
+			}
+		}
+		return e, nil
+	}
+	ens, err := StartEnsemble(ctx, ensemble.Options{
+		Nodes:   plan.Spec.Effective().Ensemble,
+		NoFsync: true,
+		HeapMB:  heapFor(clients),
+	}, t.Log)
+	if err != nil {
+		return nil, err
+	}
+	e.ens, e.Local = ens, true
+	e.Server = connstr.ConnectString{Servers: ens.Servers()}
+	return e, nil
+}
+
+// Close stops the local ensemble, if Open started one.
+func (e *Env) Close() error {
+	if e.ens == nil {
+		return nil
+	}
+	return e.ens.Stop()
+}
+
+// LoadOptions are the options of every loadgen.Run on the target; the
+// scenario's server faults act on the local ensemble, if any.
+func (e *Env) LoadOptions() loadgen.Options {
+	o := loadgen.Options{
+		Servers:        e.Server.Servers,
+		Chroot:         e.Server.Chroot,
+		SessionOptions: e.t.SessionOptions,
+		SourceAddrs:    e.t.SourceAddrs,
+	}
+	if e.ens != nil {
+		o.Ensemble = e.ens
+	}
+	return o
+}
+
+// session opens the session a process coordinates a distributed run
+// through.
+func (e *Env) session(ctx context.Context) (*recipes.Session, error) {
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	s, err := recipes.NewSession(sctx, e.Server.Servers, e.t.SessionOptions...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// recipes names the servers and the cause after its own name.
+		if cause := errors.Unwrap(err); cause != nil {
+			return nil, exit.Usagef("connect %s: %w", e.Server.String(), cause)
+		}
+		return nil, exit.AsUsage(err)
+	}
+	return s, nil
+}
+
+// heapFor sizes the local ensemble's JVM heap for the sessions a run opens.
+func heapFor(clients int) int {
+	return min(256+clients/8, 2048)
+}
+
+// StartEnsemble starts ZooKeeper on loopback, turning a missing install
+// into the one-line message with the fix. zkherd cluster up and zkherd
+// inspect start theirs with it too.
+func StartEnsemble(ctx context.Context, opts ensemble.Options, log io.Writer) (*ensemble.Ensemble, error) {
+	if _, err := ensemble.Find(); err != nil {
+		return nil, exit.AsUsage(err)
+	}
+	// Directories left by a zkherd that was killed (SIGKILL, a crash)
+	// before it could clean up.
+	if removed, _ := ensemble.RemoveStale(); len(removed) > 0 {
+		fmt.Fprintf(log, "removed %d temporary ensemble director(ies) left by zkherd processes that died\n", len(removed))
+	}
+	fmt.Fprintf(log, "starting a local %d-node ZooKeeper ensemble on 127.0.0.1...\n", max(opts.Nodes, 1))
+	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	ens, err := ensemble.Start(sctx, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// Start's error is the cause, then the member's log tail: the user
+		// gets the cause in one line; the log stays in the ensemble's files.
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		if errors.Is(err, ensemble.ErrPortInUse) {
+			return nil, exit.Usagef("%s", first)
+		}
+		return nil, exit.Usagef("could not start a local ZooKeeper ensemble: %s", first)
+	}
+	return ens, nil
+}
