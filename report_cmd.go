@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/report"
 )
 
@@ -32,7 +33,11 @@ works too.`,
 				if err != nil {
 					return err
 				}
-				return report.WriteSummary(cmd.OutOrStdout(), r)
+				width := report.Width
+				if !loadrun.IsTerminal(cmd.OutOrStdout()) {
+					width = 0 // no wrapping into files and pipes
+				}
+				return report.WriteSummaryWidth(cmd.OutOrStdout(), r, width)
 			},
 		},
 		newReportCompareCmd(),
