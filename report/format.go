@@ -13,7 +13,8 @@ import (
 // rule of every report and progress line.
 func fmtMs(ms float64) string { return metrics.FormatMs(ms) }
 
-// fmtCount writes a count compactly for tables: 999, 12,345, 1.23M.
+// fmtCount writes a count compactly for tables, at most 7 wide: 999,
+// 123,456, 1.23M, 12.3M.
 func fmtCount(n int64) string {
 	if n >= 10_000_000 {
 		return fmt.Sprintf("%.1fM", float64(n)/1e6)

@@ -133,20 +133,20 @@ func writeScenario(w io.Writer, s *Scenario) {
 		"throughput " + fmtNum(s.ThroughputPerS, 1) + "/s", errs}, widthOf(w)))
 
 	if phases := s.Phases(); len(phases) > 0 {
-		// At most Width columns: 14 + 9 + 8 + 5*8 (+ 9 for service p99).
+		// At most Width columns: 16 + 8 + 7 + 5*8 (+ 9 for service p99).
 		intended := false
 		for _, p := range phases {
 			intended = intended || s.LatencyMs[p].Corrected
 		}
 		fmt.Fprintln(w)
-		head := fmt.Sprintf("%-14s %8s %7s %7s %7s %7s %7s %7s", "phase", "count", "rate/s", "p50", "p90", "p99", "p99.9", "max")
+		head := fmt.Sprintf("%-16s %7s %6s %7s %7s %7s %7s %7s", "phase", "count", "rate/s", "p50", "p90", "p99", "p99.9", "max")
 		if intended {
 			head += fmt.Sprintf(" %8s", "svc p99")
 		}
 		fmt.Fprintln(w, head)
 		for _, p := range phases {
 			l := s.LatencyMs[p]
-			row := fmt.Sprintf("%-14s %8s %7s %7s %7s %7s %7s %7s", truncate(p, 14), fmtCount(l.Count),
+			row := fmt.Sprintf("%-16s %7s %6s %7s %7s %7s %7s %7s", truncate(p, 16), fmtCount(l.Count),
 				fmtCount(int64(math.Round(ratio(float64(l.Count), s.DurationS)))), fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99),
 				fmtMs(l.P999), fmtMs(l.Max))
 			if intended {
