@@ -6,6 +6,8 @@ export PATH := $(PATH):/usr/local/go/bin
 export GOTOOLCHAIN ?= auto
 GO ?= go
 GOTESTFLAGS ?= -race -count=1 -timeout 25m
+# staticcheck, installed by scripts/setup.sh into $(go env GOPATH)/bin.
+STATICCHECK ?= $(shell $(GO) env GOPATH)/bin/staticcheck
 
 .PHONY: demo test setup build bench install
 
@@ -23,6 +25,7 @@ demo: build
 
 test: setup
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
 	$(GO) test $(GOTESTFLAGS) ./...
 
 bench: setup

@@ -3,17 +3,23 @@ package main
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/tui"
 )
 
 type inspectOptions struct {
-	allowWrites bool
-	noColor     bool
+	allowWrites  bool
+	noColor      bool
+	pollInterval time.Duration
+	scanRoots    []string
+	noWatches    bool
+	watchBudget  int
 }
 
 func newInspectCmd(g *globalOptions) *cobra.Command {
@@ -28,7 +34,7 @@ sessions and watches, and every member's stats. Read-only unless
 
 Without --server a local 1-node ensemble is started and removed on exit.
 
-Keys: ? help, tab/1-5 views, arrows or hjkl, / filter, : command, esc back, q quit.`,
+Keys: ? help, 1-5 or [ ] views, tab panes, arrows or hjkl, / filter, : command, esc back, q quit.`,
 		Example: `  zkherd inspect --server 127.0.0.1:2181
   zkherd inspect --server zk1:2181,zk2:2181,zk3:2181/app`,
 		Args: cobra.NoArgs,
@@ -38,6 +44,10 @@ Keys: ? help, tab/1-5 views, arrows or hjkl, / filter, : command, esc back, q qu
 	}
 	cmd.Flags().BoolVar(&o.allowWrites, "allow-writes", false, "allow deleting nodes and setting data (each asks for confirmation)")
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "no colours (NO_COLOR in the environment does the same)")
+	cmd.Flags().DurationVar(&o.pollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy)")
+	cmd.Flags().StringSliceVar(&o.scanRoots, "scan-root", nil, "where to look for locks and queues (repeatable; default /)")
+	cmd.Flags().BoolVar(&o.noWatches, "no-watches", false, "never ask the servers who watches what (wchp): waiters show \"watch unknown\"")
+	cmd.Flags().IntVar(&o.watchBudget, "watch-budget", inspect.DefaultWatchBudget, "skip the watch list (wchp) of a server holding more watches than this (-1: no limit)")
 	return cmd
 }
 
@@ -47,6 +57,12 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 	}
 	if err := validateSessionTimeout(g.sessionTimeout); err != nil {
 		return err
+	}
+	if o.pollInterval < 100*time.Millisecond {
+		return usageErr("--poll-interval %s is too short: use 100ms or more (1s is the default)", o.pollInterval)
+	}
+	if o.watchBudget == 0 {
+		return usageErr("--watch-budget 0 would never list watches: use --no-watches for that, or a positive budget")
 	}
 	cs, ok, err := g.connectString()
 	if err != nil {
@@ -67,6 +83,10 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 		Auth:           g.auth,
 		AllowWrites:    o.allowWrites,
 		NoColor:        o.noColor,
+		PollInterval:   o.pollInterval,
+		ScanRoots:      o.scanRoots,
+		NoWatches:      o.noWatches,
+		WatchBudget:    o.watchBudget,
 	})
 	if err != nil && ctx.Err() == nil {
 		return usageErr("%v", err)

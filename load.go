@@ -26,6 +26,8 @@ type loadOptions struct {
 	rate        float64
 	arrival     string
 	thresholds  []string
+	// serverConfig is --server-config (servercfg_cmd.go).
+	serverConfig string
 
 	// Set from which flags were given.
 	clientsSet, durationSet, opsSet, timeoutSet, rateSet bool
@@ -67,6 +69,7 @@ threshold was crossed, 2 bad input or an unreachable server, 130 interrupted
   zkherd load --scenario semaphore --rate 300 --threshold 'acquire.p99<500ms' --threshold 'throughput>280' 
   zkherd load --scenario my-scenario.yaml --server 10.0.0.5:2181
   zkherd load --scenario fair-lock-chaos --out ./chaos          # faults: expiries, kills, cuts
+  zkherd load --scenario fair-lock-adversary --server-config skip-acl  # lagging member, foreign deletes
   zkherd load --scenario fair-lock --processes 3 --run-id r1 --server 10.0.0.5:2181
   zkherd load --join r1 --server 10.0.0.5:2181                   # on each other host
   zkherd load --scenario herd-vs-fair --sweep 100,500,1000,2000  # scale model
@@ -91,6 +94,7 @@ threshold was crossed, 2 bad input or an unreachable server, 130 interrupted
 	f.StringVar(&o.arrival, "arrival", "", "arrival model: closed, stampede, constant or poisson (default: the scenario's; constant with --rate)")
 	f.StringArrayVar(&o.thresholds, "threshold", nil, "fail the run (exit 1) unless a figure meets this, k6 style: 'acquire.p99<500ms', 'throughput>300', 'fair:errors<=0' (repeatable)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
+	f.StringVar(&o.serverConfig, "server-config", "", serverConfigHelp)
 	f.IntVar(&o.sourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
 	o.dist.register(f)
 	return cmd
@@ -155,8 +159,12 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 	if err != nil {
 		return nil, err
 	}
+	scfg, err := parseServerConfig(o.serverConfig)
+	if err != nil {
+		return nil, err
+	}
 	r := &loadrun.Runner{
-		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), SourceAddrs: o.sourceAddrs, Log: stderr},
+		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), SourceAddrs: o.sourceAddrs, ServerConfig: scfg, Log: stderr},
 		Stdout:  stdout,
 		Stderr:  stderr,
 		Version: Version(),

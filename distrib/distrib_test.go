@@ -216,8 +216,8 @@ func TestThreeProcesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o, err := Execute(ctx, m, Options{Load: loadgen.Options{Servers: ens.Servers()}, JoinTimeout: time.Minute})
-			results[i] = outcome{o, err}
+			o, err := m.Step(ctx, 0, Options{Load: loadgen.Options{Servers: ens.Servers()}, JoinTimeout: time.Minute})
+			results[i] = outcome{[]Outcome{o}, err}
 		}()
 	}
 	wg.Wait()

@@ -17,40 +17,17 @@ type Outcome struct {
 	Merged *loadgen.Result
 }
 
-// Options say how Execute runs each step.
+// Options say how Step runs a step.
 type Options struct {
 	// Load is the options of every loadgen.Run; Namespace, SharedNamespace
-	// and RunID are set by Execute.
+	// and RunID are set by Step.
 	Load loadgen.Options
 	// JoinTimeout bounds the wait for every process at each barrier.
 	JoinTimeout time.Duration
-	// Starting, if set, is called by Execute before each step's barrier.
-	Starting func(step int, run scenarios.Run)
 }
 
 // DefaultJoinTimeout is how long processes wait for each other.
 const DefaultJoinTimeout = 2 * time.Minute
-
-// Execute runs every run of the plan in turn with Step. It stops at the
-// first run that fails or is cut short (ctx ended).
-func Execute(ctx context.Context, m *Member, opts Options) (_ []Outcome, err error) {
-	defer marked(&err)
-	var out []Outcome
-	for step, run := range m.plan.Runs {
-		if opts.Starting != nil {
-			opts.Starting(step, run)
-		}
-		o, err := m.Step(ctx, step, opts)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, o)
-		if o.Local.Partial {
-			break
-		}
-	}
-	return out, nil
-}
 
 // Step runs run number step of the plan: it waits for every process at a
 // barrier, runs the scenario with this process's clients in the shared

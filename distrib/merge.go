@@ -199,9 +199,7 @@ func MergeMetrics(rs []*metrics.Result) (_ *metrics.Result, err error) {
 			mergeInterval(&out.Intervals[i], iv)
 		}
 	}
-	for _, p := range allPhases(out.Totals) {
-		out.Phases = append(out.Phases, p)
-	}
+	out.Phases = append(out.Phases, allPhases(out.Totals)...)
 	return out, nil
 }
 

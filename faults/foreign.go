@@ -46,6 +46,11 @@ func (x *Executor) foreign(ctx context.Context, f scenarios.Fault) {
 	<-timer.C
 	defer timer.Stop()
 	done := 0
+	defer func() {
+		if done > 0 {
+			x.count(f, nil)
+		}
+	}()
 	for k := range n {
 		if k > 0 {
 			timer.Reset(gap)
@@ -68,8 +73,8 @@ func (x *Executor) foreign(ctx context.Context, f scenarios.Fault) {
 			x.hold(ctx, 20*time.Millisecond)
 		}
 		switch {
-		case ctx.Err() != nil:
-			return
+		case ctx.Err() != nil && (err != nil || act.Path == ""):
+			return // the run ended; an action carried out still counts
 		case err != nil:
 			x.skip(f, "%v", err)
 			continue
@@ -94,17 +99,19 @@ func (x *Executor) foreign(ctx context.Context, f scenarios.Fault) {
 		}
 		x.emit(Event{Kind: EventFault, Fault: f.Kind, Detail: detail})
 	}
-	if done > 0 {
-		x.count(f, nil)
-	}
 }
 
 // lag carries out one occurrence of lag-member: f.Member, or a random
 // follower, applies its leader's transactions f.Delay late for
 // f.Duration.
 func (x *Executor) lag(ctx context.Context, f scenarios.Fault) {
-	id, leads := f.Member, false
-	lctx, cancel := context.WithTimeout(ctx, leaderWait)
+	id := f.Member
+	// Who leads: to pick a follower, or to tell that the member leads.
+	wait := time.Second
+	if id == 0 {
+		wait = leaderWait
+	}
+	lctx, cancel := context.WithTimeout(ctx, wait)
 	leader, err := waitLeader(lctx, x.opts.Ensemble, 0)
 	cancel()
 	if ctx.Err() != nil {
@@ -125,7 +132,7 @@ func (x *Executor) lag(ctx context.Context, f scenarios.Fault) {
 		id = followers[x.rng.IntN(len(followers))]
 		x.mu.Unlock()
 	}
-	leads = err == nil && id == leader
+	leads := err == nil && id == leader
 	if err := x.opts.Quorum.Lag(id, f.Delay); err != nil {
 		x.skip(f, "%v", err)
 		return
@@ -133,7 +140,7 @@ func (x *Executor) lag(ctx context.Context, f scenarios.Fault) {
 	at := time.Now()
 	detail := fmt.Sprintf("member %d applies its leader's transactions %v late for %v (it keeps answering pings and serving sessions)", id, f.Delay, f.Duration)
 	if leads {
-		detail += fmt.Sprintf("; it leads now, so the lag acts once it follows")
+		detail += "; it leads now, so the lag acts once it follows"
 	}
 	x.emit(Event{At: at, Kind: EventFault, Fault: f.Kind, Member: id, Detail: detail})
 	x.awaitThroughput(f, at)

@@ -92,7 +92,9 @@ func ParseDump(reply string) (Dump, error) {
 			if line[0] == '\t' {
 				d.Ephemerals[owner] = append(d.Ephemerals[owner], trimmed)
 			} else if owner, err = ParseSessionID(strings.TrimSuffix(trimmed, ":")); err == nil {
-				d.Ephemerals[owner] = d.Ephemerals[owner]
+				if _, ok := d.Ephemerals[owner]; !ok {
+					d.Ephemerals[owner] = nil // a session listed with no ephemeral yet
+				}
 			}
 		case "connections":
 			// "<TAB>ip: /127.0.0.1:53764 sessionId: 0x3000001f3e70001"

@@ -101,6 +101,9 @@ type MemberStatus struct {
 	Dump             *Dump
 	Conf             Conf
 	Errors           map[Command]error
+	// CmdTook is how long each command asked took, answered or not: the
+	// commands absent were not asked.
+	CmdTook map[Command]time.Duration
 }
 
 // Mode is the member's mode (leader, follower, standalone, ...), or ""
@@ -278,16 +281,6 @@ func (p *Poller) Start(ctx context.Context) <-chan Snapshot {
 	return out
 }
 
-// Run polls until ctx ends, calling fn with each snapshot from one
-// goroutine; a slow fn does not slow the polls (see Start). It returns
-// ctx's error once everything has stopped.
-func (p *Poller) Run(ctx context.Context, fn func(Snapshot)) error {
-	for s := range p.Start(ctx) {
-		fn(s)
-	}
-	return ctx.Err()
-}
-
 type indexedStatus struct {
 	index  int
 	status MemberStatus
@@ -344,11 +337,43 @@ func PollOnce(ctx context.Context, members []Member, opts ...PollerOption) Snaps
 	return snap
 }
 
+// MemberPoller polls one member when asked, rather than on a period:
+// for callers that pace the four-letter words by their own work (the
+// inspector polls once per snapshot) and choose per poll which commands
+// are worth their cost. It carries from one poll to the next what a
+// member's polls need (the start-up probe, the previous mntr for windows).
+// One goroutine at a time may call Poll.
+type MemberPoller struct {
+	p  *Poller
+	ms *memberState
+}
+
+// Member returns an on-demand poller of the i-th member given to
+// NewPoller; it uses the poller's timeout and probe.
+func (p *Poller) Member(i int) *MemberPoller {
+	return &MemberPoller{p: p, ms: &memberState{client: NewClient(p.members[i])}}
+}
+
+// Poll asks the member cmds, in order (the poller's commands when none
+// are given), each within the poller's timeout; the first poll also runs
+// the start-up probe.
+func (mp *MemberPoller) Poll(ctx context.Context, cmds ...Command) MemberStatus {
+	if len(cmds) == 0 {
+		cmds = mp.p.cmds
+	}
+	return mp.p.pollCmds(ctx, mp.ms, cmds)
+}
+
 // poll asks one member every command, each within the request timeout.
 func (p *Poller) poll(ctx context.Context, ms *memberState) MemberStatus {
+	return p.pollCmds(ctx, ms, p.cmds)
+}
+
+// pollCmds asks one member cmds, each within the request timeout.
+func (p *Poller) pollCmds(ctx context.Context, ms *memberState, cmds []Command) MemberStatus {
 	start := time.Now()
 	m := ms.client.Member()
-	st := MemberStatus{Member: m, Polled: true, Errors: map[Command]error{}}
+	st := MemberStatus{Member: m, Polled: true, Errors: map[Command]error{}, CmdTook: map[Command]time.Duration{}}
 	if ms.caps == nil && !p.noProbe {
 		pctx, cancel := context.WithTimeout(ctx, p.timeout)
 		caps := ProbeMember(pctx, m, p.probe...)
@@ -364,9 +389,11 @@ func (p *Poller) poll(ctx context.Context, ms *memberState) MemberStatus {
 	}
 	st.Caps = ms.caps
 	answered := false
-	for _, cmd := range p.cmds {
+	for _, cmd := range cmds {
 		rctx, cancel := context.WithTimeout(ctx, p.timeout)
+		began := time.Now()
 		err := p.ask(rctx, ms, cmd, &st)
+		st.CmdTook[cmd] = time.Since(began)
 		cancel()
 		if err == nil {
 			answered = true

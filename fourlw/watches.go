@@ -35,7 +35,9 @@ func ParseWchp(reply string) (WatchesByPath, error) {
 		w[head] = append(w[head], id)
 		return nil
 	}, func(head string) error {
-		w[head] = w[head]
+		if _, ok := w[head]; !ok {
+			w[head] = nil // a path listed with no session yet
+		}
 		return nil
 	})
 	return w, err
@@ -57,7 +59,9 @@ func ParseWchc(reply string) (WatchesBySession, error) {
 			return err
 		}
 		cur = id
-		w[cur] = w[cur]
+		if _, ok := w[cur]; !ok {
+			w[cur] = nil // a session listed with no path yet
+		}
 		return nil
 	})
 	return w, err

@@ -104,6 +104,36 @@ func looksJSON(data []byte) bool {
 	return len(t) >= 2 && (t[0] == '{' && t[len(t)-1] == '}' || t[0] == '[' && t[len(t)-1] == ']')
 }
 
+// HexDumpCompact formats 16 bytes a line as xxd does, in 67 columns:
+// offset, eight groups of two bytes, ASCII.
+func HexDumpCompact(data []byte) []string {
+	lines := make([]string, 0, (len(data)+15)/16)
+	for off := 0; off < len(data); off += 16 {
+		row := data[off:min(off+16, len(data))]
+		var hex, ascii strings.Builder
+		for i := 0; i < 16; i++ {
+			if i > 0 && i%2 == 0 {
+				hex.WriteByte(' ')
+			}
+			if i < len(row) {
+				fmt.Fprintf(&hex, "%02x", row[i])
+				ascii.WriteByte(printable(row[i]))
+			} else {
+				hex.WriteString("  ")
+			}
+		}
+		lines = append(lines, fmt.Sprintf("%08x: %s  %s", off, hex.String(), ascii.String()))
+	}
+	return lines
+}
+
+func printable(c byte) byte {
+	if c < 0x20 || c > 0x7e {
+		return '.'
+	}
+	return c
+}
+
 // HexDump formats perLine bytes per line (16 fits 80 columns, 8 fits 48):
 // offset, hex, ASCII.
 func HexDump(data []byte, perLine int) []string {

@@ -175,7 +175,13 @@ func buildLock(in lockInput) Lock {
 		l.Entries = append(l.Entries, herdWaiters(in.Nodes[0].Name, watchers[in.Nodes[0].Name], c)...)
 	}
 
-	flagWaiters(&l, in.Nodes, settling(in, l.Entries))
+	if c.WatchesUnknown {
+		// Without the servers' watch lists a waiter's watch cannot be
+		// seen: it is unknown, not missing.
+		l.WatchUnknown = true
+	} else {
+		flagWaiters(&l, in.Nodes, settling(in, l.Entries))
+	}
 	flagHerd(&l, watchers, herdMin)
 	flagHolders(&l, c)
 	if len(in.Unrecognised) > 0 {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/fourlw"
 )
 
 // memberPoll is what one member answered in one poll. Nil maps and slices
@@ -22,6 +24,11 @@ type memberPoll struct {
 	// Window is what the member did since its previous poll (from two
 	// mntr replies); nil until there are two.
 	Window *windowInfo
+	// At is when the poll ended; Took holds how long each command asked
+	// took (absent: not asked); WchpErr is why wchp failed.
+	At      time.Time
+	Took    map[fourlw.Command]time.Duration
+	WchpErr error
 }
 
 type windowInfo struct {
@@ -57,7 +64,7 @@ type dumpInfo struct {
 
 // mergePolls combines the members' answers into one Cluster.
 func mergePolls(at time.Time, polls []memberPoll) Cluster {
-	c := Cluster{At: at, TotalWatches: -1, SessionsComplete: true}
+	c := Cluster{At: at, TotalWatches: -1, SessionsComplete: true, SessionsUnknown: true}
 	sessions := map[int64]*Session{}
 	get := func(id int64) *Session {
 		s := sessions[id]
@@ -80,6 +87,12 @@ func mergePolls(at time.Time, polls []memberPoll) Cluster {
 		}
 		if p.Cons == nil {
 			c.SessionsComplete = false
+		}
+		if p.Cons != nil || p.Dump != nil {
+			c.SessionsUnknown = false
+		}
+		if p.Wchp == nil {
+			c.WatchesUnknown = true
 		}
 		for _, e := range p.Cons {
 			if e.Session == 0 {

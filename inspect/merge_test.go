@@ -21,7 +21,11 @@ func status(t *testing.T, addr, role string) fourlw.MemberStatus {
 		}
 		return string(b)
 	}
-	st := fourlw.MemberStatus{Member: fourlw.Member{Addr: addr}, Polled: true, Up: true, Errors: map[fourlw.Command]error{}}
+	st := fourlw.MemberStatus{Member: fourlw.Member{Addr: addr}, Polled: true, Up: true, Errors: map[fourlw.Command]error{},
+		CmdTook: map[fourlw.Command]time.Duration{}, At: time.Unix(1, 0)}
+	for _, c := range fourlw.DefaultCommands() {
+		st.CmdTook[c] = time.Millisecond
+	}
 	var err error
 	stat, err := fourlw.ParseSrvr(read("srvr"))
 	if err != nil {
@@ -132,7 +136,7 @@ func TestCapabilities(t *testing.T) {
 	caps := fromStatus(st).Caps
 	want := []Capability{
 		{Member: "127.0.0.1:1", Command: "srvr", Available: true},
-		{Member: "127.0.0.1:1", Command: "cons", Enable: fourlw.ConfigLine},
+		{Member: "127.0.0.1:1", Command: "cons", Enable: "4lw.commands.whitelist=srvr,mntr,cons,dump,wchp"},
 		{Member: "127.0.0.1:1", Command: "wchp", Available: true}, // through the AdminServer
 	}
 	if len(caps) != len(want) {
@@ -143,7 +147,7 @@ func TestCapabilities(t *testing.T) {
 			t.Errorf("cap %d = %+v, want %+v", i, caps[i], want[i])
 		}
 	}
-	if got := missingCaps(caps); got != "unavailable: [cons]; enable with: 4lw.commands.whitelist=* (see Servers)" {
+	if got := missingCaps(caps); got != "unavailable: cons; enable with: 4lw.commands.whitelist=srvr,mntr,cons,dump,wchp (plus any others your tools use, e.g. ruok) (see Servers)" {
 		t.Errorf("notice = %q", got)
 	}
 	if got := missingCaps(want[:1]); got != "" {

@@ -14,9 +14,29 @@ type Snapshot struct {
 	Cluster Cluster
 	Locks   []Lock
 	Queues  []Queue
+	// Herds are ordinary nodes (outside any lock directory) that many
+	// sessions watch: each change wakes them all. Listed apart from Locks.
+	Herds []Lock
 	// Notices are things the user should know about this collection, such
 	// as a member that does not answer or a lock scan that was cut short.
 	Notices []string
+	// Cost is what this snapshot asked of the servers.
+	Cost Cost
+}
+
+// Cost is what one snapshot asked of the servers, so that the inspector's
+// load on a production ensemble can be stated, not guessed.
+type Cost struct {
+	// Interval is the time until the next snapshot: the poll interval, times
+	// Backoff while the servers look busy (BusyReason says why).
+	Interval   time.Duration
+	Backoff    int
+	BusyReason string
+	// Stats, Lists are the exists and getChildren requests sent for the
+	// lock and queue scan; Walked the directories the tree walk visited.
+	Stats, Lists, Walked int
+	// Wchp is how many members were asked their watch list.
+	Wchp int
 }
 
 // Cluster is the merged result of one poll of every member.
@@ -34,7 +54,15 @@ type Cluster struct {
 	// SessionsComplete is true when every member answered cons, so a session
 	// missing from Sessions is connected nowhere.
 	SessionsComplete bool
-	Capabilities     []Capability
+	// SessionsUnknown is set when no member answered cons or dump: the
+	// inspector cannot see sessions, and Sessions being empty means nothing.
+	SessionsUnknown bool
+	// WatchesUnknown is set when a member that is up gave no watch list
+	// (wchp not allowed, not asked, or over the watch budget): a session
+	// missing from Watches may still watch. WatchesNote says why.
+	WatchesUnknown bool
+	WatchesNote    string
+	Capabilities   []Capability
 	// Self is the inspector's own session (0 when unknown). Its watches are
 	// not counted in lock chains: looking at a node must not change what
 	// the chain says about it.
@@ -157,6 +185,9 @@ type Lock struct {
 	Entries []LockEntry
 	// Unrecognised children match no layout; they are listed, not fatal.
 	Unrecognised []string
+	// WatchUnknown is set when the servers' watch lists were not seen:
+	// waiters are not judged (a missing watch may just be unseen).
+	WatchUnknown bool
 	Anomalies    []Anomaly
 }
 

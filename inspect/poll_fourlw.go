@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,92 +12,105 @@ import (
 	"github.com/zkherd/zkherd/fourlw"
 )
 
-// fourlwPoller relays fourlw.Poller's snapshots: every member is polled in
-// its own goroutine, so a slow or dead member is reported down with its
-// error while the others keep updating, and Poll never waits for a member.
+// fourlwPoller asks every member its four-letter words once per snapshot,
+// not on a clock of its own: the servers answer at the pace the inspector
+// can use the answers, and a snapshot slowed by a busy ensemble slows the
+// polls with it. Each member is polled in its own goroutine, at most one
+// poll in flight per member, so a slow or dead member is reported with its
+// last state (or as down) while the others keep updating: Poll waits for a
+// member at most the poll timeout.
 type fourlwPoller struct {
 	members []fourlw.Member
 	timeout time.Duration
-	period  time.Duration
+	pollers []*fourlw.MemberPoller
 
-	once   sync.Once
-	first  chan struct{} // closed when the first snapshot arrived
-	mu     sync.Mutex
-	latest fourlw.Snapshot
+	ctx    context.Context // ends with stop
 	cancel context.CancelFunc
-	done   chan struct{} // closed when the relay goroutine ended
+	wg     sync.WaitGroup // member polls in flight
+
+	mu       sync.Mutex
+	latest   []fourlw.MemberStatus
+	inFlight []chan struct{} // closed when the member's current poll ends; nil when none
 }
 
-func newPoller(servers []string, admin map[string]string, period, timeout time.Duration) *fourlwPoller {
-	p := &fourlwPoller{timeout: timeout, period: period, first: make(chan struct{}), done: make(chan struct{})}
+func newPoller(servers []string, admin map[string]string, timeout time.Duration) *fourlwPoller {
+	p := &fourlwPoller{timeout: timeout}
 	for _, s := range servers {
 		p.members = append(p.members, fourlw.Member{Addr: s, AdminURL: admin[s]})
 	}
+	fp := fourlw.NewPoller(p.members, fourlw.WithTimeout(timeout), fourlw.WithProbe(fourlw.DefaultCommands()...))
+	for i := range p.members {
+		p.pollers = append(p.pollers, fp.Member(i))
+	}
+	p.latest = make([]fourlw.MemberStatus, len(p.members))
+	for i, m := range p.members {
+		p.latest[i] = fourlw.MemberStatus{Member: m}
+	}
+	p.inFlight = make([]chan struct{}, len(p.members))
+	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p
 }
 
-// start begins polling; the relay goroutine runs until stop.
-func (p *fourlwPoller) start() {
-	p.once.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		p.cancel = cancel
-		snaps := fourlw.NewPoller(p.members,
-			fourlw.WithPeriod(p.period), fourlw.WithTimeout(p.timeout),
-			fourlw.WithProbe(fourlw.DefaultCommands()...)).Start(ctx)
-		go func() {
-			defer close(p.done)
-			firstSeen := false
-			for s := range snaps {
-				p.mu.Lock()
-				p.latest = s
-				p.mu.Unlock()
-				if !firstSeen && allPolled(s) {
-					firstSeen = true
-					close(p.first)
-				}
-			}
-			if !firstSeen {
-				close(p.first)
-			}
-		}()
-	})
-}
-
-// stop ends polling and waits for the relay goroutine. Idempotent.
+// stop cancels the polls in flight and waits for them. Idempotent.
 func (p *fourlwPoller) stop() {
-	p.start() // so that done is closed even if never started
 	p.cancel()
-	<-p.done
+	p.wg.Wait()
 }
 
-func allPolled(s fourlw.Snapshot) bool {
-	for _, m := range s.Members {
-		if !m.Polled {
-			return false
+// Poll starts a poll of every member that has none in flight, asking the
+// commands cmds returns for it, and waits until they end, ctx ends or the
+// poll timeout passes; it returns each member's latest state.
+func (p *fourlwPoller) Poll(ctx context.Context, cmds func(i int) []fourlw.Command) []memberPoll {
+	p.mu.Lock()
+	waits := make([]chan struct{}, 0, len(p.members))
+	for i := range p.members {
+		if p.inFlight[i] == nil && p.ctx.Err() == nil {
+			done := make(chan struct{})
+			p.inFlight[i] = done
+			p.wg.Add(1)
+			go p.pollMember(i, cmds(i), done)
 		}
+		waits = append(waits, p.inFlight[i])
 	}
-	return true
-}
-
-// Poll returns the members' latest state, waiting (within ctx) only for the
-// first poll of every member.
-func (p *fourlwPoller) Poll(ctx context.Context) []memberPoll {
-	p.start()
-	select {
-	case <-p.first:
-	case <-ctx.Done():
+	p.mu.Unlock()
+	// A member's poll asks several commands, each within the timeout; a
+	// member still answering after one timeout is left to finish on its
+	// own and shows its previous state meanwhile.
+	wait := time.NewTimer(p.timeout)
+	defer wait.Stop()
+	for _, done := range waits {
+		if done == nil {
+			continue
+		}
+		select {
+		case <-done:
+		case <-wait.C:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
 	}
 	p.mu.Lock()
-	snap := p.latest
+	latest := slices.Clone(p.latest)
 	p.mu.Unlock()
-	out := make([]memberPoll, len(p.members))
-	for i, m := range p.members {
-		out[i] = memberPoll{Addr: m.Addr, Err: errors.New("not polled yet")}
-		if i < len(snap.Members) {
-			out[i] = fromStatus(snap.Members[i])
-		}
+	out := make([]memberPoll, len(latest))
+	for i, st := range latest {
+		out[i] = fromStatus(st)
 	}
 	return out
+}
+
+func (p *fourlwPoller) pollMember(i int, cmds []fourlw.Command, done chan struct{}) {
+	defer p.wg.Done()
+	st := p.pollers[i].Poll(p.ctx, cmds...)
+	p.mu.Lock()
+	if p.ctx.Err() == nil || !p.latest[i].Polled {
+		p.latest[i] = st
+	}
+	p.inFlight[i] = nil
+	p.mu.Unlock()
+	close(done)
 }
 
 // fromStatus converts one member's poll.
@@ -129,7 +143,7 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 			mp.Window.FanOut = append(mp.Window.FanOut, FanOut{Event: fanOutEvent(name), Count: f.Events, Avg: f.PerEvent()})
 		}
 	}
-	if _, failed := st.Errors[fourlw.CmdCons]; !failed {
+	if _, asked := st.CmdTook[fourlw.CmdCons]; asked && st.Errors[fourlw.CmdCons] == nil {
 		mp.Cons = make([]consEntry, 0, len(st.Conns))
 		for _, c := range st.Conns {
 			if !c.HasSession {
@@ -139,7 +153,8 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 				LatencyAvg: c.AvgLatency, LatencyMax: c.MaxLatency, Timeout: c.Timeout})
 		}
 	}
-	if _, failed := st.Errors[fourlw.CmdWchp]; !failed {
+	mp.At, mp.Took, mp.WchpErr = st.At, st.CmdTook, st.Errors[fourlw.CmdWchp]
+	if _, asked := st.CmdTook[fourlw.CmdWchp]; asked && mp.WchpErr == nil {
 		mp.Wchp = make(map[string][]int64, len(st.WatchesByPath))
 		for path, ids := range st.WatchesByPath {
 			s := make([]int64, len(ids))
@@ -149,7 +164,8 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 			mp.Wchp[path] = s
 		}
 	}
-	if d := st.Dump; d != nil {
+	if _, asked := st.CmdTook[fourlw.CmdDump]; asked && st.Dump != nil {
+		d := st.Dump
 		di := &dumpInfo{Sessions: make(map[int64]time.Duration, len(d.Sessions)), Ephemerals: make(map[int64][]string, len(d.Ephemerals))}
 		for _, s := range d.Sessions {
 			di.Sessions[int64(s.ID)] = s.Timeout
@@ -160,6 +176,17 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 		mp.Dump = di
 	}
 	return mp
+}
+
+// WhitelistLine is the server configuration line that allows exactly the
+// four-letter words the inspector asks (keep any others already listed that
+// other tools use, such as ruok).
+func WhitelistLine() string {
+	names := make([]string, 0, 5)
+	for _, c := range commandsFor(nil, true, time.Time{}) {
+		names = append(names, string(c))
+	}
+	return "4lw.commands.whitelist=" + strings.Join(names, ",")
 }
 
 // fanOutEvent turns "node_deleted_watch_count" into "deleted".
@@ -178,6 +205,9 @@ func capsFrom(st fourlw.MemberStatus) []Capability {
 		cp := Capability{Member: st.Member.Addr, Command: string(c.Command), Available: c.Available()}
 		if !cp.Available {
 			cp.Enable = c.Fix()
+			if cp.Enable == fourlw.ConfigLine {
+				cp.Enable = WhitelistLine()
+			}
 			if cp.Enable == "" && c.Err != nil {
 				cp.Enable = "(" + shortErr(c.Err).Error() + ")"
 			}

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/fourlw"
 	"github.com/zkherd/zkherd/recipes"
 )
 
@@ -28,6 +30,18 @@ type scanState struct {
 	// only when two snapshots in a row show it, so that a waiter caught
 	// between getChildren and exists is not flagged.
 	seen map[anomalyKey]bool
+	// listings caches directory listings by path, re-read only when the
+	// directory's cversion changes.
+	listings map[string]*listing
+}
+
+func (st *scanState) init() {
+	if st.dirs == nil {
+		st.dirs = map[string]dirKind{}
+		st.stats = map[string]nodeInfo{}
+		st.queues = map[string]*queueRec{}
+		st.listings = map[string]*listing{}
+	}
 }
 
 type queueRec struct {
@@ -41,25 +55,27 @@ type anomalyKey struct {
 	kind      AnomalyKind
 }
 
-// Run takes a snapshot every poll interval until ctx ends and sends each on
-// the returned channel, which it closes at the end. A slow consumer delays
-// the next snapshot; none is dropped.
+// Run takes a snapshot every poll interval (stretched while the servers
+// look busy, see Cost) until ctx ends and sends each on the returned
+// channel, which it closes at the end. A slow consumer delays the next
+// snapshot; none is dropped.
 func (in *Inspector) Run(ctx context.Context) <-chan *Snapshot {
 	out := make(chan *Snapshot)
 	go func() {
 		defer close(out)
-		tick := time.NewTicker(in.pollInterval())
-		defer tick.Stop()
 		for {
+			start := time.Now()
 			snap := in.Snapshot(ctx)
 			select {
 			case out <- snap:
 			case <-ctx.Done():
 				return
 			}
+			wait := time.NewTimer(max(snap.Cost.Interval-time.Since(start), 0))
 			select {
-			case <-tick.C:
+			case <-wait.C:
 			case <-ctx.Done():
+				wait.Stop()
 				return
 			}
 		}
@@ -73,9 +89,28 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	in.scanMu.Lock()
 	defer in.scanMu.Unlock()
 	now := time.Now()
-	polls := in.poller.Poll(ctx)
+	in.startWalk(ctx)
+	need, never, budget := in.needWatches.Load(), in.opts.NoWatches, in.watchBudget()
+	asked := 0
+	polls := in.poller.Poll(ctx, func(i int) []fourlw.Command {
+		now := time.Now()
+		ok, _ := wantWchp(&in.watches[i], need, never, budget, now)
+		if ok {
+			asked++
+		}
+		return commandsFor(&in.watches[i], ok, now)
+	})
+	var notes []string
+	for i := range polls {
+		updateWatches(&in.watches[i], &polls[i], in.pollInterval(), need, never, budget)
+		if n := in.watches[i].note; n != "" && polls[i].Err == nil && !slices.Contains(notes, n) {
+			notes = append(notes, n)
+		}
+	}
 	snap := &Snapshot{At: now, Cluster: mergePolls(now, polls)}
 	snap.Cluster.Self = in.SessionID()
+	snap.Cluster.WatchesNote = strings.Join(notes, "; ")
+	snap.Cost.Wchp = asked
 	for _, p := range polls {
 		if p.Err != nil {
 			snap.Notices = append(snap.Notices, fmt.Sprintf("member %s is down: %v", p.Addr, p.Err))
@@ -84,6 +119,14 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	if missing := missingCaps(snap.Cluster.Capabilities); missing != "" {
 		snap.Notices = append(snap.Notices, missing)
 	}
+	busy := busyReason(&snap.Cluster, in.lowest)
+	in.backoff = nextBackoff(in.backoff, busy != "")
+	snap.Cost.Backoff, snap.Cost.BusyReason = in.backoff, busy
+	snap.Cost.Interval = in.pollInterval() * time.Duration(in.backoff)
+	if busy != "" {
+		snap.Notices = append(snap.Notices, fmt.Sprintf("servers busy (%s): polling every %s", busy, snap.Cost.Interval))
+	}
+	in.takeWalk(snap)
 	c, err := in.conn(ctx)
 	if err != nil {
 		snap.Notices = append(snap.Notices, "no session: "+err.Error())
@@ -93,7 +136,100 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	return snap
 }
 
-// missingCaps summarises the capability probe in one line.
+// walkResult is what one walk of the tree found.
+type walkResult struct {
+	found     []string // directories whose children parse as a recipe layout
+	visited   int
+	truncated bool
+	cost      Cost
+}
+
+// The walk from the scan roots runs in the background, never in a
+// snapshot's way: the first snapshot (the first Locks screen) shows what
+// the servers point at (the parents of recipe-named ephemerals and watched
+// nodes) at once, and the directories the walk finds join from the
+// snapshot after it ends. One walk at a time, every RescanEvery snapshots;
+// it has its own listing cache, so that re-walks re-list only directories
+// whose cversion changed.
+type walker struct {
+	running  bool
+	done     chan walkResult // 1 slot; the walk goroutine sends its result
+	listings map[string]*listing
+	polls    int
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// startWalk starts a walk when one is due and none is running. Called
+// with scanMu held.
+func (in *Inspector) startWalk(ctx context.Context) {
+	w := &in.walker
+	every := in.opts.RescanEvery
+	if every <= 0 {
+		every = DefaultRescanEvery
+	}
+	due := in.scan.polls%every == 0
+	if w.running || !due {
+		return
+	}
+	c, err := in.conn(ctx)
+	if err != nil {
+		return
+	}
+	if w.done == nil {
+		w.done = make(chan walkResult, 1)
+		w.listings = map[string]*listing{}
+	}
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		return
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.running = true
+	w.polls++
+	w.wg.Add(1)
+	in.mu.Unlock()
+	go func() {
+		defer w.wg.Done()
+		defer cancel()
+		w.done <- in.walk(wctx, c, w.listings, w.polls)
+	}()
+}
+
+// takeWalk adds a finished walk's directories to the scan. Called with
+// scanMu held.
+func (in *Inspector) takeWalk(snap *Snapshot) {
+	w := &in.walker
+	if !w.running {
+		return
+	}
+	select {
+	case r := <-w.done:
+		w.running = false
+		in.scan.init()
+		for _, d := range r.found {
+			if _, ok := in.scan.dirs[d]; !ok {
+				in.scan.dirs[d] = dirNone // classified when read
+			}
+		}
+		snap.Cost.Walked, snap.Cost.Stats, snap.Cost.Lists = r.visited, r.cost.Stats, r.cost.Lists
+		in.walkTruncated = r.truncated
+	default:
+	}
+	if in.walkTruncated {
+		snap.Notices = append(snap.Notices, fmt.Sprintf("tree scan stopped after %d directories; locks and queues deeper down may be missing (narrow it with --scan-root)", in.maxScanDirs()))
+	}
+}
+
+// waitWalk waits for the walk in progress, if any, to end (tests, Close).
+func (in *Inspector) waitWalk() { in.walker.wg.Wait() }
+
+
+// missingCaps summarises the capability probe in one line, naming the
+// commands that do not answer and the whitelist line that allows exactly
+// what the inspector asks.
 func missingCaps(caps []Capability) string {
 	var cmds []string
 	enable := ""
@@ -108,43 +244,50 @@ func missingCaps(caps []Capability) string {
 	if len(cmds) == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("unavailable: %v", cmds)
+	s := "unavailable: " + strings.Join(cmds, ", ")
 	if enable != "" {
 		s += "; enable with: " + enable
+		if enable == WhitelistLine() {
+			s += " (plus any others your tools use, e.g. ruok)"
+		}
 	}
 	return s + " (see Servers)"
 }
 
 // scanTree finds lock and queue directories and reads them.
+//
+// Cost on the servers, per snapshot: one exists per known lock or queue
+// directory (pipelined: all in flight at once on the one connection), and a
+// getChildren only for those whose cversion changed since their last
+// listing; every RescanEvery snapshots, the walk from the scan roots, also
+// pipelined and cversion-gated. A directory becomes a candidate only when
+// one of its children's names parses as a recipe node: the parents of
+// ordinary ephemerals (registrations) and of watched config keys are never
+// listed.
 func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 	st := &in.scan
-	if st.dirs == nil {
-		st.dirs = map[string]dirKind{}
-		st.stats = map[string]nodeInfo{}
-		st.queues = map[string]*queueRec{}
-	}
+	st.init()
 	every := in.opts.RescanEvery
 	if every <= 0 {
 		every = DefaultRescanEvery
 	}
-	if st.polls%every == 0 {
-		if truncated := in.walk(ctx, c, st); truncated {
-			snap.Notices = append(snap.Notices, fmt.Sprintf("tree scan stopped after %d directories; locks and queues deeper down may be missing", in.maxScanDirs()))
-		}
-	}
 	st.polls++
 
-	// Candidates the servers point at: parents of ephemeral nodes and of
-	// watched nodes.
+	// Candidates the servers point at: parents of ephemeral and of watched
+	// nodes whose names parse as recipe nodes.
 	owners := map[string]int64{}
 	for _, s := range snap.Cluster.Sessions {
 		for _, p := range s.Ephemerals {
 			owners[p] = s.ID
-			in.addCandidate(st, path.Dir(p))
+			if _, ok := recipes.ParseNode(path.Base(p)); ok {
+				in.addCandidate(st, path.Dir(p))
+			}
 		}
 	}
 	for _, w := range snap.Cluster.Watches {
-		in.addCandidate(st, path.Dir(w.Path))
+		if _, ok := recipes.ParseNode(path.Base(w.Path)); ok {
+			in.addCandidate(st, path.Dir(w.Path))
+		}
 	}
 
 	dirs := make([]string, 0, len(st.dirs))
@@ -152,19 +295,22 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 		dirs = append(dirs, d)
 	}
 	slices.Sort(dirs)
+	lists := in.listDirs(ctx, c, st.listings, st.polls, dirs, &snap.Cost)
 	seen := map[anomalyKey]bool{}
 	for _, dir := range dirs {
 		if ctx.Err() != nil {
 			return
 		}
-		names, stat, err := c.Children(dir)
-		if err != nil {
-			if errors.Is(err, zk.ErrNoNode) {
-				delete(st.dirs, dir)
-				delete(st.queues, dir)
-			}
+		l, ok := lists[dir]
+		switch {
+		case !ok:
+			continue // the request failed: next snapshot
+		case l == nil: // gone
+			delete(st.dirs, dir)
+			delete(st.queues, dir)
 			continue
 		}
+		names, stat := l.names, l.stat
 		nodes, unrecognised := recipes.ParseChildren(names)
 		switch kind := classify(nodes); kind {
 		case dirLock:
@@ -193,11 +339,18 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 		}
 	}
 	st.seen = seen
-	// Herds outside any lock directory: a node many sessions watch.
-	snap.Locks = append(snap.Locks, in.looseHerds(snap, owners)...)
+	// Herds outside any lock directory: a node many sessions watch. They
+	// are listed apart from the locks.
+	snap.Herds = in.looseHerds(snap, owners)
 	// Forget cached stats of nodes gone from every listing.
 	if len(st.stats) > 4*in.statLimit()*max(len(snap.Locks), 1) {
 		clear(st.stats)
+	}
+	// Forget listings of directories neither walked nor scanned lately.
+	for d, l := range st.listings {
+		if st.polls-l.used > 2*every {
+			delete(st.listings, d)
+		}
 	}
 }
 
@@ -224,55 +377,175 @@ func (in *Inspector) statLimit() int {
 	return DefaultStatLimit
 }
 
-// walk visits the tree breadth first from the scan roots, remembering every
-// directory whose children parse as a recipe layout. It does not descend
-// into recognised recipe nodes, nor into directories with more than
-// MaxScanFanout children, and stops after MaxScanDirs listings.
-func (in *Inspector) walk(ctx context.Context, c *zk.Conn, st *scanState) (truncated bool) {
+// walk visits the tree breadth first from the scan roots, one level at a
+// time (each level's listings pipelined), remembering every directory whose
+// children parse as a recipe layout. It does not descend into recognised
+// recipe nodes, nor into directories with more than MaxScanFanout
+// children, and stops after MaxScanDirs directories.
+func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int) (r walkResult) {
 	roots := in.opts.ScanRoots
 	if len(roots) == 0 {
 		roots = []string{"/"}
 	}
-	queue := make([]string, 0, len(roots))
+	level := make([]string, 0, len(roots))
 	for _, r := range roots {
-		queue = append(queue, in.abs(r))
+		level = append(level, in.abs(r))
 	}
 	fanout := in.opts.MaxScanFanout
 	if fanout <= 0 {
 		fanout = DefaultMaxScanFanout
 	}
 	limit := in.maxScanDirs()
-	for visited := 0; len(queue) > 0; visited++ {
-		if visited >= limit {
-			return true
+	for len(level) > 0 && ctx.Err() == nil {
+		if r.visited+len(level) > limit {
+			level, r.truncated = level[:limit-r.visited], true
 		}
-		if ctx.Err() != nil {
-			return false
-		}
-		dir := queue[0]
-		queue = queue[1:]
-		names, _, err := c.Children(dir)
-		if err != nil {
-			continue
-		}
-		nodes, unrecognised := recipes.ParseChildren(names)
-		if classify(nodes) != dirNone {
-			if _, ok := st.dirs[dir]; !ok {
-				st.dirs[dir] = dirNone // classified when read
-			}
-		}
-		if len(names) > fanout {
-			continue
-		}
-		for _, name := range unrecognised {
-			child := path.Join(dir, name)
-			if child == "/zookeeper" {
+		r.visited += len(level)
+		lists := in.listDirs(ctx, c, cache, poll, level, &r.cost)
+		var next []string
+		for _, dir := range level {
+			l := lists[dir]
+			if l == nil {
 				continue
 			}
-			queue = append(queue, child)
+			nodes, unrecognised := recipes.ParseChildren(l.names)
+			if classify(nodes) != dirNone {
+				r.found = append(r.found, dir)
+			}
+			if len(l.names) > fanout {
+				continue
+			}
+			for _, name := range unrecognised {
+				child := path.Join(dir, name)
+				if child == "/zookeeper" {
+					continue
+				}
+				next = append(next, child)
+			}
+		}
+		if r.truncated {
+			break
+		}
+		level = next
+	}
+	// Forget listings of directories this walk did not reach.
+	for d, l := range cache {
+		if l.used != poll {
+			delete(cache, d)
 		}
 	}
-	return false
+	return r
+}
+
+// listing is one directory's children as last read, and its stat then.
+type listing struct {
+	names []string
+	stat  *zk.Stat
+	used  int // scanState.polls when last asked for
+}
+
+// pipelineDepth is how many requests the scan keeps in flight at once.
+// go-zookeeper writes them back to back on its one connection and matches
+// the replies, so N small requests cost about one round trip, not N.
+//
+// Not deeper: ZooKeeper's commit processor serves reads and writes in
+// alternating batches, so a burst of reads delays other clients' writes.
+const pipelineDepth = 16
+
+// listDirs returns the children of dirs, asking getChildren again only for
+// the directories whose cversion (from an exists sent first) changed since
+// their cached listing. A directory that no longer exists maps to nil; one
+// whose request failed otherwise is absent.
+func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int, dirs []string, cost *Cost) map[string]*listing {
+	type result struct {
+		dir  string
+		l    *listing
+		gone bool
+	}
+	var mu sync.Mutex
+	out := make(map[string]*listing, len(dirs))
+	work := func(dir string) result {
+		cached := cache[dir]
+		if cached != nil {
+			ok, stat, err := c.Exists(dir)
+			mu.Lock()
+			cost.Stats++
+			mu.Unlock()
+			switch {
+			case err != nil:
+				return result{dir: dir}
+			case !ok:
+				return result{dir: dir, gone: true}
+			case stat.Cversion == cached.stat.Cversion:
+				return result{dir: dir, l: &listing{names: cached.names, stat: stat}}
+			}
+		}
+		names, stat, err := c.Children(dir)
+		mu.Lock()
+		cost.Lists++
+		mu.Unlock()
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return result{dir: dir, gone: true}
+		case err != nil:
+			return result{dir: dir}
+		}
+		return result{dir: dir, l: &listing{names: names, stat: stat}}
+	}
+	results := pipelined(ctx, dirs, work)
+	for _, r := range results {
+		switch {
+		case r.gone:
+			out[r.dir] = nil
+			delete(cache, r.dir)
+		case r.l != nil:
+			r.l.used = poll
+			cache[r.dir] = r.l
+			out[r.dir] = r.l
+		}
+	}
+	return out
+}
+
+// pipelined runs f on every item with up to pipelineDepth calls at once and
+// returns the results in no particular order; it stops handing out items
+// when ctx ends.
+func pipelined[T, R any](ctx context.Context, items []T, f func(T) R) []R {
+	return pipelinedN(ctx, pipelineDepth, items, f)
+}
+
+// pipelinedN is pipelined with depth calls at once.
+func pipelinedN[T, R any](ctx context.Context, depth int, items []T, f func(T) R) []R {
+	out := make([]R, 0, len(items))
+	if len(items) == 0 {
+		return out
+	}
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		next = make(chan T)
+	)
+	for range min(depth, len(items)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range next {
+				r := f(it)
+				mu.Lock()
+				out = append(out, r)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, it := range items {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- it
+	}
+	close(next)
+	wg.Wait()
+	return out
 }
 
 // readLock fills node owners and ages (up to StatLimit stats, cached) and
@@ -312,42 +585,25 @@ func (in *Inspector) readLock(ctx context.Context, c *zk.Conn, st *scanState, di
 	})
 }
 
-// statAll stats paths with a few requests in flight at once (go-zookeeper
-// pipelines them on the one connection).
+// statAll stats paths, pipelined.
 func statAll(ctx context.Context, c *zk.Conn, paths []string) map[string]nodeInfo {
-	const workers = 16
+	type result struct {
+		p    string
+		info nodeInfo
+		ok   bool
+	}
 	out := make(map[string]nodeInfo, len(paths))
-	if len(paths) == 0 {
-		return out
-	}
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		next = make(chan string)
-	)
-	for range min(workers, len(paths)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := range next {
-				ok, stat, err := c.Exists(p)
-				if err != nil || !ok {
-					continue
-				}
-				mu.Lock()
-				out[p] = nodeInfo{Owner: stat.EphemeralOwner, Created: time.UnixMilli(stat.Ctime)}
-				mu.Unlock()
-			}
-		}()
-	}
-	for _, p := range paths {
-		if ctx.Err() != nil {
-			break
+	for _, r := range pipelined(ctx, paths, func(p string) result {
+		ok, stat, err := c.Exists(p)
+		if err != nil || !ok {
+			return result{}
 		}
-		next <- p
+		return result{p, nodeInfo{Owner: stat.EphemeralOwner, Created: time.UnixMilli(stat.Ctime)}, true}
+	}) {
+		if r.ok {
+			out[r.p] = r.info
+		}
 	}
-	close(next)
-	wg.Wait()
 	return out
 }
 

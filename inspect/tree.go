@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -221,4 +222,238 @@ func (in *Inspector) SetData(ctx context.Context, p string, data []byte, version
 
 func sortChanges(cs []Change) {
 	slices.SortFunc(cs, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+}
+
+// CreateMode is how Create makes a node.
+type CreateMode struct {
+	Ephemeral, Sequential bool
+}
+
+func (m CreateMode) flags() int32 {
+	var f int32
+	if m.Ephemeral {
+		f |= zk.FlagEphemeral
+	}
+	if m.Sequential {
+		f |= zk.FlagSequence
+	}
+	return f
+}
+
+// String names the mode as zkCli does: persistent, ephemeral,
+// persistent_sequential, ephemeral_sequential.
+func (m CreateMode) String() string {
+	s := "persistent"
+	if m.Ephemeral {
+		s = "ephemeral"
+	}
+	if m.Sequential {
+		s += "_sequential"
+	}
+	return s
+}
+
+// Create makes path with data, open to everyone (world:anyone:cdrwa) as
+// zkCli does by default, and returns the path created (with its sequence
+// suffix for a sequential node). An ephemeral node belongs to the
+// inspector's session: it goes when the inspector exits.
+func (in *Inspector) Create(ctx context.Context, p string, data []byte, mode CreateMode) (string, error) {
+	if !in.opts.AllowWrites {
+		return "", ErrReadOnly
+	}
+	c, err := in.conn(ctx)
+	if err != nil {
+		return "", err
+	}
+	abs := in.abs(p)
+	made, err := call(ctx, func() (string, error) { return c.Create(abs, data, mode.flags(), zk.WorldACL(zk.PermAll)) })
+	if err != nil {
+		return "", wrapErr("create", p, err)
+	}
+	rel, _ := in.rel(made)
+	return rel, nil
+}
+
+// ParseACL reads an ACL as zkCli writes it: comma-separated
+// scheme:id:perms entries, e.g. "world:anyone:cdrwa,ip:10.0.0.1:r" or
+// "digest:user:hash=:cdrwa" (the id may hold colons; perms are the last part).
+func ParseACL(s string) ([]zk.ACL, error) {
+	var out []zk.ACL
+	for _, entry := range strings.Split(strings.TrimSpace(s), ",") {
+		scheme, rest, ok := strings.Cut(strings.TrimSpace(entry), ":")
+		i := strings.LastIndexByte(rest, ':')
+		if !ok || scheme == "" || i <= 0 {
+			return nil, fmt.Errorf("inspect: ACL %q: want scheme:id:perms, e.g. world:anyone:cdrwa", entry)
+		}
+		id, perms := rest[:i], rest[i+1:]
+		var bits int32
+		for _, r := range perms {
+			switch r {
+			case 'c':
+				bits |= zk.PermCreate
+			case 'd':
+				bits |= zk.PermDelete
+			case 'r':
+				bits |= zk.PermRead
+			case 'w':
+				bits |= zk.PermWrite
+			case 'a':
+				bits |= zk.PermAdmin
+			default:
+				return nil, fmt.Errorf("inspect: ACL %q: permission %q is none of c, d, r, w, a", entry, r)
+			}
+		}
+		if bits == 0 {
+			return nil, fmt.Errorf("inspect: ACL %q: no permission given (use some of cdrwa)", entry)
+		}
+		out = append(out, zk.ACL{Perms: bits, Scheme: scheme, ID: id})
+	}
+	return out, nil
+}
+
+// SetACL replaces path's ACL if its ACL version is still aversion (-1: any).
+func (in *Inspector) SetACL(ctx context.Context, p string, acl []zk.ACL, aversion int32) error {
+	if !in.opts.AllowWrites {
+		return ErrReadOnly
+	}
+	c, err := in.conn(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = call(ctx, func() (*zk.Stat, error) { return c.SetACL(in.abs(p), acl, aversion) })
+	if err != nil {
+		return wrapErr("set ACL of", p, err)
+	}
+	return nil
+}
+
+// MaxTreeCount bounds CountTree: a subtree larger than this is not deleted
+// from the inspector.
+const MaxTreeCount = 1_000_000
+
+// ErrTreeTooLarge is returned by CountTree past MaxTreeCount nodes.
+var ErrTreeTooLarge = fmt.Errorf("inspect: more than %d nodes under this path: too many to delete from here", MaxTreeCount)
+
+// CountTree returns how many nodes path and its descendants are, listing
+// each level with pipelined requests.
+func (in *Inspector) CountTree(ctx context.Context, p string) (int, error) {
+	_, n, err := in.tree(ctx, p)
+	return n, err
+}
+
+// tree lists path's subtree level by level: levels[0] is {path}, each next
+// level the children of the previous one.
+func (in *Inspector) tree(ctx context.Context, p string) ([][]string, int, error) {
+	c, err := in.conn(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	root := in.abs(p)
+	if ok, _, err := c.Exists(root); err != nil || !ok {
+		if err == nil {
+			err = zk.ErrNoNode
+		}
+		return nil, 0, wrapErr("count", p, err)
+	}
+	levels := [][]string{{root}}
+	total := 1
+	for level := levels[0]; len(level) > 0; {
+		type res struct {
+			kids []string
+			err  error
+		}
+		// A subtree is listed at most once, on the user's request: deeper
+		// pipelining than the periodic scan's, to count 50,000 leaves in
+		// seconds.
+		results := pipelinedN(ctx, 4*pipelineDepth, level, func(dir string) res {
+			names, _, err := c.Children(dir)
+			if errors.Is(err, zk.ErrNoNode) {
+				return res{} // deleted meanwhile
+			}
+			kids := make([]string, len(names))
+			for i, n := range names {
+				kids[i] = path.Join(dir, n)
+			}
+			return res{kids, err}
+		})
+		var next []string
+		for _, r := range results {
+			if r.err != nil {
+				return nil, 0, wrapErr("list under", p, r.err)
+			}
+			next = append(next, r.kids...)
+		}
+		if ctx.Err() != nil {
+			return nil, 0, ctx.Err()
+		}
+		total += len(next)
+		if total > MaxTreeCount {
+			return nil, 0, ErrTreeTooLarge
+		}
+		if len(next) > 0 {
+			levels = append(levels, next)
+		}
+		level = next
+	}
+	return levels, total, nil
+}
+
+// deleteBatch is how many deletes go in one multi: ZooKeeper applies a
+// multi as one transaction, so 50,000 children cost 50 requests, not
+// 50,000; the batch stays far below the 1 MB request limit.
+const deleteBatch = 1000
+
+// DeleteTree deletes path and everything under it, deepest level first,
+// in multis of deleteBatch, and returns how many nodes it deleted. Nodes
+// created under path meanwhile make it fail with the count so far.
+func (in *Inspector) DeleteTree(ctx context.Context, p string) (int, error) {
+	if !in.opts.AllowWrites {
+		return 0, ErrReadOnly
+	}
+	if p == "/" || p == "" || in.abs(p) == "/zookeeper" {
+		return 0, fmt.Errorf("inspect: refusing to delete %s", p)
+	}
+	levels, _, err := in.tree(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	c, err := in.conn(ctx)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for i := len(levels) - 1; i >= 0; i-- {
+		level := levels[i]
+		var batches [][]string
+		for lo := 0; lo < len(level); lo += deleteBatch {
+			batches = append(batches, level[lo:min(lo+deleteBatch, len(level))])
+		}
+		type res struct {
+			n   int
+			err error
+		}
+		results := pipelined(ctx, batches, func(batch []string) res {
+			ops := make([]any, len(batch))
+			for j, q := range batch {
+				ops[j] = &zk.DeleteRequest{Path: q, Version: -1}
+			}
+			if _, err := c.Multi(ops...); err != nil {
+				return res{0, err}
+			}
+			return res{len(batch), nil}
+		})
+		for _, r := range results {
+			deleted += r.n
+			if r.err != nil && err == nil {
+				err = r.err
+			}
+		}
+		if err != nil {
+			return deleted, wrapErr("delete under", p, err)
+		}
+		if ctx.Err() != nil {
+			return deleted, ctx.Err()
+		}
+	}
+	return deleted, nil
 }

@@ -366,6 +366,8 @@ type contendersResult struct {
 // describe says how a run went, or how it failed.
 func (c contendersResult) describe(run scenarios.Run) string {
 	switch {
+	case c.err != nil && c.capped != "":
+		return fmt.Sprintf("did not complete: %s, and stopping it failed: %v (peak RSS %d MiB)", c.capped, c.err, c.peakKiB>>10)
 	case c.err != nil:
 		return fmt.Sprintf("did not complete: %v (peak RSS %d MiB)", c.err, c.peakKiB>>10)
 	case c.capped != "":
@@ -452,6 +454,8 @@ func (g *goZookeeperLocker) Lock(ctx context.Context) error {
 	case err := <-done:
 		if err == nil {
 			g.lost = make(chan struct{})
+		} else if ctx.Err() != nil {
+			return ctx.Err() // the run stopped and closed the session
 		}
 		return err
 	case <-ctx.Done():

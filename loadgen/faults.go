@@ -240,18 +240,18 @@ func (r *runner) faultResult(res *Result) {
 			res.Notes = append(res.Notes, "faults: not carried out: "+p)
 		}
 	}
+	if fl := fx.foreign; fl != nil {
+		defer fl.result(res) // after the fencing check's excuses
+	}
 	if len(fx.fences) == 0 {
 		return
 	}
 	var excuse func(Overlap) bool
 	if fl := fx.foreign; fl != nil {
-		excuse = func(o Overlap) bool { return fl.excuseStale(o.Lock, o.StaleSession) }
+		excuse = func(o Overlap) bool { return fl.excuseStale(o.Lock, o.StaleToken) }
 	}
 	f := fencing(fx.fences, fx.zombie, excuse)
 	res.Fencing = f
-	if fl := fx.foreign; fl != nil {
-		fl.result(res)
-	}
 	for _, o := range f.Overlaps {
 		if fx.zombie {
 			res.Events = append(res.Events, Event{At: o.At, Kind: EventRecover, Detail: "overlap caught by fencing: " + o.String()})

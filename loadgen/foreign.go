@@ -22,7 +22,7 @@ import (
 // run. It remembers what it deleted, so that the checks tell what it did
 // from what a recipe did wrong:
 //   - a grant to a waiter whose node it had deleted is a violation, unless
-//     the delete raced the grant (within foreignRace) and the holder then
+//     the delete raced the grant (within raceWindow) and the holder then
 //     learnt it lost the grant (Lost() closed, or Unlock said ErrLost);
 //   - two holders at once right after such a race, and a stale holder's
 //     fenced writes, are the operator's doing (counted, not violations);
@@ -34,13 +34,18 @@ type foreigner struct {
 	dirs []string // where the run's contenders' nodes are
 	// leases is how many contenders hold at once (semaphore leases; 1).
 	leases int
+	// race is the run's raceWindow.
+	race time.Duration
 
 	mu      sync.Mutex
 	rng     *rand.Rand
 	deleted map[string]time.Time // node path -> when its delete was acknowledged
-	owners  map[string]bool      // dir + " " + session of a deleted node's owner
-	raced   map[string]time.Time // dir -> last grant that raced a delete
-	items   map[int64]bool       // queue items deleted
+	// racedIn counts, by lock directory, the holders inside whose grant
+	// raced a delete of their node; racedTokens holds their fencing
+	// tokens, by directory.
+	racedIn     map[string]int
+	racedTokens map[string]map[uint64]bool
+	items       map[int64]bool // queue items deleted
 	// Figures for the result.
 	races, learnt, excused int64
 }
@@ -50,15 +55,26 @@ type foreigner struct {
 // the recipe read its node (or its predecessor's) before the delete and
 // returned after it. A delete acknowledged earlier than that means the
 // recipe granted a node already gone. The time covers scheduling delays
-// on a loaded 2-core machine; a recipe's last read before it returns is
-// well within it.
-const foreignRace = 20 * time.Millisecond
+// on a loaded 2-core machine (a goroutine may wait that long for a CPU);
+// raceWindow adds what the run's faults add (a lagging member serves
+// reads that cannot see the delete yet).
+const foreignRace = 250 * time.Millisecond
 
-// raceExcuse is how long after a raced grant two holders at once on its
-// lock are the operator's doing (until the holder whose node was deleted
-// has learnt it, at most a session timeout with the lost-after-suspended
-// policy, bounded here).
-const raceExcuse = 5 * time.Second
+// raceWindow is foreignRace plus the longest a read can stay behind a
+// write under faults: a lagging member's delay, or a delayed connection's
+// round trip.
+func raceWindow(fs []scenarios.Fault) time.Duration {
+	var extra time.Duration
+	for _, f := range fs {
+		switch f.Kind {
+		case scenarios.LagMember:
+			extra = max(extra, f.Delay)
+		case scenarios.DelayConnections:
+			extra = max(extra, 2*f.Delay)
+		}
+	}
+	return foreignRace + extra
+}
 
 // hasForeign reports whether the run's faults include foreign actions.
 func hasForeign(fs []scenarios.Fault) bool {
@@ -83,12 +99,12 @@ func (r *runner) startForeign(ctx context.Context) error {
 		return fmt.Errorf("the foreign client's session: %w", err)
 	}
 	f := &foreigner{
-		r: r, s: s, leases: 1,
-		rng:     rand.New(rand.NewPCG(r.run.Seed, 0x666f726569676e)),
-		deleted: make(map[string]time.Time),
-		owners:  make(map[string]bool),
-		raced:   make(map[string]time.Time),
-		items:   make(map[int64]bool),
+		r: r, s: s, leases: 1, race: raceWindow(r.run.Faults),
+		rng:         rand.New(rand.NewPCG(r.run.Seed, 0x666f726569676e)),
+		deleted:     make(map[string]time.Time),
+		racedIn:     make(map[string]int),
+		racedTokens: make(map[string]map[uint64]bool),
+		items:       make(map[int64]bool),
 	}
 	switch r.run.Recipe {
 	case scenarios.Queue:
@@ -188,11 +204,6 @@ func (f *foreigner) Act(ctx context.Context, kind scenarios.FaultKind) (faults.F
 		}
 		return act, nil
 	}
-	// Who owned it is known before the delete; the delete counts once
-	// acknowledged.
-	f.mu.Lock()
-	f.owners[fmt.Sprintf("%s %d", dir, st.EphemeralOwner)] = true
-	f.mu.Unlock()
 	err = conn.Delete(p, st.Version)
 	switch {
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
@@ -214,29 +225,41 @@ func (f *foreigner) Act(ctx context.Context, kind scenarios.FaultKind) (faults.F
 	return act, nil
 }
 
-// grant checks a grant of node, returned at granted, against the deletes:
-// raced is set when the node's delete raced the grant (the holder must
-// then learn it lost it); a grant of a node deleted before is a
-// violation, noted here.
-func (f *foreigner) grant(node string, granted time.Time) (raced bool) {
+// grant checks a grant of node (with fencing token, 0 for none),
+// returned at granted, against the deletes: raced is set when the node's
+// delete raced the grant (the holder must then learn it lost it, and
+// holders that overlap it meanwhile are the other client's doing, until
+// exit); a grant of a node deleted before is a violation, noted here.
+func (f *foreigner) grant(node string, token uint64, granted time.Time) (raced bool, exit func()) {
 	if node == "" {
-		return false
+		return false, nil
 	}
+	dir := node[:max(strings.LastIndexByte(node, '/'), 0)]
 	f.mu.Lock()
 	at, ok := f.deleted[node]
-	if ok && !at.Before(granted.Add(-foreignRace)) {
-		f.races++
-		f.raced[node[:strings.LastIndexByte(node, '/')]] = granted
+	if !ok || at.After(granted) {
+		f.mu.Unlock()
+		return false, nil
+	}
+	if at.Before(granted.Add(-f.race)) {
+		f.mu.Unlock()
+		f.r.chk.note("foreign delete", &f.r.chk.foreignGrant, "%s granted %v after another client deleted it", node, granted.Sub(at).Round(time.Millisecond))
+		return false, nil
+	}
+	f.races++
+	f.racedIn[dir]++
+	if token != 0 {
+		if f.racedTokens[dir] == nil {
+			f.racedTokens[dir] = make(map[uint64]bool)
+		}
+		f.racedTokens[dir][token] = true
 	}
 	f.mu.Unlock()
-	switch {
-	case !ok || at.After(granted):
-		return false
-	case at.Before(granted.Add(-foreignRace)):
-		f.r.chk.note("foreign delete", &f.r.chk.foreignGrant, "%s granted %v after another client deleted it", node, granted.Sub(at).Round(time.Millisecond))
-		return false
-	}
-	return true
+	return true, sync.OnceFunc(func() {
+		f.mu.Lock()
+		f.racedIn[dir]--
+		f.mu.Unlock()
+	})
 }
 
 // released checks a raced grant's end: the holder must have learnt that
@@ -251,26 +274,25 @@ func (f *foreigner) released(node string, learnt bool) {
 	f.r.chk.note("foreign delete", &f.r.chk.foreignGrant, "%s was deleted by another client as it was granted, and its holder never learnt it (Lost() stayed open, Unlock succeeded)", node)
 }
 
-// excuse reports whether two holders at once on lock dir follow a grant
-// that raced a foreign delete (the operator broke the lock); it counts
-// the excused overlap.
+// excuse reports whether two holders at once on lock dir are the other
+// client's doing: a holder whose grant raced a delete of its node is
+// inside. It counts the excused overlap.
 func (f *foreigner) excuse(dir string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	at, ok := f.raced[dir]
-	if !ok || time.Since(at) > raceExcuse {
+	if f.racedIn[dir] <= 0 {
 		return false
 	}
 	f.excused++
 	return true
 }
 
-// excuseStale reports whether a stale holder's fenced writes on lock dir
-// come from a session whose node the foreign client deleted.
-func (f *foreigner) excuseStale(dir string, session int64) bool {
+// excuseStale reports whether a stale holder's fenced writes on lock dir,
+// with token, come from a grant that raced a delete of its node.
+func (f *foreigner) excuseStale(dir string, token uint64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.owners[fmt.Sprintf("%s %d", dir, session)] {
+	if !f.racedTokens[dir][token] {
 		return false
 	}
 	f.excused++

@@ -69,10 +69,6 @@ type Options struct {
 	// Progress, if set, receives a report once per interval and a last one
 	// when the run is done, from one goroutine. It must not block for long.
 	Progress func(Progress)
-	// ProgressPhases makes every Progress carry the summary of every phase
-	// (Progress.Phases), which costs a few milliseconds per interval;
-	// without it only the main phase is summed up.
-	ProgressPhases bool
 	// NewLocker replaces the recipe of lock scenarios (fair-lock, herd-lock,
 	// herd-children) with another Locker on the same path: tests plug in a
 	// deliberately broken lock to prove that the checks catch it.
@@ -262,8 +258,7 @@ type Progress struct {
 	// Main its summary so far.
 	MainPhase metrics.Phase
 	Main      metrics.Summary
-	// Phases summarise every phase with values so far (with
-	// Options.ProgressPhases only).
+	// Phases summarise every phase with values so far.
 	Phases map[metrics.Phase]metrics.Summary
 	// Errors counts failed operations by kind so far.
 	Errors       int64

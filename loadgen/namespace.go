@@ -119,11 +119,26 @@ func leftovers(ctx context.Context, conn *zk.Conn, ns string) (n int64, some []s
 
 // removeTree deletes p and everything below it, depth first. A node that
 // is already gone is fine; a node that reappears (a client still working)
-// is retried a few times.
+// is retried a few times; a dropped connection (the ensemble still
+// settling after faults) is retried for up to 30 s or until ctx ends,
+// since the session outlives it.
 func removeTree(ctx context.Context, conn *zk.Conn, p string) error {
-	for attempt := 0; ; attempt++ {
+	notEmpty, dropped := 0, 0
+	for {
 		err := removeOnce(ctx, conn, p, 0)
-		if err == nil || !errors.Is(err, zk.ErrNotEmpty) || attempt >= 5 {
+		switch {
+		case errors.Is(err, zk.ErrNotEmpty) && notEmpty < 5:
+			notEmpty++
+		case errors.Is(err, zk.ErrConnectionClosed) && ctx.Err() == nil && dropped < 150:
+			dropped++
+			t := time.NewTimer(200 * time.Millisecond)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			}
+		default:
 			return err
 		}
 	}

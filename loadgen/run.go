@@ -218,8 +218,7 @@ func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
 	opts := append(slices.Clone(r.opts.SessionOptions),
 		recipes.WithSessionTimeout(r.run.SessionTimeout),
 		recipes.WithBufferSizes(sendBufferSize, max(buf, recipes.DefaultBufferSize)),
-		recipes.WithDialer(r.params.dialer(lc, nil)),
-		recipes.WithLogger(&r.adminLog))
+		recipes.WithDialer(r.params.dialer(lc, nil)))
 	lctx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
 	defer cancel()
 	s, err := recipes.NewSession(lctx, r.opts.Servers, opts...)
@@ -271,10 +270,21 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		cleaned = true
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		if err := removeTree(cctx, admin.Conn(), r.ns); err != nil {
+		conn := admin.Conn()
+		err := removeTree(cctx, conn, r.ns)
+		if err != nil && admin.Err() != nil {
+			// The admin session ended (expired on a starved or faulty
+			// ensemble): a fresh one removes the namespace.
+			if fresh, ferr := recipes.NewSession(cctx, r.opts.Servers, r.opts.SessionOptions...); ferr == nil {
+				defer fresh.Close()
+				conn = fresh.Conn()
+				err = removeTree(cctx, conn, r.ns)
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("could not remove the run's namespace %s: %w", r.ns, err)
 		}
-		removeEmptyParents(admin.Conn(), r.ns, r.opts.Chroot)
+		removeEmptyParents(conn, r.ns, r.opts.Chroot)
 		return nil
 	}
 	defer func() {

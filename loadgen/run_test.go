@@ -132,10 +132,6 @@ type brokenLock struct {
 	lost  chan struct{}
 }
 
-var brokenTokens struct {
-	n uint64
-}
-
 func (l *brokenLock) Lock(context.Context) error    { return nil }
 func (l *brokenLock) TryLock(context.Context) error { return nil }
 func (l *brokenLock) Unlock(context.Context) error  { return nil }

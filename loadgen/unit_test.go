@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
 )
 
 func TestSourceAddrCount(t *testing.T) {
@@ -461,4 +462,24 @@ func TestMultiDeletes(t *testing.T) {
 		multiDeletes(rel.b[:n])
 	}
 	multiDeletes([]byte{0, 0, 0, 99, 0, 255, 255, 255, 255, 0, 0, 0, 1})
+}
+
+func TestRaceWindow(t *testing.T) {
+	tests := []struct {
+		name   string
+		faults []scenarios.Fault
+		want   time.Duration
+	}{
+		{name: "none", want: foreignRace},
+		{name: "lag", faults: []scenarios.Fault{{Kind: scenarios.LagMember, Delay: 500 * time.Millisecond}}, want: foreignRace + 500*time.Millisecond},
+		{name: "delay both ways", faults: []scenarios.Fault{{Kind: scenarios.DelayConnections, Delay: 100 * time.Millisecond},
+			{Kind: scenarios.ForeignDelete}}, want: foreignRace + 200*time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := raceWindow(tt.faults); got != tt.want {
+				t.Errorf("raceWindow = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }

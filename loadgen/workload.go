@@ -243,10 +243,18 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			continue
 		}
 		granted := time.Now()
-		raced, node := false, ""
+		var (
+			raced      bool
+			node       string
+			racedLeave func()
+		)
 		if f := r.fx.foreignClient(); f != nil && h.node != nil {
+			var token uint64
+			if h.token != nil {
+				token = h.token()
+			}
 			node = h.node()
-			raced = f.grant(node, granted)
+			raced, racedLeave = f.grant(node, token, granted)
 		}
 		counted := r.opDone()
 		if counted {
@@ -272,6 +280,9 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		r.leaving(gs, &h)
 		if h.exit != nil {
 			h.exit()
+		}
+		if racedLeave != nil {
+			racedLeave()
 		}
 		if g != nil {
 			g.released(relStart)

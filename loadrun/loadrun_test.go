@@ -116,7 +116,7 @@ func TestRunPlain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "out")
-	plan, err := NewPlan("fair-lock", scenarios.Overrides{Clients: 4, Duration: 2 * time.Second}, out)
+	plan, err := NewPlan("fair-lock", scenarios.Overrides{Clients: 4, Ops: 30}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestRunSweep(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "out")
-	sw, err := NewSweep("fair-lock", []int{3, 6}, scenarios.Overrides{Duration: 2 * time.Second}, out)
+	sw, err := NewSweep("fair-lock", []int{3, 6}, scenarios.Overrides{Ops: 30}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestRunDistributed(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "out")
-	plan, err := NewPlan("fair-lock", scenarios.Overrides{Clients: 4, Duration: 2 * time.Second}, out)
+	plan, err := NewPlan("fair-lock", scenarios.Overrides{Clients: 4, Ops: 30}, out)
 	if err != nil {
 		t.Fatal(err)
 	}

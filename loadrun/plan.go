@@ -124,3 +124,15 @@ func probeWritable(dir string) error {
 	f.Close()
 	return os.Remove(name)
 }
+
+// lagsMembers reports whether a run of the plan has lag-member faults.
+func (p *Plan) lagsMembers() bool {
+	for _, run := range p.Runs {
+		for _, f := range run.Faults {
+			if f.Kind == scenarios.LagMember {
+				return true
+			}
+		}
+	}
+	return false
+}

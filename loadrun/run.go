@@ -33,7 +33,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	defer env.Close()
-	out := r.display()(ctx, plan, env.Server.String(), func(ctx context.Context, sink Sink) Outcome {
+	out := r.display()(ctx, plan, env.Label(), func(ctx context.Context, sink Sink) Outcome {
 		return Execute(ctx, env, plan, sink)
 	})
 	if out.Err != nil {
@@ -47,5 +47,5 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) error {
 }
 
 func (r *Runner) report(title string, env *Env, out string) Report {
-	return Report{Title: title, Server: env.Server.String(), Local: env.Local, Version: r.Version, Out: out}
+	return Report{Title: title, Server: env.Label(), Local: env.Local, Version: r.Version, Out: out}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/faults"
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/recipes"
@@ -25,6 +26,9 @@ type Target struct {
 	SessionOptions []recipes.SessionOption
 	// SourceAddrs is loadgen.Options.SourceAddrs (--source-addrs).
 	SourceAddrs int
+	// ServerConfig configures a local ensemble's servers (--server-config);
+	// servers given in Server keep their own.
+	ServerConfig ensemble.ServerConfig
 	// Log receives what Open says while it starts an ensemble (stderr).
 	Log io.Writer
 }
@@ -36,7 +40,10 @@ type Env struct {
 	// Local is set when Open started the ensemble.
 	Local bool
 	ens   *ensemble.Ensemble
-	t     Target
+	// quorum holds the proxies on the local ensemble's quorum links, when
+	// a run lags a member (lag-member).
+	quorum *faults.Quorum
+	t      Target
 }
 
 // Open gets the target ready for plan, whose runs open up to clients
@@ -46,6 +53,9 @@ type Env struct {
 func (t Target) Open(ctx context.Context, plan *Plan, clients int) (*Env, error) {
 	e := &Env{Server: t.Server, t: t}
 	if len(t.Server.Servers) > 0 {
+		if t.ServerConfig != (ensemble.ServerConfig{}) {
+			return nil, exit.Usagef("--server-config configures the local ensemble zkherd starts; servers given with --server keep their own configuration (leave out one or the other)")
+		}
 		for _, run := range plan.Runs {
 			if err := run.Spec.ValidateEnsemble(len(t.Server.Servers), false); err != nil {
 				return nil, ScenarioError(err)
@@ -53,12 +63,22 @@ func (t Target) Open(ctx context.Context, plan *Plan, clients int) (*Env, error)
 		}
 		return e, nil
 	}
-	ens, err := StartEnsemble(ctx, ensemble.Options{
-		Nodes:   plan.Spec.Effective().Ensemble,
-		NoFsync: true,
-		HeapMB:  heapFor(clients),
-	}, t.Log)
+	opts := ensemble.Options{
+		Nodes:        plan.Spec.Effective().Ensemble,
+		NoFsync:      true,
+		HeapMB:       heapFor(clients),
+		ServerConfig: t.ServerConfig,
+	}
+	if plan.lagsMembers() {
+		// lag-member acts through proxies on the quorum links.
+		e.quorum = faults.NewQuorum(context.WithoutCancel(ctx))
+		opts.PeerAddr = e.quorum.PeerAddr
+	}
+	ens, err := StartEnsemble(ctx, opts, t.Log)
 	if err != nil {
+		if e.quorum != nil {
+			e.quorum.Close()
+		}
 		return nil, err
 	}
 	e.ens, e.Local = ens, true
@@ -71,7 +91,20 @@ func (e *Env) Close() error {
 	if e.ens == nil {
 		return nil
 	}
-	return e.ens.Stop()
+	err := e.ens.Stop()
+	if e.quorum != nil {
+		err = errors.Join(err, e.quorum.Close())
+	}
+	return err
+}
+
+// Label names the servers for the report: the connect string, and a local
+// ensemble's server configuration when it is not the default.
+func (e *Env) Label() string {
+	if !e.Local || e.t.ServerConfig == (ensemble.ServerConfig{}) {
+		return e.Server.String()
+	}
+	return fmt.Sprintf("%s [%s]", e.Server.String(), e.t.ServerConfig)
 }
 
 // LoadOptions are the options of every loadgen.Run on the target; the
@@ -85,6 +118,7 @@ func (e *Env) LoadOptions() loadgen.Options {
 	}
 	if e.ens != nil {
 		o.Ensemble = e.ens
+		o.Quorum = e.quorum
 	}
 	return o
 }

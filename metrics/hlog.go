@@ -138,13 +138,3 @@ func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 	}
 	return h, nil
 }
-
-// DecodePackedHistogram decodes like DecodeHistogram into a sparse
-// histogram, which costs memory in proportion to the values it holds.
-func DecodePackedHistogram(s string) (*hdrhistogram.PackedHistogram, error) {
-	h, err := hdrhistogram.DecodePacked([]byte(s))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrDecode, err)
-	}
-	return h, nil
-}

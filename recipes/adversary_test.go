@@ -162,21 +162,24 @@ func TestUnlockNodeGoneIsLost(t *testing.T) {
 // trace.
 func TestLockHandOffServerConfigs(t *testing.T) {
 	for _, tc := range []struct {
+		name string
 		cfg  ensemble.ServerConfig
+		opts []LockOption
 		want HandOff
 	}{
-		{ensemble.ServerConfig{}, HandOffMark},
-		{ensemble.ServerConfig{SkipACL: true}, HandOffListing},
-		{ensemble.ServerConfig{DigestAlgorithm: "SHA-256"}, HandOffListing},
+		{"default", ensemble.ServerConfig{}, nil, HandOffMark},
+		{"skipACL", ensemble.ServerConfig{SkipACL: true}, nil, HandOffListing},
+		{"SHA-256", ensemble.ServerConfig{DigestAlgorithm: "SHA-256"}, nil, HandOffListing},
+		{"WithListingHandOff", ensemble.ServerConfig{}, []LockOption{WithListingHandOff()}, HandOffListing},
 	} {
-		t.Run(tc.cfg.String(), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			servers := configServers(t, tc.cfg)
 			path := testPath(t)
 			ss := newSessions(t, 3, servers)
 			ctx := testCtx(t, 30*time.Second)
 			var traced atomic.Int32
 			trace := &LockTrace{Acquired: func(a AcquireStats) { traced.Store(int32(a.HandOff)) }}
-			h := NewLock(ss[0], path, WithTrace(trace))
+			h := NewLock(ss[0], path, append(tc.opts, WithTrace(trace))...)
 			if err := h.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -192,7 +195,7 @@ func TestLockHandOffServerConfigs(t *testing.T) {
 					wLists.Add(1)
 				}
 			}}
-			w := NewLock(ss[1], path, WithTrace(wTrace))
+			w := NewLock(ss[1], path, append(tc.opts, WithTrace(wTrace))...)
 			granted := make(chan error, 1)
 			go func() { granted <- w.Lock(ctx) }()
 			waitFor(t, 10*time.Second, "the waiter's node", func() bool { return len(children(t, ss[2], path)) == 2 })

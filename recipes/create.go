@@ -307,27 +307,6 @@ func childrenOf(ctx context.Context, s *Session, dir string) (children []string,
 	return children, stat, err
 }
 
-// listChildren returns dir's children parsed and sorted by sequence, and the
-// names no layout recognises. Connection losses are retried.
-func listChildren(ctx context.Context, s *Session, dir string) ([]Node, []string, error) {
-	children, _, err := childrenOf(ctx, s, dir)
-	if err != nil {
-		return nil, nil, fmt.Errorf("recipes: list %s: %w", dir, err)
-	}
-	nodes, unknown := ParseChildren(children)
-	return nodes, unknown, nil
-}
-
-// indexOf returns the index of the node named name in nodes, or -1.
-func indexOf(nodes []Node, name string) int {
-	for i := range nodes {
-		if nodes[i].Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 // joinPath joins a directory and a child name.
 func joinPath(dir, name string) string {
 	if dir == "/" {

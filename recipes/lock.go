@@ -235,6 +235,9 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 		if try {
 			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
 		}
+		if err := armOwn(); err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
 		start := time.Now()
 		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, pred))
 		tr.request(OpWatch, start, err)
@@ -249,9 +252,6 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 			continue
 		case err != nil:
 			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch predecessor: %w", sessionErr(c.s, err)))
-		}
-		if err := armOwn(); err != nil {
-			return acquired{}, c.abandon(ctx, node, tr, err)
 		}
 		woke, err := c.waitWake(ctx, ch, &own, tr)
 		if err != nil {

@@ -65,3 +65,13 @@ func TestScanListing(t *testing.T) {
 		}
 	})
 }
+
+// indexOf returns the index of the node named name in nodes, or -1.
+func indexOf(nodes []Node, name string) int {
+	for i := range nodes {
+		if nodes[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -32,7 +32,7 @@ func TestLookup(t *testing.T) {
 		{
 			name:    "unknown name",
 			arg:     "fair-lok",
-			wantErr: []string{`unknown scenario "fair-lok" (did you mean "fair-lock"?)`, "built-in scenarios are barrier, election-chaos,", "herd-vs-fair,", "or give the path of a YAML file"},
+			wantErr: []string{`unknown scenario "fair-lok" (did you mean "fair-lock"?)`, "built-in scenarios are barrier, election-adversary, election-chaos,", "herd-vs-fair,", "or give the path of a YAML file"},
 			wantIs:  ErrUnknown,
 		},
 	}

@@ -28,3 +28,11 @@ export PATH="$PATH:/usr/local/go/bin"
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
 go mod download
+
+# staticcheck runs in make test (and so in CI); installed through the Go
+# module proxy, pinned, when missing.
+staticcheck_version=v0.8.2
+if ! "$(go env GOPATH)/bin/staticcheck" -version 2>/dev/null | grep -q "${staticcheck_version#v}"; then
+  echo "setup: installing staticcheck ${staticcheck_version} (go install)" >&2
+  go install "honnef.co/go/tools/cmd/staticcheck@${staticcheck_version}"
+fi

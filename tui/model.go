@@ -44,7 +44,14 @@ type feeds struct {
 	changes   <-chan struct{}
 	take      func() []inspect.Change
 	loads     <-chan *loadview.Snapshot
+	// needWatches tells the source whether the view on screen shows
+	// watches, the costliest thing to ask the servers (nil: no source).
+	needWatches func(bool)
 }
+
+// showsWatches lists the views that need the servers' watch lists: the
+// Locks view judges each waiter's watch, the Sessions view lists them.
+func showsWatches(v viewID) bool { return v == viewLocks || v == viewSessions }
 
 // Model is the root of the interface: a tab bar, the active view, a status
 // line and the help bar. It holds each view as its concrete type.
@@ -65,8 +72,11 @@ type Model struct {
 	confirm   *common.ConfirmMsg
 	notice    string
 	noticeErr bool
-	noticeSeq int
-	filters   map[viewID]string
+	// noticeUser: the notice answers something the user did (a view's
+	// NoticeMsg), not a snapshot.
+	noticeUser bool
+	noticeSeq  int
+	filters    map[viewID]string
 
 	lastNotices  string // notices of the previous snapshot, to show changes only
 	snap         *inspect.Snapshot
@@ -93,6 +103,9 @@ func newModel(ctx context.Context, c common.Common, src tree.Source, order []vie
 
 // Init starts the live feeds and lists the tree's root.
 func (m Model) Init() tea.Cmd {
+	if m.feeds.needWatches != nil {
+		m.feeds.needWatches(showsWatches(m.current()))
+	}
 	cmds := []tea.Cmd{m.listenSnapshots(), m.listenChanges(), m.listenLoad()}
 	for _, v := range m.views {
 		cmds = append(cmds, v.Init())
@@ -144,9 +157,20 @@ func (m Model) listenChanges() tea.Cmd {
 	}
 }
 
-// Update routes messages: keys to the input line, a pending confirmation,
-// the global bindings or the active view; data to every view that shows it.
+// Update routes messages (see update) and, when the view on screen
+// changed, tells the source whether watches are needed now.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	before := m.current()
+	next, cmd := m.update(msg)
+	if nm, ok := next.(Model); ok && nm.feeds.needWatches != nil && nm.current() != before {
+		nm.feeds.needWatches(showsWatches(nm.current()))
+	}
+	return next, cmd
+}
+
+// update routes messages: keys to the input line, a pending confirmation,
+// the global bindings or the active view; data to every view that shows it.
+func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
@@ -171,7 +195,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case common.NoticeMsg:
-		return m, m.setNotice(msg.Text, msg.Error)
+		cmd := m.setNotice(msg.Text, msg.Error)
+		m.noticeUser = true
+		return m, cmd
 	case clearNoticeMsg:
 		if msg.seq == m.noticeSeq {
 			m.notice = ""
@@ -229,7 +255,7 @@ func (m *Model) snapshotNotices(s *inspect.Snapshot) tea.Cmd {
 
 func (m *Model) setNotice(text string, isErr bool) tea.Cmd {
 	m.noticeSeq++
-	m.notice, m.noticeErr = text, isErr
+	m.notice, m.noticeErr, m.noticeUser = text, isErr, false
 	seq := m.noticeSeq
 	return tea.Tick(noticeFor, func(time.Time) tea.Msg { return clearNoticeMsg{seq} })
 }
@@ -239,6 +265,11 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if k.String() == "ctrl+c" {
 		m.quit = true
 		return m, tea.Quit
+	}
+	if m.noticeErr && m.noticeUser {
+		// An error about what the user did: the next key press moves on
+		// from it. (What the servers report stays its while.)
+		m.notice, m.noticeErr = "", false
 	}
 	if m.confirm != nil {
 		c := m.confirm

@@ -52,6 +52,11 @@ type InspectOptions struct {
 	// PollInterval is the time between cluster snapshots; defaults to
 	// inspect.DefaultPollInterval.
 	PollInterval time.Duration
+	// ScanRoots, NoWatches and WatchBudget bound what the inspector asks
+	// of the servers (see inspect.Options).
+	ScanRoots   []string
+	NoWatches   bool
+	WatchBudget int
 	// Input and Output default to the terminal (stdin/stdout).
 	Input  io.Reader
 	Output io.Writer
@@ -73,6 +78,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	in, err := inspect.Open(cctx, inspect.Options{
 		Servers: cs.Servers, AdminURLs: opts.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
 		Auth: opts.Auth, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
+		ScanRoots: opts.ScanRoots, NoWatches: opts.NoWatches, WatchBudget: opts.WatchBudget,
 	})
 	cancel()
 	if err != nil {
@@ -82,7 +88,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	f := feeds{snapshots: in.Run(ctx), changes: in.Changes(), take: in.TakeChanges}
+	f := feeds{snapshots: in.Run(ctx), changes: in.Changes(), take: in.TakeChanges, needWatches: in.SetNeedWatches}
 	title := cs.String()
 	if opts.AllowWrites {
 		title += " · WRITES ALLOWED"
@@ -163,13 +169,14 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		src, err = inspect.Open(cctx, inspect.Options{
 			Servers: cs.Servers, AdminURLs: opts.Inspect.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
 			Auth: opts.Inspect.Auth, PollInterval: opts.Inspect.PollInterval,
+			ScanRoots: opts.Inspect.ScanRoots, NoWatches: opts.Inspect.NoWatches, WatchBudget: opts.Inspect.WatchBudget,
 		})
 		cancel()
 		if err != nil {
 			return err
 		}
 		defer src.Close()
-		f.snapshots, f.changes, f.take = src.Run(ctx), src.Changes(), src.TakeChanges
+		f.snapshots, f.changes, f.take, f.needWatches = src.Run(ctx), src.Changes(), src.TakeChanges, src.SetNeedWatches
 		order = append(order, viewLocks, viewSessions, viewServers, viewTree, viewQueues)
 		title = cs.String()
 	}

@@ -13,5 +13,5 @@ import (
 	_ "github.com/rogpeppe/go-internal/testscript"
 	_ "github.com/spf13/cobra"
 	_ "go.uber.org/goleak"
-	_ "gopkg.in/yaml.v3"
+	_ "go.yaml.in/yaml/v3"
 )

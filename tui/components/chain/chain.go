@@ -15,6 +15,7 @@ import (
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // Model is a scrollable chain.
@@ -38,7 +39,22 @@ func (m *Model) SetLock(l *inspect.Lock) {
 	if l != nil {
 		n = len(l.Entries)
 	}
-	m.table.SetRows(n, m.row)
+	m.setRows(n)
+}
+
+// setRows hands the table its rows. The row function closes over chainRows,
+// never over the Model, whose copies would keep every earlier lock (and
+// its snapshot) reachable through the table's previous row function.
+func (m *Model) setRows(n int) {
+	r := chainRows{lock: m.lock, styles: m.Styles, width: m.Width}
+	m.table.SetRows(n, r.row)
+}
+
+// chainRows is what the chain's rows are drawn from.
+type chainRows struct {
+	lock   *inspect.Lock
+	styles *styles.Styles
+	width  int
 }
 
 // Lock is the lock shown.
@@ -81,12 +97,13 @@ func (m *Model) layout() {
 	}
 	m.table.SetColumns(cols)
 	m.table.SetSize(m.Width, m.Height)
+	m.setRows(m.table.Len())
 }
 
-func (m Model) row(i int) []string {
-	e := &m.lock.Entries[i]
-	s := m.Styles
-	role := connector(i, len(m.lock.Entries)) + roleName(e)
+func (r chainRows) row(i int) []string {
+	e := &r.lock.Entries[i]
+	s := r.styles
+	role := connector(i, len(r.lock.Entries)) + roleName(e)
 	session := "-"
 	if e.Session != 0 {
 		session = inspect.SessionHex(e.Session)
@@ -95,25 +112,31 @@ func (m Model) row(i int) []string {
 	if endpoint == "" {
 		endpoint = "-"
 	}
-	watch, state := watchCells(e, m.Width >= 120)
+	watch, state := watchCells(e, r.width >= 120)
+	if r.lock.WatchUnknown && e.Role == inspect.RoleWaiter && e.Node != "" {
+		watch, state = "?", "watch unknown"
+		if r.width < 120 {
+			watch = "? unknown"
+		}
+	}
 	if e.Flags != 0 {
 		state = s.Bad.Render(state)
 	}
 	node := inspect.ShortName(e.Node)
-	if m.Width < 120 {
+	if r.width < 120 {
 		node = compactName(e)
 	}
 	if e.Node == "" {
 		node = "(no node)"
 	}
 	cells := []string{strconv.Itoa(i), role, node, session, endpoint, common.Duration(e.Age), watch, state}
-	if m.Width >= 120 {
+	if r.width >= 120 {
 		return cells
 	}
 	if e.Flags != 0 {
 		watch = s.Bad.Render(watch)
 	}
-	if m.Width < 76 {
+	if r.width < 76 {
 		return []string{cells[0], role, node, session, common.Duration(e.Age), watch}
 	}
 	return []string{cells[0], role, node, session, endpoint, common.Duration(e.Age), watch}

@@ -19,6 +19,7 @@ import (
 	"github.com/zkherd/zkherd/tui/components/chain"
 	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // maxAnomalyLines bounds the anomaly lines under the list.
@@ -52,6 +53,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
+	m.refilter(m.selectedPath()) // rows are drawn for the width
 	m.layout()
 }
 
@@ -132,7 +134,11 @@ func (m *Model) refilter(currentPath string) {
 		Match: func(i int, f string) bool {
 			return strings.Contains(strings.ToLower(locks[i].Path), f) || strings.Contains(strings.ToLower(locks[i].Layout), f)
 		},
-		Row: m.lockRow,
+		// The row function closes over lockRows, never over the Model: a
+		// Model copy holds the table, whose previous row function holds the
+		// previous copy, and so on back to every snapshot ever received
+		// (the leak that grew the inspector by megabytes a second).
+		Row: lockRows{snap: m.snap, styles: m.Styles, width: m.Width}.row,
 	}, func(i int) bool { return locks[i].Path == currentPath })
 	m.showSelected()
 	m.layout()
@@ -151,15 +157,22 @@ func (m Model) selected() *inspect.Lock {
 	return &m.snap.Locks[i]
 }
 
-func (m Model) lockRow(i int) []string {
-	l := &m.snap.Locks[i]
+// lockRows is what the list's rows are drawn from.
+type lockRows struct {
+	snap   *inspect.Snapshot
+	styles *styles.Styles
+	width  int
+}
+
+func (r lockRows) row(i int) []string {
+	l := &r.snap.Locks[i]
 	anom := summary(l)
 	if anom != "" {
-		anom = m.Styles.Bad.Render("! " + anom)
+		anom = r.styles.Bad.Render("! " + anom)
 	}
-	row := []string{common.TruncateLeft(l.Path, max(m.Width-56, 16)), l.Layout,
+	row := []string{common.TruncateLeft(l.Path, max(r.width-56, 16)), l.Layout,
 		common.Count(int64(l.Holders())), common.Count(int64(l.Waiters())), anom}
-	if m.Width < 76 {
+	if r.width < 76 {
 		return []string{row[0], row[2], row[3], anom}
 	}
 	return row
@@ -209,6 +222,12 @@ func (m Model) View() string {
 		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
 	}
 	head := common.Plural(len(m.snap.Locks), "lock directory", "lock directories")
+	if n := len(m.snap.Herds); n > 0 {
+		head += " · " + m.Styles.Warn.Render(common.Plural(n, "watched-node herd", "watched-node herds")+" (Sessions)")
+	}
+	if c := &m.snap.Cluster; c.WatchesUnknown {
+		head += " · " + m.Styles.Dim.Render("watches unknown")
+	}
 	lines := []string{m.list.Heading("Locks", head), m.list.View()}
 	for _, a := range m.anomalyLines() {
 		lines = append(lines, common.Fit(a, m.Width))

@@ -16,6 +16,7 @@ import (
 	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/sparkline"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // Model is the Queues view.
@@ -43,6 +44,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
+	m.refilter() // rows are drawn for the width
 	m.layout()
 }
 
@@ -102,22 +104,33 @@ func (m *Model) refilter() {
 	m.list.Refilter(filtertable.Items{
 		N:     len(qs),
 		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(qs[i].Path), f) },
-		Row:   m.row,
+		// The row function closes over queueRows, never over the Model
+		// (whose copies would keep every snapshot reachable through the
+		// table's previous row function).
+		Row: queueRows{snap: m.snap, styles: m.Styles, width: m.Width, spark: m.sparkWidth()}.row,
 	}, nil)
 	m.layout()
 }
 
-func (m Model) row(i int) []string {
-	q := &m.snap.Queues[i]
+// queueRows is what the list's rows are drawn from.
+type queueRows struct {
+	snap   *inspect.Snapshot
+	styles *styles.Styles
+	width  int
+	spark  int
+}
+
+func (r queueRows) row(i int) []string {
+	q := &r.snap.Queues[i]
 	row := []string{
-		common.TruncateLeft(q.Path, max(m.Width-60, 12)),
+		common.TruncateLeft(q.Path, max(r.width-60, 12)),
 		common.Count(int64(q.Depth)),
-		m.Styles.Spark.Render(sparkline.Render(sparkline.Ints(q.Depths), m.sparkWidth(), 0)),
+		r.styles.Spark.Render(sparkline.Render(sparkline.Ints(q.Depths), r.spark, 0)),
 		common.Rate(q.EnqueueRate),
 		common.Rate(q.DequeueRate),
 		common.Duration(q.HeadAge),
 	}
-	if m.Width < 76 {
+	if r.width < 76 {
 		return row[:5]
 	}
 	return row

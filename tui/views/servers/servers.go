@@ -19,6 +19,7 @@ import (
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/pager"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // Model is the Servers view.
@@ -48,6 +49,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
+	m.setRows()
 	m.layout()
 }
 
@@ -90,7 +92,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.SnapshotMsg:
 		m.snap = msg.Snapshot
-		m.members.SetRows(len(m.snap.Cluster.Members), m.memberRow)
+		m.setRows()
 		m.details.SetLines(m.detailLines())
 		m.layout()
 	case tea.KeyPressMsg:
@@ -120,9 +122,27 @@ func (m *Model) setFocus() {
 	}
 }
 
-func (m Model) memberRow(i int) []string {
-	mb := &m.snap.Cluster.Members[i]
-	s := m.Styles
+// setRows hands the table its rows; the row function closes over
+// memberRows, never over the Model (whose copies would keep every snapshot
+// reachable through the table's previous row function).
+func (m *Model) setRows() {
+	if m.snap == nil {
+		return
+	}
+	r := memberRows{snap: m.snap, styles: m.Styles, width: m.Width}
+	m.members.SetRows(len(m.snap.Cluster.Members), r.memberRow)
+}
+
+// memberRows is what the table's rows are drawn from.
+type memberRows struct {
+	snap   *inspect.Snapshot
+	styles *styles.Styles
+	width  int
+}
+
+func (r memberRows) memberRow(i int) []string {
+	mb := &r.snap.Cluster.Members[i]
+	s := r.styles
 	if !mb.Up {
 		return []string{mb.Addr, s.Bad.Render("DOWN"), "-"}
 	}
@@ -133,9 +153,9 @@ func (m Model) memberRow(i int) []string {
 		common.Count(mb.Znodes), common.Count(mb.Ephemerals),
 	}
 	switch {
-	case m.Width < 76:
+	case r.width < 76:
 		return []string{row[0], row[1], row[2], row[4], row[5], row[7], row[8]}
-	case m.Width < 100:
+	case r.width < 100:
 		return append(row[:3:3], row[4:9]...)
 	}
 	return row

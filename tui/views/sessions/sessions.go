@@ -17,6 +17,7 @@ import (
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // Model is the Sessions view.
@@ -49,6 +50,7 @@ func (m Model) ShortHelp() []key.Binding {
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
 	m.Common.SetSize(width, height)
+	m.refilter() // rows are drawn for the width
 	m.layout()
 }
 
@@ -134,17 +136,31 @@ func (m *Model) refilter() {
 	slices.SortStableFunc(m.paths, func(a, b int) int {
 		return len(c.Watches[b].Sessions) - len(c.Watches[a].Sessions)
 	})
+	// The row functions close over sessionRows, never over the Model: a
+	// Model copy holds the tables, whose previous row functions hold the
+	// previous copy, and so on back to every snapshot ever received (the
+	// leak that grew the inspector by megabytes a second).
+	r := sessionRows{snap: m.snap, paths: slices.Clone(m.paths), owners: m.owners, styles: m.Styles, width: m.Width}
 	m.top.Refilter(filtertable.Items{
 		N:     len(c.Sessions),
 		Match: func(i int, f string) bool { return sessionMatches(&c.Sessions[i], f) },
-		Row:   m.sessionRow,
+		Row:   r.sessionRow,
 	}, nil)
-	paths := m.paths
+	paths := r.paths
 	m.bottom.Refilter(filtertable.Items{
 		N:     len(paths),
 		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(c.Watches[paths[i]].Path), f) },
-		Row:   m.pathRow,
+		Row:   r.pathRow,
 	}, nil)
+}
+
+// sessionRows is what the tables' rows are drawn from.
+type sessionRows struct {
+	snap   *inspect.Snapshot
+	paths  []int
+	owners map[string]int64
+	styles *styles.Styles
+	width  int
 }
 
 func sessionMatches(s *inspect.Session, f string) bool {
@@ -164,13 +180,13 @@ func sessionMatches(s *inspect.Session, f string) bool {
 	return false
 }
 
-func (m Model) sessionRow(i int) []string {
-	s := &m.snap.Cluster.Sessions[i]
+func (r sessionRows) sessionRow(i int) []string {
+	s := &r.snap.Cluster.Sessions[i]
 	endpoint, member := s.Endpoint, s.Member
 	switch {
 	case member == "":
-		endpoint, member = m.Styles.Warn.Render("not connected"), "-"
-	case s.ID == m.snap.Cluster.Self:
+		endpoint, member = r.styles.Warn.Render("not connected"), "-"
+	case s.ID == r.snap.Cluster.Self:
 		endpoint = "this inspector"
 	}
 	lat := "-"
@@ -180,25 +196,25 @@ func (m Model) sessionRow(i int) []string {
 	row := []string{inspect.SessionHex(s.ID), endpoint, member, s.LastOp, lat,
 		common.Count(int64(len(s.Ephemerals))), common.Count(int64(len(s.Watches)))}
 	switch {
-	case m.Width >= 110:
+	case r.width >= 110:
 		return row
-	case m.Width >= 76:
+	case r.width >= 76:
 		return []string{row[0], row[1], row[3], row[4], row[5], row[6]}
 	}
 	return []string{row[0], row[1], row[4], row[5], row[6]}
 }
 
-func (m Model) pathRow(i int) []string {
-	w := &m.snap.Cluster.Watches[m.paths[i]]
+func (r sessionRows) pathRow(i int) []string {
+	w := &r.snap.Cluster.Watches[r.paths[i]]
 	n := common.Count(int64(len(w.Sessions)))
 	if len(w.Sessions) >= inspect.DefaultHerdThreshold {
-		n = m.Styles.Bad.Render("! " + n)
+		n = r.styles.Bad.Render("! " + n)
 	}
 	owner := "-"
-	if id, ok := m.owners[w.Path]; ok {
+	if id, ok := r.owners[w.Path]; ok {
 		owner = inspect.SessionHex(id)
 	}
-	return []string{common.TruncateLeft(w.Path, max(m.Width-28, 20)), n, owner}
+	return []string{common.TruncateLeft(w.Path, max(r.width-28, 20)), n, owner}
 }
 
 // selectedLine describes the session under the cursor.
@@ -233,8 +249,21 @@ func (m Model) View() string {
 		return common.Lines("waiting for the first poll of the members…", m.Width, m.Height)
 	}
 	c := &m.snap.Cluster
-	head := fmt.Sprintf("%s sessions · %s data watches on %s paths", common.Count(int64(len(c.Sessions))),
-		common.Count(c.ItemisedWatches), common.Count(int64(len(c.Watches))))
+	sessions := common.Count(int64(len(c.Sessions))) + " sessions"
+	if c.SessionsUnknown {
+		sessions = m.Styles.Warn.Render("sessions unknown (no member answers cons or dump)")
+	}
+	watches := fmt.Sprintf("%s data watches on %s paths", common.Count(c.ItemisedWatches), common.Count(int64(len(c.Watches))))
+	if c.WatchesUnknown {
+		watches = m.Styles.Warn.Render("watches unknown")
+		if c.WatchesNote != "" {
+			watches += m.Styles.Dim.Render(" (" + c.WatchesNote + ")")
+		}
+	}
+	head := sessions + " · " + watches
+	if n := len(m.snap.Herds); n > 0 {
+		head += " · " + m.Styles.Bad.Render(common.Plural(n, "herd", "herds")+" of watched nodes (! below)")
+	}
 	if n, ok := c.ChildWatches(); ok {
 		head += fmt.Sprintf(" · child watches (not itemised): %s", common.Count(n))
 	} else {

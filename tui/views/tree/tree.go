@@ -9,10 +9,13 @@
 package tree
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path"
 	"slices"
 	"strings"
@@ -29,6 +32,7 @@ import (
 	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/pager"
 	"github.com/zkherd/zkherd/tui/components/table"
+	"github.com/zkherd/zkherd/tui/styles"
 )
 
 // Timing and size limits.
@@ -37,6 +41,9 @@ const (
 	settle = 120 * time.Millisecond
 	// requestTimeout bounds each read.
 	requestTimeout = 10 * time.Second
+	// treeTimeout bounds counting and deleting a subtree: one request per
+	// node counted (50,000 leaves take seconds), a multi per 1,000 deleted.
+	treeTimeout = 2 * time.Minute
 	// autoRefreshMax: larger listings are not re-fetched on every child
 	// change; the header says they changed and r refreshes.
 	autoRefreshMax = 10000
@@ -48,6 +55,10 @@ type Source interface {
 	Node(ctx context.Context, path string) (inspect.Node, error)
 	Delete(ctx context.Context, path string, version int32) error
 	SetData(ctx context.Context, path string, data []byte, version int32) error
+	Create(ctx context.Context, path string, data []byte, mode inspect.CreateMode) (string, error)
+	SetACL(ctx context.Context, path string, acl []zk.ACL, aversion int32) error
+	CountTree(ctx context.Context, path string) (int, error)
+	DeleteTree(ctx context.Context, path string) (int, error)
 	Writable() bool
 }
 
@@ -65,10 +76,30 @@ type NodeMsg struct {
 	Err  error
 }
 
-// WrittenMsg is the result of a delete or set-data.
+// WrittenMsg is the result of a write.
 type WrittenMsg struct {
 	Op, Path string
 	Err      error
+	// Done, when set, replaces "OP PATH: done" in the notice; Why, when
+	// set, replaces "OP PATH failed: ERR".
+	Done, Why string
+}
+
+// countedMsg is the size of a subtree about to be deleted.
+type countedMsg struct {
+	Path    string
+	Version int32
+	Count   int
+	Err     error
+}
+
+// editedMsg is the editor's result: the file's content after it exited.
+type editedMsg struct {
+	Path    string
+	Version int32
+	Before  []byte
+	After   []byte
+	Err     error
 }
 
 // settledMsg fires settle after the cursor moved: the node under the
@@ -93,6 +124,13 @@ type Model struct {
 	node     *inspect.Node
 	nodeErr  string
 	decoded  inspect.Decoded
+	// dataLines are the node's data as drawn at dataWidth: computed once
+	// per node and width (a 1 MB node is 65,536 hex lines), not per frame.
+	dataLines []string
+	dataWidth int
+	// dirSeen is true once the directory listed has been listed: a
+	// missing node is then "gone", else "no such node".
+	dirSeen  bool
 	settling bool // a settledMsg is on its way
 	detail   pager.Model
 	focus    int // 0 list, 1 detail
@@ -119,9 +157,9 @@ func (m Model) Title() string { return "Tree" }
 // ShortHelp lists the view's own keys for the help bar.
 func (m Model) ShortHelp() []key.Binding {
 	km := m.KeyMap
-	b := []key.Binding{km.Right, km.Left, km.NextPane, km.Filter, km.Refresh}
+	b := []key.Binding{km.Right, km.Left, km.NextPane, km.Filter, keyCopy}
 	if m.src != nil && m.src.Writable() {
-		b = append(b, km.Delete, km.Edit)
+		b = append(b, keyCreate, km.Edit, km.Delete, keyACL)
 	}
 	return b
 }
@@ -176,16 +214,31 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case common.ChangesMsg:
 		return m.changed(msg.Changes)
 	case common.FilterMsg:
+		// The cursor stays on the node it was on, if still shown.
+		var keep func(int) bool
+		if name, ok := m.selectedName(); ok {
+			names := m.listing.Names
+			keep = func(i int) bool { return names[i] == name }
+		}
 		m.list.SetFilter(msg.Text)
-		m.refilter(nil)
+		m.refilter(keep)
 		return m, m.cursorMoved()
 	case common.CommandMsg:
 		return m.command(msg.Name, msg.Arg)
 	case WrittenMsg:
 		if msg.Err != nil {
-			return m, notice(fmt.Sprintf("%s %s failed: %v", msg.Op, msg.Path, msg.Err), true)
+			text := cmp.Or(msg.Why, fmt.Sprintf("%s %s failed: %s", msg.Op, msg.Path, writeErrText(msg.Err)))
+			return m, tea.Batch(notice(text, true), m.fetchNode(m.nodePath))
 		}
-		return m, tea.Batch(notice(fmt.Sprintf("%s %s: done", msg.Op, msg.Path), false), m.fetchChildren(m.dir))
+		done := msg.Done
+		if done == "" {
+			done = fmt.Sprintf("%s %s: done", msg.Op, msg.Path)
+		}
+		return m, tea.Batch(notice(done, false), m.fetchChildren(m.dir), m.fetchNode(m.nodePath))
+	case countedMsg:
+		return m, m.confirmDelete(msg)
+	case editedMsg:
+		return m, m.confirmEdit(msg)
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
@@ -220,11 +273,26 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 	case key.Matches(k, km.Delete):
 		return m, m.askDelete()
 	case key.Matches(k, km.Edit):
-		return m, m.askSetData()
+		return m, m.edit()
+	case key.Matches(k, keyCreate):
+		return m, m.askCreate()
+	case key.Matches(k, keyCopy):
+		return m, m.copyPath()
+	case key.Matches(k, keyACL):
+		return m, m.askACL()
 	}
 	var cmd tea.Cmd
-	if m.focus == 1 {
+	switch {
+	case m.focus == 1:
 		m.detail, cmd = m.detail.Update(k)
+		return m, cmd
+	case m.list.Shown() == 0:
+		// With no children listed, the keys page the node's data.
+		d := m.detail
+		d.Focus()
+		d, cmd = d.Update(k)
+		d.Blur()
+		m.detail = d
 		return m, cmd
 	}
 	before := m.list.Cursor()
@@ -249,14 +317,25 @@ func (m Model) command(name, arg string) (Model, tea.Cmd) {
 		return m, m.cd(path.Clean(p), "")
 	case "set":
 		return m, m.confirmSetData(arg)
-	case "delete", "rm":
+	case "delete", "rm", "deleteall", "rmr":
 		return m, m.askDelete()
+	case "create":
+		return m, m.confirmCreate(arg)
+	case "setacl":
+		return m, m.confirmSetACL(arg)
+	case "edit":
+		return m, m.edit()
+	case "copy", "yank":
+		return m, m.copyPath()
 	}
-	return m, notice(fmt.Sprintf("unknown command %q (try :cd PATH, :set DATA, :delete, :locks, :servers, :q)", name), true)
+	return m, notice(fmt.Sprintf("unknown command %q (try :cd PATH, :create [-e] [-s] PATH [DATA], :edit, :set DATA, :setacl ACL, :delete, :copy, :locks, :q)", name), true)
 }
 
 // cd lists dir, putting the cursor on child selectOn when it arrives.
 func (m *Model) cd(dir, selectOn string) tea.Cmd {
+	if dir != m.dir {
+		m.dirSeen = false
+	}
 	m.dir, m.selectOn = dir, selectOn
 	m.listing = inspect.Children{Path: dir}
 	m.listErr, m.stale = "", false
@@ -302,13 +381,20 @@ func (m Model) gotChildren(msg ChildrenMsg) (Model, tea.Cmd) {
 	}
 	m.loading = false
 	if msg.Err != nil {
-		m.listErr = errText(msg.Err)
+		m.listErr = m.missingText(msg.Err, m.dir, m.dirSeen)
 		m.listing = inspect.Children{Path: m.dir}
 		m.refilter(nil)
+		if errors.Is(msg.Err, zk.ErrNoNode) {
+			m.nodePath, m.node, m.nodeErr = "", nil, ""
+			m.rebuildDetail()
+			return m, nil
+		}
 		// The directory itself may still be readable: show its node.
-		m.nodePath = m.dir
+		m.nodePath, m.node, m.nodeErr = m.dir, nil, ""
+		m.rebuildDetail()
 		return m, m.fetchNode(m.dir)
 	}
+	m.dirSeen = true
 	var keep string
 	if m.selectOn == "" {
 		keep, _ = m.selectedName()
@@ -349,22 +435,31 @@ func (m Model) changed(cs []inspect.Change) (Model, tea.Cmd) {
 }
 
 // refilter shows the children that match the filter, the cursor on the
-// one keep matches (keep may be nil).
+// one keep matches (keep may be nil). The row function closes over
+// nameRows, never over the Model: a Model copy holds the list, whose
+// previous row function holds the previous copy, and so on back to every
+// listing and snapshot ever received.
 func (m *Model) refilter(keep func(i int) bool) {
 	names := m.listing.Names
 	m.list.Refilter(filtertable.Items{
 		N:     len(names),
 		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(names[i]), f) },
-		Row:   m.row,
+		Row:   nameRows{names: names, styles: m.Styles}.row,
 	}, keep)
+}
+
+// nameRows is what the list's rows are drawn from.
+type nameRows struct {
+	names  []string
+	styles *styles.Styles
 }
 
 // row shows a recipe node by its short name (recipe part and sequence)
 // first, then the full name, dimmed.
-func (m Model) row(i int) []string {
-	name := m.listing.Names[i]
+func (r nameRows) row(i int) []string {
+	name := r.names[i]
 	if short := inspect.ShortName(name); short != name {
-		return []string{short + "  " + m.Styles.Dim.Render(name)}
+		return []string{short + "  " + r.styles.Dim.Render(name)}
 	}
 	return []string{name}
 }
@@ -416,12 +511,19 @@ func (m Model) selectedName() (string, bool) {
 // second, reads at most one node per settle.
 func (m *Model) cursorMoved() tea.Cmd {
 	name, ok := m.selectedName()
-	if !ok {
+	p := path.Join(m.dir, name)
+	switch {
+	case !ok && m.listErr != "":
+		return nil
+	case !ok && m.loading:
 		m.nodePath, m.node, m.nodeErr = "", nil, ""
 		m.rebuildDetail()
 		return nil
+	case !ok:
+		// A leaf (or a filter matching nothing): show the node itself, as
+		// zkCli's get does.
+		p = m.dir
 	}
-	p := path.Join(m.dir, name)
 	if p == m.nodePath {
 		return nil // already shown, or its read is on its way
 	}
@@ -435,15 +537,34 @@ func (m *Model) cursorMoved() tea.Cmd {
 }
 
 func (m *Model) setNode(msg NodeMsg) {
+	samePath := m.node != nil && m.node.Path == msg.Path
 	if msg.Err != nil {
-		m.node, m.nodeErr = nil, errText(msg.Err)
+		// A node read from a listing was seen: missing now means deleted.
+		m.node, m.nodeErr = nil, m.missingText(msg.Err, msg.Path, msg.Path != m.dir || m.dirSeen)
 	} else {
 		n := msg.Node
 		m.node, m.nodeErr = &n, ""
-		m.decoded = inspect.Decode(n.Data, 0, 0)
+		// All of it: the pager shows any part, and the lines are built
+		// once per node, not per frame.
+		m.decoded = inspect.Decode(n.Data, len(n.Data)+1, len(n.Data)+1)
 	}
-	m.detail.GotoTop()
+	m.dataLines, m.dataWidth = nil, 0
+	if !samePath {
+		m.detail.GotoTop()
+	}
 	m.rebuildDetail()
+}
+
+// missingText explains err for path; a node that does not exist was
+// "gone" if the view had seen it, else it never existed.
+func (m Model) missingText(err error, p string, seen bool) string {
+	if errors.Is(err, zk.ErrNoNode) {
+		if seen {
+			return "gone: " + p + " was deleted"
+		}
+		return "no such node: " + p
+	}
+	return errText(err)
 }
 
 func errText(err error) string {
@@ -455,7 +576,34 @@ func errText(err error) string {
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timed out: no member answered in time"
 	}
-	return err.Error()
+	return plainErr(err)
+}
+
+// plainErr drops the package prefixes ("inspect: ", "zk: ") a user need
+// not see.
+func plainErr(err error) string {
+	s := err.Error()
+	for _, p := range []string{"inspect: ", "zk: "} {
+		s = strings.ReplaceAll(s, p, "")
+	}
+	return s
+}
+
+// writeErrText explains why a write failed, with what to do.
+func writeErrText(err error) string {
+	switch {
+	case errors.Is(err, zk.ErrBadVersion):
+		return "the node changed since it was read (version check): nothing written; look again and retry"
+	case errors.Is(err, zk.ErrNodeExists):
+		return "a node of that name exists already"
+	case errors.Is(err, zk.ErrNotEmpty):
+		return "it has children (d deletes them too, after counting them)"
+	case errors.Is(err, zk.ErrNoChildrenForEphemerals):
+		return "an ephemeral node cannot have children"
+	case errors.Is(err, zk.ErrNoNode):
+		return "no such node (or its parent does not exist)"
+	}
+	return errText(err)
 }
 
 // rebuildDetail lays out the node pane's lines for the current width.
@@ -474,6 +622,9 @@ func (m *Model) rebuildDetail() {
 		add(s.Title.Render(m.nodePath))
 		add(s.Dim.Render("reading…"))
 	default:
+		if m.dataLines == nil || m.dataWidth != w {
+			m.dataLines, m.dataWidth = buildDataLines(m.node, m.decoded, w), w
+		}
 		lines = m.nodeLines(w)
 	}
 	m.detail.SetLines(lines)
@@ -525,17 +676,25 @@ func (m Model) nodeLines(w int) []string {
 		head += fmt.Sprintf(", first %s shown", common.Bytes(int64(d.Shown)))
 	}
 	lines = append(lines, s.Label.Render(head))
+	return append(lines, m.dataLines...)
+}
+
+// buildDataLines draws the node's data for width w: hex 16 bytes a line
+// (xxd's compact form where the classic one does not fit), text wrapped,
+// control characters shown as their Unicode pictures (a tab as ␉).
+func buildDataLines(n *inspect.Node, d inspect.Decoded, w int) []string {
 	if d.Kind == inspect.DataBinary {
-		perLine := 16
 		switch {
-		case w < 45:
-			perLine = 4
-		case w < 78:
-			perLine = 8
+		case w >= 78:
+			return inspect.HexDump(n.Data[:d.Shown], 16)
+		case w >= 67:
+			return inspect.HexDumpCompact(n.Data[:d.Shown])
 		}
-		return append(lines, inspect.HexDump(n.Data[:d.Shown], perLine)...)
+		return inspect.HexDump(n.Data[:d.Shown], 8)
 	}
+	lines := make([]string, 0, len(d.Lines))
 	for _, l := range d.Lines {
+		l = visibleControls(l)
 		if ansi.StringWidth(l) <= w {
 			lines = append(lines, l)
 			continue
@@ -545,40 +704,153 @@ func (m Model) nodeLines(w int) []string {
 	return lines
 }
 
-// askDelete asks to delete the node under the cursor.
+// visibleControls replaces control characters with the Unicode control
+// pictures (U+2400 block): a tab shows as ␉, a carriage return as ␍.
+func visibleControls(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x20:
+			b.WriteRune(0x2400 + r)
+		case r == 0x7f:
+			b.WriteRune('␡')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Keys of the Tree view's own (the shared key map has d and e).
+var (
+	keyCreate = key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "create"))
+	keyCopy   = key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy path"))
+	keyACL    = key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "set ACL"))
+)
+
+// askDelete counts the nodes under the node under the cursor, then asks
+// (countedMsg) to delete them all.
 func (m Model) askDelete() tea.Cmd {
 	if cmd := m.refuseWrite(); cmd != nil {
 		return cmd
 	}
 	p, version := m.nodePath, int32(-1)
-	if m.node != nil {
+	if m.node != nil && m.node.Path == p {
 		version = m.node.Stat.Version
 	}
 	src, ctx := m.src, m.ctx
+	return tea.Batch(notice("counting the nodes under "+p+"…", false), func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, treeTimeout)
+		defer cancel()
+		n, err := src.CountTree(ctx, p)
+		return countedMsg{Path: p, Version: version, Count: n, Err: err}
+	})
+}
+
+// confirmDelete asks to delete a counted subtree: a single node with its
+// version checked, a larger subtree whole.
+func (m Model) confirmDelete(c countedMsg) tea.Cmd {
+	if c.Err != nil {
+		return notice(fmt.Sprintf("delete %s: %s", c.Path, writeErrText(c.Err)), true)
+	}
+	src, ctx := m.src, m.ctx
+	if c.Count <= 1 {
+		return func() tea.Msg {
+			return common.ConfirmMsg{
+				Prompt: fmt.Sprintf("delete %s (version %d, no children)? y/N", c.Path, c.Version),
+				Yes: func() tea.Msg {
+					ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+					defer cancel()
+					return WrittenMsg{Op: "delete", Path: c.Path, Err: src.Delete(ctx, c.Path, c.Version), Done: "deleted " + c.Path}
+				},
+			}
+		}
+	}
 	return func() tea.Msg {
 		return common.ConfirmMsg{
-			Prompt: fmt.Sprintf("delete %s (version %d)? y/N", p, version),
+			Prompt: fmt.Sprintf("delete %s and everything under it: %s nodes? y/N", c.Path, common.Count(int64(c.Count))),
 			Yes: func() tea.Msg {
-				ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				ctx, cancel := context.WithTimeout(ctx, treeTimeout)
 				defer cancel()
-				return WrittenMsg{Op: "delete", Path: p, Err: src.Delete(ctx, p, version)}
+				n, err := src.DeleteTree(ctx, c.Path)
+				return WrittenMsg{Op: "delete", Path: c.Path, Err: err,
+					Done: fmt.Sprintf("deleted %s: %s nodes", c.Path, common.Count(int64(n)))}
 			},
 		}
 	}
 }
 
-// askSetData asks for the new data of the node under the cursor.
-func (m Model) askSetData() tea.Cmd {
+// edit opens the node's data in $VISUAL or $EDITOR (vi by default) in a
+// temporary file, removed afterwards; editedMsg carries the result.
+func (m Model) edit() tea.Cmd {
 	if cmd := m.refuseWrite(); cmd != nil {
 		return cmd
 	}
-	p := m.nodePath
-	initial := ""
-	if m.node != nil && m.decoded.Kind == inspect.DataText && !m.decoded.Truncated() && len(m.decoded.Lines) == 1 {
-		initial = m.decoded.Lines[0]
+	n := m.node
+	switch {
+	case n == nil || n.Path != m.nodePath:
+		return notice("the node is still being read: try again in a moment", true)
+	case n.NoAccess:
+		return notice("no access: the node's ACL denies reading its data (see --auth)", true)
 	}
+	p, version, before := n.Path, n.Stat.Version, slices.Clone(n.Data)
+	ext := ".txt"
+	if m.decoded.Kind == inspect.DataJSON {
+		ext = ".json"
+	}
+	f, err := os.CreateTemp("", "zkherd-edit-*"+ext)
+	if err != nil {
+		return notice("edit: cannot write a temporary file: "+err.Error(), true)
+	}
+	name := f.Name()
+	_, err = f.Write(before)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+		return notice("edit: cannot write a temporary file: "+err.Error(), true)
+	}
+	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
+	// Through the shell, so that EDITOR may carry arguments ("code -w").
+	c := exec.Command("sh", "-c", editor+` "$1"`, "sh", name)
+	return tea.ExecProcess(c, func(err error) tea.Msg {
+		defer os.Remove(name)
+		if err != nil {
+			return editedMsg{Path: p, Err: fmt.Errorf("the editor (%s) failed: %w", editor, err)}
+		}
+		after, err := os.ReadFile(name)
+		return editedMsg{Path: p, Version: version, Before: before, After: after, Err: err}
+	})
+}
+
+// confirmEdit asks to write the edited data, if it changed, with the
+// version read before editing: a node changed meanwhile is refused.
+func (m Model) confirmEdit(e editedMsg) tea.Cmd {
+	switch {
+	case e.Err != nil:
+		return notice("edit "+e.Path+": "+plainErr(e.Err), true)
+	case bytes.Equal(e.Before, e.After):
+		return notice("no change to "+e.Path+": nothing written", false)
+	}
+	src, ctx := m.src, m.ctx
 	return func() tea.Msg {
-		return common.PromptMsg{Prompt: "set data of " + p + ": ", Initial: initial, Command: "set"}
+		return common.ConfirmMsg{
+			Prompt: fmt.Sprintf("set data of %s (if still version %d): %s -> %s? y/N", e.Path, e.Version,
+				common.Bytes(int64(len(e.Before))), common.Bytes(int64(len(e.After)))),
+			Yes: func() tea.Msg {
+				ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				defer cancel()
+				w := WrittenMsg{Op: "set data of", Path: e.Path, Err: src.SetData(ctx, e.Path, e.After, e.Version), Done: "wrote " + e.Path}
+				if errors.Is(w.Err, zk.ErrBadVersion) {
+					w.Why = fmt.Sprintf("not written: %s changed since it was opened (version %d is stale); e edits the new data", e.Path, e.Version)
+				}
+				return w
+			},
+		}
 	}
 }
 
@@ -588,7 +860,7 @@ func (m Model) confirmSetData(data string) tea.Cmd {
 		return cmd
 	}
 	p, version := m.nodePath, int32(-1)
-	if m.node != nil {
+	if m.node != nil && m.node.Path == p {
 		version = m.node.Stat.Version
 	}
 	src, ctx := m.src, m.ctx
@@ -604,10 +876,122 @@ func (m Model) confirmSetData(data string) tea.Cmd {
 	}
 }
 
+// askCreate prompts for the node to create, in zkCli's form.
+func (m Model) askCreate() tea.Cmd {
+	if m.src == nil || !m.src.Writable() {
+		return m.refuseWrite()
+	}
+	return func() tea.Msg {
+		return common.PromptMsg{Prompt: "create [-e] [-s] NAME [DATA] in " + m.dir + ": ", Command: "create"}
+	}
+}
+
+// confirmCreate parses "[-e] [-s] PATH [DATA]" (PATH relative to the
+// directory listed unless absolute) and asks to create it.
+func (m Model) confirmCreate(arg string) tea.Cmd {
+	if m.src == nil || !m.src.Writable() {
+		return m.refuseWrite()
+	}
+	var mode inspect.CreateMode
+	rest := strings.TrimSpace(arg)
+	for {
+		flag, after, _ := strings.Cut(rest, " ")
+		if flag == "-e" {
+			mode.Ephemeral = true
+		} else if flag == "-s" {
+			mode.Sequential = true
+		} else {
+			break
+		}
+		rest = strings.TrimSpace(after)
+	}
+	name, data, _ := strings.Cut(rest, " ")
+	if name == "" {
+		return notice("create: give a name: c, then [-e] [-s] NAME [DATA]", true)
+	}
+	p := name
+	if !strings.HasPrefix(p, "/") {
+		p = path.Join(m.dir, p)
+	}
+	p = path.Clean(p)
+	what := fmt.Sprintf("create %s (%s) with %s of data", p, mode, common.Bytes(int64(len(data))))
+	if mode.Ephemeral {
+		what += " (ephemeral: removed when this inspector exits)"
+	}
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		return common.ConfirmMsg{
+			Prompt: what + "? y/N",
+			Yes: func() tea.Msg {
+				ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				defer cancel()
+				made, err := src.Create(ctx, p, []byte(data), mode)
+				return WrittenMsg{Op: "create", Path: p, Err: err, Done: "created " + made}
+			},
+		}
+	}
+}
+
+// askACL prompts for the node's new ACL, starting from the current one.
+func (m Model) askACL() tea.Cmd {
+	if cmd := m.refuseWrite(); cmd != nil {
+		return cmd
+	}
+	initial := ""
+	if n := m.node; n != nil && n.Path == m.nodePath {
+		parts := make([]string, len(n.ACL))
+		for i, a := range n.ACL {
+			parts[i] = a.Scheme + ":" + a.ID + ":" + a.Perms
+		}
+		initial = strings.Join(parts, ",")
+	}
+	p := m.nodePath
+	return func() tea.Msg {
+		return common.PromptMsg{Prompt: "ACL of " + p + " (scheme:id:perms,...): ", Initial: initial, Command: "setacl"}
+	}
+}
+
+// confirmSetACL parses an ACL and asks to set it on the node under the
+// cursor, checked against the ACL version read.
+func (m Model) confirmSetACL(arg string) tea.Cmd {
+	if cmd := m.refuseWrite(); cmd != nil {
+		return cmd
+	}
+	acl, err := inspect.ParseACL(arg)
+	if err != nil {
+		return notice(plainErr(err), true)
+	}
+	p, aversion := m.nodePath, int32(-1)
+	if m.node != nil && m.node.Path == p {
+		aversion = m.node.Stat.Aversion
+	}
+	src, ctx := m.src, m.ctx
+	return func() tea.Msg {
+		return common.ConfirmMsg{
+			Prompt: fmt.Sprintf("set the ACL of %s (aversion %d) to %s? y/N", p, aversion, strings.TrimSpace(arg)),
+			Yes: func() tea.Msg {
+				ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				defer cancel()
+				return WrittenMsg{Op: "set the ACL of", Path: p, Err: src.SetACL(ctx, p, acl, aversion)}
+			},
+		}
+	}
+}
+
+// copyPath puts the path under the cursor on the clipboard (OSC 52, which
+// works over ssh when the terminal allows it) and shows it.
+func (m Model) copyPath() tea.Cmd {
+	p := m.nodePath
+	if p == "" {
+		p = m.dir
+	}
+	return tea.Batch(tea.SetClipboard(p), notice("copied "+p+" (to the clipboard, if the terminal allows OSC 52)", false))
+}
+
 func (m Model) refuseWrite() tea.Cmd {
 	switch {
 	case m.src == nil || !m.src.Writable():
-		return notice("read-only: start zkherd inspect with --allow-writes to delete or set data", true)
+		return notice("read-only: start zkherd inspect with --allow-writes to change nodes", true)
 	case m.nodePath == "" || m.nodePath == "/":
 		return notice("select a node first", true)
 	}

@@ -1,0 +1,221 @@
+package inspect
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+
+	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/fourlw"
+)
+
+// TestScanCost checks what a snapshot asks of the servers: directories of
+// ordinary ephemerals and watched config keys are never listed as lock
+// candidates; a lock directory is stat-ed each snapshot and listed again
+// only when its children changed; config keys many sessions watch are
+// herds, listed apart from the locks.
+func TestScanCost(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	servers := ens.Servers()
+	admin := connect(t, servers)
+	for _, p := range []string{"/app", "/app/lock", "/reg", "/cfg"} {
+		mustCreate(t, admin, p, nil, 0, open)
+	}
+	// Registrations (ephemerals whose names are no recipe's) and config
+	// keys, each watched by three sessions.
+	for i := range 20 {
+		mustCreate(t, admin, fmt.Sprintf("/reg/member-%d", i), nil, zk.FlagEphemeral, open)
+	}
+	watchers := []*zk.Conn{connect(t, servers), connect(t, servers), connect(t, servers)}
+	for i := range 5 {
+		p := fmt.Sprintf("/cfg/key-%d", i)
+		mustCreate(t, admin, p, []byte("v"), 0, open)
+		for _, w := range watchers {
+			if _, _, _, err := w.GetW(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	holder := connect(t, servers)
+	mustCreate(t, holder, "/app/lock/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, open)
+
+	// A walk every 100 snapshots: only the first snapshot walks.
+	in := openInspector(t, Options{Servers: servers, RescanEvery: 100})
+	in.SetNeedWatches(true)
+	ctx := context.Background()
+	zero := in.Snapshot(ctx) // starts the walk
+	in.waitWalk()
+	first := in.Snapshot(ctx) // takes in what it found, if zero did not
+	if zero.Cost.Walked+first.Cost.Walked == 0 {
+		t.Fatalf("the first walk visited no directory: %+v, %+v", zero.Cost, first.Cost)
+	}
+	second := in.Snapshot(ctx) // the watch lists arrive from here on
+	third := in.Snapshot(ctx)
+	for _, s := range []*Snapshot{second, third} {
+		if s.Cost.Walked != 0 || s.Cost.Lists != 0 || s.Cost.Stats != 1 {
+			t.Errorf("unchanged tree: walked %d, lists %d, stats %d; want 0, 0, 1 (the lock directory's stat only)",
+				s.Cost.Walked, s.Cost.Lists, s.Cost.Stats)
+		}
+	}
+	if len(third.Locks) != 1 || third.Locks[0].Path != "/app/lock" {
+		t.Errorf("locks = %v, want /app/lock only", lockPaths(third.Locks))
+	}
+	if len(third.Herds) != 5 || !strings.HasPrefix(third.Herds[0].Path, "/cfg/key-") {
+		t.Errorf("herds = %v, want the 5 watched config keys", lockPaths(third.Herds))
+	}
+	// A new contender changes the directory's cversion: listed once more.
+	waiter := connect(t, servers)
+	mustCreate(t, waiter, "/app/lock/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, open)
+	fourth := in.Snapshot(ctx)
+	if fourth.Cost.Lists != 1 || len(fourth.Locks) != 1 || len(fourth.Locks[0].Entries) != 2 {
+		t.Errorf("after a new contender: lists %d, locks %v; want 1 listing and 2 entries", fourth.Cost.Lists, fourth.Locks)
+	}
+}
+
+func lockPaths(ls []Lock) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Path
+	}
+	return out
+}
+
+// TestClosedFourLetterWords runs the inspector against a server that allows
+// only srvr, mntr and ruok, as many production ensembles do: waiters are
+// not flagged "no watch" (their watches cannot be seen), sessions are
+// unknown rather than zero, and the hint names exactly the commands needed.
+func TestClosedFourLetterWords(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	if err := ens.StopMember(1); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(ens.Dir(), "member1", "conf", "zoo.cfg")
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`(?m)^4lw\.commands\.whitelist=.*$`).ReplaceAll(b, []byte("4lw.commands.whitelist=mntr,srvr,ruok"))
+	if err := os.WriteFile(cfg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := ens.Restart(rctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	servers := ens.Servers()
+	admin := connect(t, servers)
+	mustCreate(t, admin, "/app", nil, 0, open)
+	mustCreate(t, admin, "/app/lock", nil, 0, open)
+	for range 3 {
+		c := connect(t, servers)
+		mustCreate(t, c, "/app/lock/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, open)
+	}
+	time.Sleep(watchGrace + 100*time.Millisecond) // old enough to be judged
+	in := openInspector(t, Options{Servers: servers})
+	in.SetNeedWatches(true)
+	ctx := context.Background()
+	in.Snapshot(ctx) // starts the walk, the only way to find the lock without dump
+	in.waitWalk()
+	var snap *Snapshot
+	for range 3 {
+		snap = in.Snapshot(ctx)
+	}
+	c := &snap.Cluster
+	if !c.SessionsUnknown || !c.WatchesUnknown {
+		t.Errorf("sessions unknown %v, watches unknown %v; want both (cons, dump, wchp refused)", c.SessionsUnknown, c.WatchesUnknown)
+	}
+	if len(snap.Locks) != 1 {
+		t.Fatalf("locks = %v, want /app/lock (found by the walk)", lockPaths(snap.Locks))
+	}
+	l := snap.Locks[0]
+	if !l.WatchUnknown || len(l.Anomalies) != 0 {
+		t.Errorf("lock: watch unknown %v, anomalies %+v; want unknown and none", l.WatchUnknown, l.Anomalies)
+	}
+	for _, e := range l.Entries {
+		if e.Flags != 0 {
+			t.Errorf("entry %s flagged %s without the watch lists", e.Node, e.Flags)
+		}
+	}
+	hint := strings.Join(snap.Notices, "\n")
+	if !strings.Contains(hint, "4lw.commands.whitelist=srvr,mntr,cons,dump,wchp") || strings.Contains(hint, "whitelist=*") {
+		t.Errorf("notices %q do not name exactly the commands needed", hint)
+	}
+}
+
+func TestWatchPacing(t *testing.T) {
+	now := time.Unix(1000, 0)
+	tests := []struct {
+		name        string
+		w           watchPoll
+		need, never bool
+		budget      int
+		want        bool
+		why         string
+	}{
+		{"needed, under budget", watchPoll{count: 10}, true, false, 100, true, ""},
+		{"no view shows watches", watchPoll{count: 10}, false, false, 100, false, "no view shows them"},
+		{"--no-watches", watchPoll{count: 10}, true, true, 100, false, "--no-watches"},
+		{"count unknown", watchPoll{count: -1}, true, false, 100, false, "not known yet"},
+		{"over budget", watchPoll{count: 100001}, true, false, 50000, false, "above the budget of 50000"},
+		{"no limit", watchPoll{count: 100001}, true, false, -1, true, ""},
+		{"period not over", watchPoll{count: 10, next: map[fourlw.Command]time.Time{fourlw.CmdWchp: now.Add(time.Second)}}, true, false, 100, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, why := wantWchp(&tt.w, tt.need, tt.never, tt.budget, now)
+			if got != tt.want || !strings.Contains(why, tt.why) || (tt.why == "" && why != "") {
+				t.Errorf("wantWchp = %v, %q; want %v, %q", got, why, tt.want, tt.why)
+			}
+		})
+	}
+	// The adaptive period: wchp took 43 ms, so not again for 4.3 s.
+	w := watchPoll{count: 10, next: map[fourlw.Command]time.Time{}}
+	p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdWchp: 43 * time.Millisecond}, Wchp: map[string][]int64{"/a": {1}}}
+	updateWatches(&w, &p, time.Second, true, false, 100)
+	if got, want := w.next[fourlw.CmdWchp].Sub(now), 4300*time.Millisecond; got != want {
+		t.Errorf("next wchp after %v, want %v", got, want)
+	}
+	later := memberPoll{At: now.Add(time.Second)}
+	updateWatches(&w, &later, time.Second, true, false, 100)
+	if later.Wchp == nil {
+		t.Error("the last watch list is not kept while the period runs")
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	b := 1
+	for _, busy := range []bool{true, true, true, true, true} {
+		b = nextBackoff(b, busy)
+	}
+	if b != maxBackoff {
+		t.Errorf("after 5 busy snapshots backoff = %d, want %d", b, maxBackoff)
+	}
+	for range 5 {
+		b = nextBackoff(b, false)
+	}
+	if b != 1 {
+		t.Errorf("after 5 calm snapshots backoff = %d, want 1", b)
+	}
+	lowest := map[string]float64{}
+	calm := Cluster{Members: []Member{{Addr: "a", Up: true, RecentLatencyAvg: 2}}}
+	if r := busyReason(&calm, lowest); r != "" {
+		t.Errorf("calm member busy: %s", r)
+	}
+	for _, m := range []Member{
+		{Addr: "a", Up: true, Outstanding: 50, RecentLatencyAvg: 2},
+		{Addr: "a", Up: true, RecentLatencyAvg: 40},
+	} {
+		if r := busyReason(&Cluster{Members: []Member{m}}, lowest); r == "" {
+			t.Errorf("member %+v not busy", m)
+		}
+	}
+}

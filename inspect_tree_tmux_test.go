@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/ensemble/enstest"
+)
+
+// tmuxScreen drives one program in a tmux session of its own.
+type tmuxScreen struct {
+	t      *testing.T
+	tmux   string
+	socket string
+}
+
+func newTmuxScreen(t *testing.T, width, height int, command string) *tmuxScreen {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
+	}
+	s := &tmuxScreen{t: t, tmux: tmux, socket: fmt.Sprintf("zkherd-tree-%d", os.Getpid())}
+	if out, err := s.run("new-session", "-d", "-s", "main", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), command); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { s.run("kill-server") })
+	return s
+}
+
+func (s *tmuxScreen) run(args ...string) (string, error) {
+	out, err := exec.Command(s.tmux, append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// keys sends tmux key names ("Enter", "Escape", "G").
+func (s *tmuxScreen) keys(keys ...string) {
+	s.t.Helper()
+	if out, err := s.run(append([]string{"send-keys", "-t", "main"}, keys...)...); err != nil {
+		s.t.Fatalf("tmux send-keys: %v\n%s", err, out)
+	}
+}
+
+// text types text literally.
+func (s *tmuxScreen) text(text string) {
+	s.t.Helper()
+	if out, err := s.run("send-keys", "-t", "main", "-l", text); err != nil {
+		s.t.Fatalf("tmux send-keys: %v\n%s", err, out)
+	}
+}
+
+func (s *tmuxScreen) screen() string {
+	out, _ := s.run("capture-pane", "-p", "-t", "main")
+	return out
+}
+
+// wait returns the screen once it shows every one of want, failing the
+// test after timeout.
+func (s *tmuxScreen) wait(timeout time.Duration, want ...string) string {
+	s.t.Helper()
+	var screen string
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		screen = s.screen()
+		if allIn(screen, want) {
+			return screen
+		}
+	}
+	s.t.Fatalf("the screen never showed %q; last screen:\n%s", want, screen)
+	return ""
+}
+
+func allIn(s string, want []string) bool {
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
+}
+
+func zkConnect(t *testing.T, servers []string) *zk.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := benchConnect(ctx, servers, 4<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// TestInspectTreeInTmux drives the Tree view of "zkherd inspect
+// --allow-writes" in a real terminal against a live server as a zkCli or
+// ZooNavigator user would: a leaf's data, a path that never existed, a
+// 1 MB node paged to its end, create, an $EDITOR edit refused because the
+// node changed meanwhile, and the recursive delete of 50,000 children after
+// confirming the count (issue 15).
+func TestInspectTreeInTmux(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "zkherd")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	ens := enstest.Start(t, 1)
+	c := zkConnect(t, ens.Servers())
+	acl := zk.WorldACL(zk.PermAll)
+	big := make([]byte, 1000*1024) // under jute.maxbuffer's 1 MB with the request around it
+	for i := range big {
+		big[i] = byte(i*7 + i>>8)
+	}
+	for _, n := range []struct {
+		path string
+		data []byte
+	}{
+		{"/app", nil},
+		{"/app/config.json", []byte(`{"a":1,"b":"x"}`)},
+		{"/app/notes", []byte("first line\nsecond\tline")},
+		{"/app/big", big},
+		{"/app/many", nil},
+	} {
+		if _, err := c.Create(n.path, n.data, 0, acl); err != nil {
+			t.Fatalf("create %s: %v", n.path, err)
+		}
+	}
+	for lo := 0; lo < 50000; lo += 1000 {
+		ops := make([]any, 0, 1000)
+		for i := lo; i < lo+1000; i++ {
+			ops = append(ops, &zk.CreateRequest{Path: fmt.Sprintf("/app/many/c-%05d", i), Acl: acl})
+		}
+		if _, err := c.Multi(ops...); err != nil {
+			t.Fatalf("create children: %v", err)
+		}
+	}
+
+	// The editor writes its edit, says so, and waits until the test has
+	// changed the node behind its back.
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	editor := filepath.Join(dir, "editor.sh")
+	script := fmt.Sprintf("#!/bin/sh\nprintf 'edited' > \"$1\"\ntouch %s/editing\nwhile [ ! -f %s/changed ]; do sleep 0.1; done\n", dir, dir)
+	if err := os.WriteFile(editor, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := newTmuxScreen(t, 120, 40, fmt.Sprintf("TMPDIR=%s EDITOR=%s exec %s inspect --server %s --allow-writes",
+		tmp, editor, bin, ens.ConnectString()))
+	s.wait(30*time.Second, "Tree", "WRITES ALLOWED")
+
+	{ // leaf data
+		t.Log("step: leaf data")
+		s.keys(":")
+		s.text("cd /app/config.json")
+		s.keys("Enter")
+		s.wait(10*time.Second, `"a": 1`, `"b": "x"`)
+		s.keys(":")
+		s.text("cd /app/notes")
+		s.keys("Enter")
+		s.wait(10*time.Second, "second␉line")
+	}
+	{ // no such node
+		t.Log("step: no such node")
+		s.keys(":")
+		s.text("cd /nonexistent")
+		s.keys("Enter")
+		screen := s.wait(10*time.Second, "no such node: /nonexistent")
+		if strings.Contains(screen, "deleted") {
+			t.Errorf("a path that never existed is called deleted:\n%s", screen)
+		}
+	}
+	{ // 1 MB node paged to its end
+		t.Log("step: 1 MB node paged to its end")
+		s.keys(":")
+		s.text("cd /app/big")
+		s.keys("Enter")
+		s.wait(10*time.Second, "data: binary, 1000.0 KiB", "00000000")
+		s.keys("G")
+		last := fmt.Sprintf("%08x", len(big)-16)
+		s.wait(10*time.Second, last)
+	}
+	{ // create
+		t.Log("step: create")
+		s.keys(":")
+		s.text("cd /app")
+		s.keys("Enter")
+		s.wait(10*time.Second, "/app · 4 children")
+		s.keys("c")
+		s.wait(5*time.Second, "create [-e] [-s] NAME [DATA] in /app")
+		s.text("newnode hello there")
+		s.keys("Enter")
+		s.wait(5*time.Second, "create /app/newnode (persistent) with 11 B of data? y/N")
+		s.keys("y")
+		s.wait(10*time.Second, "created /app/newnode")
+		data, _, err := c.Get("/app/newnode")
+		if err != nil || string(data) != "hello there" {
+			t.Errorf("/app/newnode = %q, %v; want the data typed", data, err)
+		}
+	}
+	{ // edit refused when the node changed meanwhile
+		t.Log("step: edit refused when the node changed meanwhile")
+		s.keys(":")
+		s.text("cd /app/config.json")
+		s.keys("Enter")
+		s.wait(10*time.Second, `"a": 1`)
+		s.keys("e")
+		waitFile(t, filepath.Join(dir, "editing"))
+		if _, err := c.Set("/app/config.json", []byte("changed meanwhile"), -1); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "changed"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.wait(10*time.Second, "set data of /app/config.json (if still version 0)", "? y/N")
+		s.keys("y")
+		s.wait(10*time.Second, "not written: /app/config.json changed since it was opened")
+		data, _, err := c.Get("/app/config.json")
+		if err != nil || string(data) != "changed meanwhile" {
+			t.Errorf("/app/config.json = %q, %v; want the other client's change kept", data, err)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("temporary files left behind: %v", left)
+		}
+	}
+	{ // recursive delete of 50,000 children
+		t.Log("step: recursive delete of 50,000 children")
+		s.keys(":")
+		s.text("cd /app")
+		s.keys("Enter")
+		s.wait(10*time.Second, "/app · 5 children")
+		s.keys("/")
+		s.text("many")
+		s.keys("Enter")
+		s.wait(10*time.Second, "/app/many", "50,000 children")
+		s.keys("d")
+		s.wait(90*time.Second, "delete /app/many and everything under it: 50,001 nodes? y/N")
+		s.keys("y")
+		s.wait(120*time.Second, "deleted /app/many: 50,001 nodes")
+		if ok, _, err := c.Exists("/app/many"); err != nil || ok {
+			t.Errorf("/app/many exists %v (%v) after the delete", ok, err)
+		}
+	}
+	s.keys("q")
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if _, err := s.run("has-session", "-t", "main"); err != nil {
+			return
+		}
+	}
+	t.Errorf("zkherd inspect did not quit on q")
+}
+
+func waitFile(t *testing.T, name string) {
+	t.Helper()
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(name); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s never appeared (did the editor start?)", name)
+}

@@ -1,0 +1,204 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/faults"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// naiveLock is a fair lock with the flaw of the bug 1: a waiter
+// is granted once no node before its own is left, without checking that
+// its own node is still there, and its Unlock takes a missing node as a
+// clean release.
+type naiveLock struct {
+	conn *zk.Conn
+	dir  string
+	node string
+	seq  int64
+	lost chan struct{}
+}
+
+func (l *naiveLock) Lock(ctx context.Context) error {
+	p, err := l.conn.Create(l.dir+"/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		return err
+	}
+	l.node, l.seq = p, seqOf(p)
+	for {
+		names, _, err := l.conn.Children(l.dir)
+		if err != nil {
+			return err
+		}
+		prev := ""
+		var prevSeq int64 = -1
+		for _, n := range names {
+			if s := seqOf(l.dir + "/" + n); s < l.seq && s > prevSeq {
+				prev, prevSeq = n, s
+			}
+		}
+		if prev == "" {
+			return nil
+		}
+		ok, _, ch, err := l.conn.ExistsW(l.dir + "/" + prev)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			l.conn.Delete(l.node, -1)
+			return ctx.Err()
+		}
+	}
+}
+
+func (l *naiveLock) TryLock(context.Context) error { return errors.New("not supported") }
+func (l *naiveLock) Unlock(context.Context) error {
+	if err := l.conn.Delete(l.node, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	return nil
+}
+func (l *naiveLock) Lost() <-chan struct{} { return l.lost }
+func (l *naiveLock) FencingToken() uint64  { return uint64(l.seq) + 1 }
+func (l *naiveLock) Node() string          { return l.node }
+
+// foreignRun is a short fair-lock run with foreign deletes and writes.
+func foreignRun(t *testing.T, clients int) scenarios.Run {
+	t.Helper()
+	run := shortRun(t, "fair-lock", clients, 4*time.Second)
+	run.Hold = scenarios.FixedHold(20 * time.Millisecond)
+	run.SessionTimeout = 4 * time.Second
+	run.Faults = []scenarios.Fault{
+		{Every: 500 * time.Millisecond, Kind: scenarios.ForeignDelete, Rate: 4, Duration: 400 * time.Millisecond},
+		{Every: 500 * time.Millisecond, Kind: scenarios.ForeignWrite, Rate: 4, Duration: 400 * time.Millisecond},
+	}
+	return run
+}
+
+// TestForeignDeleteCatchesNaiveLock: a lock that grants a waiter whose
+// node another client deleted fails the run, by the foreign-delete check.
+func TestForeignDeleteCatchesNaiveLock(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	res, err := Run(context.Background(), foreignRun(t, 8), Options{
+		Servers: ens.Servers(),
+		NewLocker: func(s *recipes.Session, path string) recipes.Locker {
+			return &naiveLock{conn: s.Conn(), dir: path, lost: make(chan struct{})}
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Faults == nil || res.Faults.ForeignDeletes == 0 {
+		t.Fatalf("no foreign delete was carried out: %+v", res.Faults)
+	}
+	if res.Checks.Passed || res.Checks.ForeignGrants == 0 {
+		t.Errorf("Passed %v, ForeignGrants %d with a lock that grants deleted waiters; want a failed run", res.Checks.Passed, res.Checks.ForeignGrants)
+	}
+	found := false
+	for _, v := range res.Checks.Violations {
+		found = found || strings.HasPrefix(v, "foreign delete:")
+	}
+	if !found {
+		t.Errorf("violations %q lack a foreign delete line", res.Checks.Violations)
+	}
+	events := 0
+	for _, e := range res.Events {
+		if e.Kind == EventFault && strings.Contains(e.Detail, "another client deleted") {
+			events++
+		}
+	}
+	if events == 0 {
+		t.Errorf("no foreign delete on the timeline")
+	}
+	assertNamespaceGone(t, ens, res.Namespace)
+}
+
+// TestForeignDeleteQueueItems: queue items another client deletes are
+// counted as such, not as lost.
+func TestForeignDeleteQueueItems(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	run := shortRun(t, "queue", 6, 4*time.Second)
+	run.Hold = scenarios.FixedHold(20 * time.Millisecond) // items pile up: some wait long enough to be deleted
+	run.SessionTimeout = 4 * time.Second
+	run.Faults = []scenarios.Fault{
+		{Every: 500 * time.Millisecond, Kind: scenarios.ForeignDelete, Rate: 4, Duration: 400 * time.Millisecond},
+		{Every: 500 * time.Millisecond, Kind: scenarios.ForeignWrite, Rate: 4, Duration: 400 * time.Millisecond},
+	}
+	res, err := Run(context.Background(), run, Options{Servers: ens.Servers()})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Faults == nil || res.Faults.ForeignDeletes == 0 {
+		t.Fatalf("no foreign delete was carried out: %+v", res.Faults)
+	}
+	c := res.Checks
+	if c.ForeignDeletedItems != int64(res.Faults.ForeignDeletes) {
+		t.Errorf("ForeignDeletedItems = %d, want the %d foreign deletes", c.ForeignDeletedItems, res.Faults.ForeignDeletes)
+	}
+	if c.LostItems != 0 || c.DuplicateItems != 0 {
+		t.Errorf("lost %d, duplicated %d items; want 0 (deleted items are not lost): %v", c.LostItems, c.DuplicateItems, c.Violations)
+	}
+	assertNamespaceGone(t, ens, res.Namespace)
+}
+
+// TestLagMemberRun: lag-member on a load run's local ensemble, with lost
+// replies on the lagging member's connections.
+func TestLagMemberRun(t *testing.T) {
+	q := faults.NewQuorum(context.Background())
+	defer q.Close()
+	ens := enstest.StartWith(t, ensemble.Options{Nodes: 3, PeerAddr: q.PeerAddr})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	leader, err := ens.WaitLeader(ctx)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	follower := 1 + leader%3
+	run := shortRun(t, "fair-lock", 6, 5*time.Second)
+	run.Ensemble = 3
+	run.SessionTimeout = 4 * time.Second
+	run.Faults = []scenarios.Fault{
+		{At: 500 * time.Millisecond, Kind: scenarios.LagMember, Member: follower, Delay: 500 * time.Millisecond, Duration: 3 * time.Second},
+		{Every: time.Second, Kind: scenarios.CutConnections, On: scenarios.FaultOnMulti, Member: follower},
+	}
+	res, err := Run(context.Background(), run, Options{Servers: ens.Servers(), Ensemble: ens, Quorum: q})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Faults == nil || res.Faults.Lags != 1 || res.Faults.LagTime < 2*time.Second {
+		for _, e := range res.Events {
+			t.Logf("event %s %s", e.Kind, e.Detail)
+		}
+		t.Logf("notes %q", res.Notes)
+		t.Fatalf("faults %+v: want one lag of about 3s", res.Faults)
+	}
+	if st := q.Stats(follower); st.Delayed == 0 {
+		t.Errorf("no quorum packet delayed: %+v", st)
+	}
+	var lagged, back bool
+	for _, e := range res.Events {
+		lagged = lagged || strings.Contains(e.Detail, "applies its leader's transactions 500ms late")
+		back = back || strings.Contains(e.Detail, "applies transactions on time again")
+	}
+	if !lagged || !back {
+		t.Errorf("timeline lacks the lag (%v) or its end (%v)", lagged, back)
+	}
+	if !res.Checks.Passed {
+		t.Errorf("checks failed: %v", res.Checks.Violations)
+	}
+	assertNamespaceGone(t, ens, res.Namespace)
+}
