@@ -89,15 +89,15 @@ func BenchmarkInspectorCost(b *testing.B) {
 	extra := os.Getenv("ZKHERD_BENCH_ARGS")
 
 	type result struct {
-		on                 bool
-		cpu                float64 // server cores
-		p99, p50           time.Duration
-		writes             int
-		reqPerSec          float64
-		firstLocks         time.Duration
-		rssStart, rssEnd   int64 // KiB
-		rssSamples         []int64
-		lockDirs, herdNote string
+		on               bool
+		cpu              float64 // server cores
+		p99, p50         time.Duration
+		writes           int
+		reqPerSec        float64
+		firstLocks       time.Duration
+		rssStart, rssEnd int64 // KiB
+		rssSamples       []int64
+		lockDirs         string
 	}
 	var results []result
 	b.ResetTimer()

@@ -108,9 +108,26 @@ const (
 	NodeChildrenWatchCount = "node_children_watch_count"
 )
 
-// FanOutMetrics lists the four fan-out summaries.
+// FanOutMetrics lists the four fan-out summaries: the one definition of
+// watch fan-out that the load generator, the inspector and Window share.
 func FanOutMetrics() []string {
 	return []string{NodeCreatedWatchCount, NodeDeletedWatchCount, NodeChangedWatchCount, NodeChildrenWatchCount}
+}
+
+// FanOutEvent is the kind of event a fan-out summary counts: created,
+// deleted, changed or children.
+func FanOutEvent(name string) string {
+	return strings.TrimSuffix(strings.TrimPrefix(name, "node_"), "_watch_count")
+}
+
+// WatchersNotified is the number of watchers notified since the server
+// started, over every fan-out summary (zk_sum_*).
+func (m Mntr) WatchersNotified() int64 {
+	var n int64
+	for _, name := range FanOutMetrics() {
+		n += m.int("zk_sum_" + name)
+	}
+	return n
 }
 
 // Latency summaries (ms) of read and write requests; their Count and Sum

@@ -191,19 +191,15 @@ func memberFrom(p memberPoll) Member {
 	return m
 }
 
-// fanOut reads mntr's node_*_watch_count summaries.
+// fanOut reads mntr's fan-out summaries (fourlw.FanOutMetrics).
 func fanOut(mn map[string]string) []FanOut {
 	var out []FanOut
-	for _, ev := range []string{"created", "deleted", "changed", "children"} {
-		base := "node_" + ev + "_watch_count"
-		cnt, ok := intKey(mn, "zk_cnt_"+base)
+	for _, name := range fourlw.FanOutMetrics() {
+		s, ok := fourlw.Mntr(mn).Summary(name)
 		if !ok {
 			continue
 		}
-		f := FanOut{Event: ev, Count: cnt}
-		setFloat(&f.Avg, mn, "zk_avg_"+base)
-		setInt(&f.Max, mn, "zk_max_"+base)
-		out = append(out, f)
+		out = append(out, FanOut{Event: fourlw.FanOutEvent(name), Count: s.Count, Avg: s.Avg, Max: s.Max})
 	}
 	return out
 }

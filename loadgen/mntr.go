@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
-
 	"time"
 
 	"github.com/zkherd/zkherd/fourlw"
@@ -16,37 +13,21 @@ import (
 // serverCounters are the mntr counters a run compares before and after.
 type serverCounters struct {
 	packets int64 // zk_packets_received + zk_packets_sent
-	fanout  int64 // watches triggered: zk_sum_*_watch_count
+	fanout  int64 // watchers notified: fourlw's fan-out summaries
 }
 
 func (a serverCounters) sub(b serverCounters) serverCounters {
 	return serverCounters{packets: a.packets - b.packets, fanout: a.fanout - b.fanout}
 }
 
-// countersOf picks the run's counters out of one member's mntr output.
-func countersOf(m map[string]string) (serverCounters, error) {
-	var c serverCounters
-	num := func(k string) (int64, bool) {
-		v, ok := m[k]
-		if !ok {
-			return 0, false
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		return n, err == nil
-	}
-	recv, ok1 := num("zk_packets_received")
-	sent, ok2 := num("zk_packets_sent")
+// countersOf picks the run's counters out of one member's mntr reply.
+func countersOf(m fourlw.Mntr) (serverCounters, error) {
+	recv, ok1 := m.Int("zk_packets_received")
+	sent, ok2 := m.Int("zk_packets_sent")
 	if !ok1 || !ok2 {
-		return c, errors.New("mntr has no zk_packets_received/zk_packets_sent")
+		return serverCounters{}, errors.New("mntr has no zk_packets_received/zk_packets_sent")
 	}
-	c.packets = recv + sent
-	for k := range m {
-		if strings.HasPrefix(k, "zk_sum_") && strings.HasSuffix(k, "_watch_count") {
-			n, _ := num(k)
-			c.fanout += n
-		}
-	}
-	return c, nil
+	return serverCounters{packets: recv + sent, fanout: m.WatchersNotified()}, nil
 }
 
 // readCounters reads mntr from every member at once and sums the counters.
@@ -81,10 +62,10 @@ func readCounters(ctx context.Context, members []string) (serverCounters, error)
 }
 
 // mntr asks addr for its mntr counters.
-func mntr(ctx context.Context, addr string) (map[string]string, error) {
+func mntr(ctx context.Context, addr string) (fourlw.Mntr, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	reply, err := fourlw.Query(ctx, addr, "mntr")
+	reply, err := fourlw.Query(ctx, addr, string(fourlw.CmdMntr))
 	if err != nil {
 		return nil, err
 	}

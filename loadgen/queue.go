@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
@@ -357,7 +358,7 @@ func (w *queueWork) saturation(res *Result) {
 	}
 	wait := ""
 	if s := r.rec.Summary(metrics.QueueWait); s.Count > 0 {
-		wait = fmt.Sprintf(", queue wait p50 %s", metrics.FormatMs(s.P50))
+		wait = fmt.Sprintf(", queue wait p50 %s", format.Ms(s.P50))
 	}
 	res.Checks.Warnings = append(res.Checks.Warnings, fmt.Sprintf(
 		"queue saturated: producers added %.1f/s, consumers took %.1f/s; the backlog grew to %d items through the window%s (add consumers, shorten the work or lower the rate)",

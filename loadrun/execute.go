@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/loadgen"
-	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -178,7 +178,7 @@ func (p *LineSink) Progress(pr loadgen.Progress) {
 	}
 	line := fmt.Sprintf("%s %-10s %s  clients %d/%d  ops %d  rate %.0f/s  %s p99 %s  errors %d",
 		pr.Name, pr.State, elapsed, pr.SessionsAlive, pr.Clients, pr.Ops, pr.Rate,
-		pr.MainPhase, metrics.FormatMs(p99), pr.Errors)
+		pr.MainPhase, format.Ms(p99), pr.Errors)
 	if len(pr.Violations) > 0 {
 		line += fmt.Sprintf("  VIOLATIONS %d", len(pr.Violations))
 	}

@@ -1,33 +1,6 @@
 package metrics
 
-import (
-	"fmt"
-	"math"
-)
-
-// FormatMs writes a latency given in milliseconds with the unit that keeps
-// it short: 812us, 1.23ms, 45.6ms, 456ms, 4.56s, 45.6s, 12.5m. Every report,
-// summary and progress line writes latencies with it, so one figure reads
-// the same everywhere.
-func FormatMs(ms float64) string {
-	switch {
-	case ms <= 0 || math.IsNaN(ms):
-		return "0"
-	case ms < 1:
-		return fmt.Sprintf("%.0fus", ms*1000)
-	case ms < 10:
-		return fmt.Sprintf("%.2fms", ms)
-	case ms < 100:
-		return fmt.Sprintf("%.1fms", ms)
-	case ms < 1000:
-		return fmt.Sprintf("%.0fms", ms)
-	case ms < 10_000:
-		return fmt.Sprintf("%.2fs", ms/1000)
-	case ms < 60_000:
-		return fmt.Sprintf("%.1fs", ms/1000)
-	}
-	return fmt.Sprintf("%.1fm", ms/60_000)
-}
+import "math"
 
 // Distribution is what summaries need from a histogram; both
 // *hdrhistogram.Histogram and *hdrhistogram.PackedHistogram have it.

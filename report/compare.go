@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // Compare prints two runs side by side, scenario by scenario, with the
@@ -83,7 +85,7 @@ func writeSideBySide(w io.Writer, a, b *Scenario, labelA, labelB, ratioHead stri
 	num := func(label string, x, y float64, f func(float64) string) {
 		printRow(label, f(x), f(y), fmtRatio(x, y))
 	}
-	count := func(v float64) string { return fmtInt(int64(v)) }
+	count := func(v float64) string { return format.Count(int64(v)) }
 	one := func(v float64) string { return fmtNum(v, 1) }
 
 	if a.Name != b.Name && (labelA != a.Name || labelB != b.Name) {
@@ -106,16 +108,16 @@ func writeSideBySide(w io.Writer, a, b *Scenario, labelA, labelB, ratioHead stri
 		if !okA || !okB {
 			continue
 		}
-		num(p+" p50", la.P50, lb.P50, fmtMs)
+		num(p+" p50", la.P50, lb.P50, format.Ms)
 		if p == main {
-			num(p+" p90", la.P90, lb.P90, fmtMs)
+			num(p+" p90", la.P90, lb.P90, format.Ms)
 		}
-		num(p+" p99", la.P99, lb.P99, fmtMs)
+		num(p+" p99", la.P99, lb.P99, format.Ms)
 		if p == main {
-			num(p+" p99.9", la.P999, lb.P999, fmtMs)
-			num(p+" max", la.Max, lb.Max, fmtMs)
+			num(p+" p99.9", la.P999, lb.P999, format.Ms)
+			num(p+" max", la.Max, lb.Max, format.Ms)
 			if la.Corrected && lb.Corrected {
-				num(p+" service p99", la.ServiceP99, lb.ServiceP99, fmtMs)
+				num(p+" service p99", la.ServiceP99, lb.ServiceP99, format.Ms)
 			}
 		}
 	}

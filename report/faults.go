@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // Faults is what a scenario's faults did and what they cost.
@@ -95,10 +97,10 @@ func lastPathElem(p string) string { return p[strings.LastIndexByte(p, '/')+1:] 
 
 // faultItems sums up the faults for the summary and the HTML.
 func (f *Faults) items() []kv {
-	out := []kv{{"faults carried out", fmtInt(int64(f.Occurrences))}}
+	out := []kv{{"faults carried out", format.Count(int64(f.Occurrences))}}
 	add := func(k string, n int) {
 		if n > 0 {
-			out = append(out, kv{k, fmtInt(int64(n))})
+			out = append(out, kv{k, format.Count(int64(n))})
 		}
 	}
 	add("sessions expired", f.SessionsExpired)
@@ -125,14 +127,14 @@ func (f *Faults) items() []kv {
 // line writes a recovery measure for the terminal and the HTML.
 func (r Recovery) line() string {
 	return fmt.Sprintf("%s: %d of %d, median %s, mean %s, max %s", r.Description, r.Recovered, r.Count,
-		fmtMs(r.P50Ms), fmtMs(r.MeanMs), fmtMs(r.MaxMs))
+		format.Ms(r.P50Ms), format.Ms(r.MeanMs), format.Ms(r.MaxMs))
 }
 
 func (f *Fencing) items() []kv {
 	out := []kv{
-		{"writes accepted", fmtInt(f.Writes)},
-		{"stale writes rejected", fmtInt(f.Rejected)},
-		{"overlapping holders", fmtInt(f.OverlapCount)},
+		{"writes accepted", format.Count(f.Writes)},
+		{"stale writes rejected", format.Count(f.Rejected)},
+		{"overlapping holders", format.Count(f.OverlapCount)},
 	}
 	if f.IgnoreLost {
 		out = append(out, kv{"holders", "ignore Lost() (zombies): overlaps are caught, not violations"})
@@ -153,7 +155,7 @@ func writeFaults(w io.Writer, s *Scenario) {
 			fmt.Fprint(w, wrapLine("  recovery: ", r.line(), widthOf(w)))
 		}
 		if f.SessionTimeoutMs > 0 {
-			fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("(session timeout %s: what a crashed holder's lock stays unavailable)", fmtMs(f.SessionTimeoutMs)), widthOf(w)))
+			fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("(session timeout %s: what a crashed holder's lock stays unavailable)", format.Ms(f.SessionTimeoutMs)), widthOf(w)))
 		}
 	}
 	if fe := s.Fencing; fe != nil {
@@ -174,12 +176,12 @@ func faultsView(v *scenarioView, s *Scenario) {
 		v.Faults = f.items()
 		for _, r := range f.Recovery {
 			v.Recovery = append(v.Recovery, recoveryRow{
-				What: r.Description, Count: fmtInt(int64(r.Count)), Recovered: fmtInt(int64(r.Recovered)),
-				P50: fmtMs(r.P50Ms), Mean: fmtMs(r.MeanMs), Max: fmtMs(r.MaxMs),
+				What: r.Description, Count: format.Count(int64(r.Count)), Recovered: format.Count(int64(r.Recovered)),
+				P50: format.Ms(r.P50Ms), Mean: format.Ms(r.MeanMs), Max: format.Ms(r.MaxMs),
 			})
 		}
 		if f.SessionTimeoutMs > 0 {
-			v.SessionTimeout = fmtMs(f.SessionTimeoutMs)
+			v.SessionTimeout = format.Ms(f.SessionTimeoutMs)
 		}
 	}
 	if fe := s.Fencing; fe != nil {

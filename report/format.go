@@ -2,16 +2,12 @@ package report
 
 import (
 	"fmt"
-
-	"github.com/zkherd/zkherd/metrics"
 	"math"
 	"strconv"
 	"strings"
-)
 
-// fmtMs writes a latency in milliseconds: metrics.FormatMs, the one unit
-// rule of every report and progress line.
-func fmtMs(ms float64) string { return metrics.FormatMs(ms) }
+	"github.com/zkherd/zkherd/internal/format"
+)
 
 // fmtCount writes a count compactly for tables, at most 7 wide: 999,
 // 123,456, 1.23M, 12.3M.
@@ -22,25 +18,7 @@ func fmtCount(n int64) string {
 	if n >= 1_000_000 {
 		return fmt.Sprintf("%.2fM", float64(n)/1e6)
 	}
-	return fmtInt(n)
-}
-
-// fmtInt writes n with thousands separators.
-func fmtInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return format.Count(n)
 }
 
 // fmtNum writes v with the given decimals and thousands separators.
@@ -51,7 +29,7 @@ func fmtNum(v float64, decimals int) string {
 	s := strconv.FormatFloat(math.Abs(v), 'f', decimals, 64)
 	whole, frac, _ := strings.Cut(s, ".")
 	n, _ := strconv.ParseInt(whole, 10, 64)
-	out := fmtInt(n)
+	out := format.Count(n)
 	if frac != "" {
 		out += "." + frac
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/metrics"
 )
 
@@ -253,7 +254,7 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 				return l.P99
 			}
 			return -1
-		}, fmtMs),
+		}, format.Ms),
 	}
 
 	lp := linePlot{
@@ -280,9 +281,9 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 		v.Rows = append(v.Rows, r)
 	}
 	row("recipe", func(s *Scenario) string { return s.Recipe })
-	row("clients", func(s *Scenario) string { return fmtInt(int64(s.Clients)) })
+	row("clients", func(s *Scenario) string { return format.Count(int64(s.Clients)) })
 	row("window", func(s *Scenario) string { return fmtSeconds(s.DurationS) })
-	row("operations", func(s *Scenario) string { return fmtInt(s.Operations) })
+	row("operations", func(s *Scenario) string { return format.Count(s.Operations) })
 	row("throughput per second", func(s *Scenario) string { return fmtNum(s.ThroughputPerS, 1) })
 	for _, q := range []struct {
 		name string
@@ -295,7 +296,7 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 	} {
 		row(main+" "+q.name, func(s *Scenario) string {
 			if l, ok := s.LatencyMs[main]; ok {
-				return fmtMs(q.get(l))
+				return format.Ms(q.get(l))
 			}
 			return "-"
 		})
@@ -304,7 +305,7 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 	row("zk requests per acquisition", func(s *Scenario) string { return fmtNum(s.Herd.ZKRequestsPerAcquisition, 1) })
 	row("server packets per acquisition", func(s *Scenario) string { return fmtPerOp(s.Herd.ServerPacketsPerAcquisition) })
 	row("watch fan-out per acquisition", func(s *Scenario) string { return fmtPerOp(s.Herd.WatchFanoutPerAcquisition) })
-	row("errors", func(s *Scenario) string { return fmtInt(s.Errors.Total) })
+	row("errors", func(s *Scenario) string { return format.Count(s.Errors.Total) })
 	row("checks", func(s *Scenario) string { return passFail(s.Checks.Passed) })
 	return v
 }
@@ -314,11 +315,11 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		ID:         id,
 		Name:       s.Name,
 		Recipe:     s.Recipe,
-		Clients:    fmtInt(int64(s.Clients)),
+		Clients:    format.Count(int64(s.Clients)),
 		Window:     fmtSeconds(s.DurationS),
-		Ops:        fmtInt(s.Operations),
+		Ops:        format.Count(s.Operations),
 		Throughput: fmtNum(s.ThroughputPerS, 1),
-		Errors:     fmtInt(s.Errors.Total),
+		Errors:     format.Count(s.Errors.Total),
 		ErrorKinds: errorKinds(s.Errors.ByKind),
 		Passed:     s.Checks.Passed && len(s.CrossedThresholds()) == 0,
 		Partial:    s.Partial,
@@ -340,7 +341,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 	faultsView(&v, s)
 	if a := s.Anomalies; a != nil {
 		v.Anomalies = fmt.Sprintf("%s values over range (recorded at the top), %s negative (recorded as 0), %s lost, %s under an unknown phase",
-			fmtInt(a.OverRange), fmtInt(a.Negative), fmtInt(a.Lost), fmtInt(a.UnknownPhase))
+			format.Count(a.OverRange), format.Count(a.Negative), format.Count(a.Lost), format.Count(a.UnknownPhase))
 	}
 	h := s.Herd
 	v.Herd = []kv{
@@ -348,13 +349,13 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		{"ZooKeeper requests per acquisition", fmtNum(h.ZKRequestsPerAcquisition, 1)},
 		{"server packets per acquisition", fmtPerOp(h.ServerPacketsPerAcquisition)},
 		{"watch fan-out per acquisition", fmtPerOp(h.WatchFanoutPerAcquisition)},
-		{"wake-ups / requests / server packets", fmtInt(h.Wakeups) + " / " + fmtInt(h.ZKRequests) + " / " + fmtInt(h.ServerPackets)},
+		{"wake-ups / requests / server packets", format.Count(h.Wakeups) + " / " + format.Count(h.ZKRequests) + " / " + format.Count(h.ServerPackets)},
 	}
 	if !herdApplies(s.Recipe) {
 		v.Herd = []kv{
 			{"ZooKeeper requests per operation", fmtNum(h.ZKRequestsPerAcquisition, 1)},
 			{"server packets per operation", fmtPerOp(h.ServerPacketsPerAcquisition)},
-			{"requests / server packets", fmtInt(h.ZKRequests) + " / " + fmtInt(h.ServerPackets)},
+			{"requests / server packets", format.Count(h.ZKRequests) + " / " + format.Count(h.ServerPackets)},
 		}
 	}
 
@@ -363,13 +364,13 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		l := s.LatencyMs[p]
 		corr := "-"
 		if l.Corrected {
-			corr = fmtMs(l.ServiceP99)
+			corr = format.Ms(l.ServiceP99)
 			v.Intended = true
 		}
 		v.Phases = append(v.Phases, phaseRow{
-			Name: p, Color: phaseColor(p), Count: fmtInt(l.Count), Rate: fmtNum(ratio(float64(l.Count), s.DurationS), 1),
-			P50: fmtMs(l.P50), P90: fmtMs(l.P90), P99: fmtMs(l.P99), P999: fmtMs(l.P999), Max: fmtMs(l.Max),
-			Mean: fmtMs(l.Mean), CorrP99: corr,
+			Name: p, Color: phaseColor(p), Count: format.Count(l.Count), Rate: fmtNum(ratio(float64(l.Count), s.DurationS), 1),
+			P50: format.Ms(l.P50), P90: format.Ms(l.P90), P99: format.Ms(l.P99), P999: format.Ms(l.P999), Max: format.Ms(l.Max),
+			Mean: format.Ms(l.Mean), CorrP99: corr,
 		})
 	}
 

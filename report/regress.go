@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // ErrTolerance is matched by the error ParseTolerance returns.
@@ -67,8 +69,8 @@ func Regressions(a, b *Run, tolerance float64) []Regression {
 		la, okA := x.LatencyMs[main]
 		lb, okB := y.LatencyMs[main]
 		if okA && okB {
-			add(main+" p50", la.P50, lb.P50, false, fmtMs)
-			add(main+" p99", la.P99, lb.P99, false, fmtMs)
+			add(main+" p50", la.P50, lb.P50, false, format.Ms)
+			add(main+" p99", la.P99, lb.P99, false, format.Ms)
 		}
 		rate := func(s *Scenario) float64 { return ratio(float64(s.Errors.Total), float64(s.Operations+s.Errors.Total)) }
 		add("error rate", rate(x), rate(y), false, func(v float64) string { return fmtNum(100*v, 2) + "%" })

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // ScaleModel is a sweep's model against its measurements: per recipe,
@@ -79,14 +81,14 @@ func writeScale(w io.Writer, m *ScaleModel) {
 		fmt.Fprint(w, wrapLine("  ", r.ThroughputModel, widthOf(w)))
 		fmt.Fprintf(w, "  %9s  %-9s %12s %12s %14s %14s\n", "clients", "", "throughput/s", "model", "packets/acq", "model")
 		for _, p := range r.Points {
-			row := fmt.Sprintf("  %9s  %-9s %12s %12s %14s %14s", fmtInt(int64(p.Clients)), p.kind(),
+			row := fmt.Sprintf("  %9s  %-9s %12s %12s %14s %14s", format.Count(int64(p.Clients)), p.kind(),
 				fmtMaybe(p.ThroughputPerS), fmtMaybe(p.ModelThroughputPerS),
 				fmtMaybe(p.PacketsPerAcquisition), fmtMaybe(p.ModelPacketsPerAcquisition))
 			fmt.Fprintln(w, strings.TrimRight(row, " "))
 		}
 		for _, p := range r.Points {
 			if p.Excluded != "" {
-				fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("%s clients not fitted: %s", fmtInt(int64(p.Clients)), p.Excluded), widthOf(w)))
+				fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("%s clients not fitted: %s", format.Count(int64(p.Clients)), p.Excluded), widthOf(w)))
 			}
 		}
 	}
@@ -129,10 +131,10 @@ func (b *builder) scaleView(m *ScaleModel) *scaleView {
 		var mt, mp, et, ep []xy
 		for _, p := range r.Points {
 			if p.Excluded != "" {
-				rv.Excluded = append(rv.Excluded, fmt.Sprintf("%s clients not fitted: %s", fmtInt(int64(p.Clients)), p.Excluded))
+				rv.Excluded = append(rv.Excluded, fmt.Sprintf("%s clients not fitted: %s", format.Count(int64(p.Clients)), p.Excluded))
 			}
 			rv.Rows = append(rv.Rows, scaleRow{
-				Clients: fmtInt(int64(p.Clients)), Kind: p.kind(), Measured: p.Measured,
+				Clients: format.Count(int64(p.Clients)), Kind: p.kind(), Measured: p.Measured,
 				Throughput: fmtMaybe(p.ThroughputPerS), ModelThroughput: fmtMaybe(p.ModelThroughputPerS),
 				Packets: fmtMaybe(p.PacketsPerAcquisition), ModelPackets: fmtMaybe(p.ModelPacketsPerAcquisition),
 			})

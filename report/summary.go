@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // Width is the widest line the terminal summary and Compare print: an
@@ -118,18 +120,18 @@ func writeRunHeader(w io.Writer, run *Run) {
 }
 
 func writeScenario(w io.Writer, s *Scenario) {
-	head := []string{s.Recipe, fmtInt(int64(s.Clients)) + " clients",
+	head := []string{s.Recipe, format.Count(int64(s.Clients)) + " clients",
 		fmt.Sprintf("%.1fs window", s.DurationS), "checks " + passFail(s.Checks.Passed)}
 	if s.Partial {
 		head = append(head, "PARTIAL")
 	}
 	fmt.Fprint(w, wrapItems("== "+s.Name+" ==  ", head, widthOf(w)))
 
-	errs := "errors " + fmtInt(s.Errors.Total)
+	errs := "errors " + format.Count(s.Errors.Total)
 	if kinds := errorKinds(s.Errors.ByKind); kinds != "" {
 		errs += " (" + kinds + ")"
 	}
-	fmt.Fprint(w, wrapItems("", []string{"operations " + fmtInt(s.Operations),
+	fmt.Fprint(w, wrapItems("", []string{"operations " + format.Count(s.Operations),
 		"throughput " + fmtNum(s.ThroughputPerS, 1) + "/s", errs}, widthOf(w)))
 
 	if phases := s.Phases(); len(phases) > 0 {
@@ -147,12 +149,12 @@ func writeScenario(w io.Writer, s *Scenario) {
 		for _, p := range phases {
 			l := s.LatencyMs[p]
 			row := fmt.Sprintf("%-16s %7s %6s %7s %7s %7s %7s %7s", truncate(p, 16), fmtCount(l.Count),
-				fmtCount(int64(math.Round(ratio(float64(l.Count), s.DurationS)))), fmtMs(l.P50), fmtMs(l.P90), fmtMs(l.P99),
-				fmtMs(l.P999), fmtMs(l.Max))
+				fmtCount(int64(math.Round(ratio(float64(l.Count), s.DurationS)))), format.Ms(l.P50), format.Ms(l.P90), format.Ms(l.P99),
+				format.Ms(l.P999), format.Ms(l.Max))
 			if intended {
 				svc := "-"
 				if l.Corrected {
-					svc = fmtMs(l.ServiceP99)
+					svc = format.Ms(l.ServiceP99)
 				}
 				row += fmt.Sprintf(" %8s", svc)
 			}
@@ -187,9 +189,9 @@ func writeScenario(w io.Writer, s *Scenario) {
 	}
 	if a := s.Anomalies; a != nil {
 		fmt.Fprint(w, wrapItems("latency anomalies: ", []string{
-			fmtInt(a.OverRange) + " over range (recorded at the top)",
-			fmtInt(a.Negative) + " negative (recorded as 0)",
-			fmtInt(a.Lost) + " lost", fmtInt(a.UnknownPhase) + " unknown phase",
+			format.Count(a.OverRange) + " over range (recorded at the top)",
+			format.Count(a.Negative) + " negative (recorded as 0)",
+			format.Count(a.Lost) + " lost", format.Count(a.UnknownPhase) + " unknown phase",
 		}, widthOf(w)))
 	}
 	writeFaults(w, s)
@@ -230,7 +232,7 @@ func (c check) Value() string {
 	if !c.Checked {
 		return "n/a"
 	}
-	return fmtInt(c.Count) + c.Extra
+	return format.Count(c.Count) + c.Extra
 }
 
 // achievedRate is the rate an open-model run's schedule ran at.
@@ -316,7 +318,7 @@ func errorKinds(byKind map[string]int64) string {
 	}
 	slices.Sort(kinds)
 	for i, k := range kinds {
-		kinds[i] = k + " " + fmtInt(byKind[k])
+		kinds[i] = k + " " + format.Count(byKind[k])
 	}
 	return strings.Join(kinds, ", ")
 }

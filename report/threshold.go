@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -84,7 +85,7 @@ func (t Threshold) Text() string {
 	st, err := scenarios.ParseThreshold(t.Expr)
 	val := fmtNum(t.Value, 1)
 	if _, _, lat := st.Latency(); err == nil && lat {
-		val = fmtMs(t.Value)
+		val = format.Ms(t.Value)
 	} else if err == nil && st.Metric == scenarios.MetricErrorRate {
 		val = fmtNum(t.Value, 3)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // Truncate cuts s (which may hold ANSI styles) to at most width cells,
@@ -107,25 +109,8 @@ func Clock(d time.Duration) string {
 	return fmt.Sprintf("%d:%02d:%02d", int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60)
 }
 
-// Count formats n with thousands separators: 12,345.
-func Count(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// Count formats n with thousands separators: 12,345 (package format).
+func Count(n int64) string { return format.Count(n) }
 
 // Rate formats a per-second figure: 0.5, 12.3, 1,234.
 func Rate(v float64) string {
