@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/zkherd/zkherd/cluster"
 	"github.com/zkherd/zkherd/ensemble"
 )
 
@@ -69,6 +73,34 @@ func TestScripts(t *testing.T) {
 				if (len(runs) > 0) != neg {
 					ts.Fatalf("runs left under /zkherd/runs: %v", runs)
 				}
+			},
+			// waitcluster VAR: wait (up to 4 minutes: a loaded machine starts JVMs slowly) until the script's
+			// background "zkherd cluster up" serves, then put its connect
+			// string in $VAR and, for a TLS ensemble, its files in
+			// $VAR_CA, $VAR_CERT and $VAR_KEY.
+			"waitcluster": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 || neg {
+					ts.Fatalf("usage: waitcluster VAR")
+				}
+				dir := filepath.Join(ts.Getenv("TMPDIR"), fmt.Sprintf("zkherd-%d", os.Getuid()), "clusters")
+				for deadline := time.Now().Add(4 * time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+					files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+					for _, f := range files {
+						data, err := os.ReadFile(f)
+						var rec cluster.Record
+						if err != nil || json.Unmarshal(data, &rec) != nil {
+							continue
+						}
+						ts.Setenv(args[0], rec.ConnectString())
+						if rec.TLS != nil {
+							ts.Setenv(args[0]+"_CA", rec.TLS.CA)
+							ts.Setenv(args[0]+"_CERT", rec.TLS.Cert)
+							ts.Setenv(args[0]+"_KEY", rec.TLS.Key)
+						}
+						return
+					}
+				}
+				ts.Fatalf("no zkherd cluster up record appeared in %s within 4 minutes", dir)
 			},
 		},
 		Setup: func(env *testscript.Env) error {

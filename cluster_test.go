@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherd/zkherd/cluster"
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/fourlw"
 )
@@ -56,11 +57,11 @@ func TestClusterUpAndStatus(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		out.Reset()
-		ok, err := printClusterStatus(ctx, &out, members, 3*time.Second)
-		if err != nil {
+		st := cluster.Poll(ctx, members, 3*time.Second)
+		if err := st.WriteText(&out); err != nil {
 			t.Fatalf("status: %v", err)
 		}
-		if ok && strings.Contains(out.String(), "3 of 3 members up, one leader.") {
+		if st.Healthy && strings.Contains(out.String(), "3 of 3 members up, one leader.") {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -8,21 +11,42 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/tui"
 )
 
 // globalOptions are the flags every command shares.
 type globalOptions struct {
 	server         string
 	sessionTimeout time.Duration
+	connectTimeout time.Duration
 	auth           string // user:password, never printed or logged
+	tlsFiles       connstr.TLS
+	tlsCfg         *tls.Config // loaded from tlsFiles by load, before any command runs
 }
 
 func (g *globalOptions) register(root *cobra.Command) {
 	f := root.PersistentFlags()
 	f.StringVar(&g.server, "server", "", "ZooKeeper connect string host:port[,host:port...][/chroot] (default: start a local ensemble)")
 	f.DurationVar(&g.sessionTimeout, "session-timeout", recipes.DefaultSessionTimeout, "ZooKeeper session timeout")
+	f.DurationVar(&g.connectTimeout, "connect-timeout", tui.DefaultConnectTimeout, "how long inspect, export and import wait for a first session before giving up")
 	f.StringVar(&g.auth, "auth", "", "digest credentials user:password (never printed)")
+	f.StringVar(&g.tlsFiles.CA, "tls-ca", "", "connect over TLS, trusting the CA certificates in this PEM file (for servers with a secureClientPort)")
+	f.StringVar(&g.tlsFiles.Cert, "tls-cert", "", "TLS client certificate (PEM), for servers that check clients (ssl.clientAuth=need)")
+	f.StringVar(&g.tlsFiles.Key, "tls-key", "", "private key of --tls-cert (PEM)")
+	f.StringVar(&g.tlsFiles.ServerName, "tls-server-name", "", "name the servers' certificates must carry (default: each host of --server)")
+}
+
+// load checks the shared flags that need files read: the TLS settings.
+// Every command runs it first (the root's PersistentPreRunE).
+func (g *globalOptions) load() error {
+	cfg, err := g.tlsFiles.Config()
+	if err != nil {
+		return usageErr("--tls-*: %s", strings.TrimPrefix(err.Error(), "connstr: "))
+	}
+	g.tlsCfg = cfg
+	return nil
 }
 
 // connectString parses --server; ok is false when none was given.
@@ -35,6 +59,76 @@ func (g *globalOptions) connectString() (cs connstr.ConnectString, ok bool, err 
 		return cs, true, usageErr("--server: %v", err)
 	}
 	return cs, true, nil
+}
+
+// reachable fails at once, in one line, when no server of cs accepts a
+// connection (refused, or the TLS handshake failed), rather than after
+// the session's --connect-timeout.
+func (g *globalOptions) reachable(ctx context.Context, cs connstr.ConnectString) error {
+	ctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
+	defer cancel()
+	err := connstr.Reachable(ctx, cs.Servers, g.tlsCfg)
+	if err == nil {
+		return nil
+	}
+	return usageErr("%s", usermsg.Unreachable(cs.String(), err, g.tlsCfg != nil, ctx.Err() != nil))
+}
+
+// session opens a session to the --server ensemble for a command that
+// needs one (export, import), failing in one line within --connect-timeout
+// when none can be had.
+func (g *globalOptions) session(ctx context.Context, command string) (*recipes.Session, connstr.ConnectString, error) {
+	if err := g.checkAuth(); err != nil {
+		return nil, connstr.ConnectString{}, err
+	}
+	cs, ok, err := g.connectString()
+	if err != nil {
+		return nil, cs, err
+	}
+	if !ok {
+		return nil, cs, usageErr("%s needs --server host:port[,host:port...] (start one with: zkherd cluster up)", command)
+	}
+	if err := g.reachable(ctx, cs); err != nil {
+		return nil, cs, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, g.connectTimeout)
+	defer cancel()
+	s, err := recipes.NewSession(sctx, cs.Servers, g.sessionOptions()...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, cs, ctx.Err()
+		}
+		if errors.Is(err, recipes.ErrNoSession) {
+			return nil, cs, g.connectErr(cs.String(), err)
+		}
+		return nil, cs, usageErr("%v", err)
+	}
+	return s, cs, nil
+}
+
+// connectErr is the one line for a first session that could not be
+// opened: where, for how long, the last attempt's failure and the likely fix.
+func (g *globalOptions) connectErr(servers string, err error) error {
+	msg := usermsg.Clean(err.Error())
+	if _, last, ok := strings.Cut(msg, "last attempt: "); ok {
+		msg, _, _ = strings.Cut(last, "; is ZooKeeper running there")
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		msg = "no answer"
+	}
+	return usageErr("cannot reach ZooKeeper at %s within %v: %s (%s)", servers, g.connectTimeout, strings.TrimSuffix(msg, ")"), usermsg.ConnectFix(msg, g.tlsCfg != nil))
+}
+
+// noSessionErr rewrites a session that could not be opened (any command)
+// as one line: the last attempt's failure and the likely fix.
+func (g *globalOptions) noSessionErr(err error) error {
+	msg := usermsg.Clean(err.Error())
+	if head, last, ok := strings.Cut(msg, " (last attempt: "); ok {
+		last, _, _ = strings.Cut(last, "; is ZooKeeper running there")
+		msg = head + "; last attempt: " + last
+	} else {
+		msg, _, _ = strings.Cut(msg, " (is ZooKeeper running there")
+	}
+	return usageErr("%s (%s)", msg, usermsg.ConnectFix(msg, g.tlsCfg != nil))
 }
 
 // checkAuth validates --auth without ever echoing the password.
@@ -54,6 +148,9 @@ func (g *globalOptions) sessionOptions() []recipes.SessionOption {
 	opts := []recipes.SessionOption{recipes.WithSessionTimeout(g.sessionTimeout)}
 	if g.auth != "" {
 		opts = append(opts, recipes.WithDigestAuth(g.auth))
+	}
+	if g.tlsCfg != nil {
+		opts = append(opts, recipes.WithTLS(g.tlsCfg))
 	}
 	return opts
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/loadrun"
+	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui"
 )
 
@@ -30,11 +32,22 @@ func newInspectCmd(g *globalOptions) *cobra.Command {
 		Long: `Opens a live terminal view of a ZooKeeper ensemble: the znode tree, lock
 waiter chains (holder -> waiter -> waiter, who watches whom), queue depth,
 sessions and watches, and every member's stats. Read-only unless
---allow-writes is given (then delete and set-data each ask first).
+--allow-writes is given; then, in the Tree, each write says what it will do
+and asks first: c create ([-e] [-s] NAME [DATA]), e edit the data in
+$EDITOR (refused if the node changed meanwhile), d delete (a subtree after
+counting it), A set the ACL; y copies the path (OSC 52) in any mode.
 
-Without --server a local 1-node ensemble is started and removed on exit.
+What it asks of the servers is bounded: see docs/BENCHMARKS.md ("what each
+poll costs the servers") and --poll-interval, --scan-root, --no-watches and
+--watch-budget. Without --server a local 1-node ensemble is started and
+removed on exit.
 
-Keys: ? help, 1-5 or [ ] views, tab panes, arrows or hjkl, / filter, : command, esc back, q quit.`,
+Views: 1 Tree, 2 Locks, 3 Queues, 4 Sessions, 5 Servers; [ and ] step
+through them. Tab and shift+tab move between the panes of a view (the Tree's
+list and data). Arrows or hjkl move (l or enter opens, h goes to the parent),
+/ filters, : takes a command (:cd PATH), r refreshes, esc goes back, ? shows
+every key, q quits. With --allow-writes, d deletes and e sets data, each
+after a confirmation.`,
 		Example: `  zkherd inspect --server 127.0.0.1:2181
   zkherd inspect --server zk1:2181,zk2:2181,zk3:2181/app`,
 		Args: cobra.NoArgs,
@@ -42,7 +55,7 @@ Keys: ? help, 1-5 or [ ] views, tab panes, arrows or hjkl, / filter, : command, 
 			return runInspect(cmd.Context(), g, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.allowWrites, "allow-writes", false, "allow deleting nodes and setting data (each asks for confirmation)")
+	cmd.Flags().BoolVar(&o.allowWrites, "allow-writes", false, "allow creating, editing and deleting nodes and setting ACLs (each asks for confirmation)")
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "no colours (NO_COLOR in the environment does the same)")
 	cmd.Flags().DurationVar(&o.pollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy)")
 	cmd.Flags().StringSliceVar(&o.scanRoots, "scan-root", nil, "where to look for locks and queues (repeatable; default /)")
@@ -69,7 +82,11 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 		return err
 	}
 	connect := cs.String()
-	if !ok {
+	if ok {
+		if err := g.reachable(ctx, cs); err != nil {
+			return err
+		}
+	} else {
 		ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
 		if err != nil {
 			return err
@@ -80,7 +97,9 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 	err = tui.RunInspect(ctx, tui.InspectOptions{
 		ConnectString:  connect,
 		SessionTimeout: g.sessionTimeout,
+		ConnectTimeout: g.connectTimeout,
 		Auth:           g.auth,
+		TLS:            g.tlsCfg,
 		AllowWrites:    o.allowWrites,
 		NoColor:        o.noColor,
 		PollInterval:   o.pollInterval,
@@ -88,8 +107,11 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 		NoWatches:      o.noWatches,
 		WatchBudget:    o.watchBudget,
 	})
-	if err != nil && ctx.Err() == nil {
-		return usageErr("%v", err)
+	switch {
+	case err == nil || ctx.Err() != nil:
+		return nil
+	case errors.Is(err, recipes.ErrNoSession):
+		return g.connectErr(connect, err)
 	}
-	return nil
+	return usageErr("%v", err)
 }

@@ -164,13 +164,13 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 		return nil, err
 	}
 	r := &loadrun.Runner{
-		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), SourceAddrs: o.sourceAddrs, ServerConfig: scfg, Log: stderr},
+		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.sourceAddrs, ServerConfig: scfg, Log: stderr},
 		Stdout:  stdout,
 		Stderr:  stderr,
 		Version: Version(),
 	}
 	if !o.noTUI && loadrun.IsTerminal(stdout) && loadrun.IsTerminal(os.Stdin) {
-		r.Display = dashboard
+		r.Display = dashboardFor(g)
 	}
 	return r, nil
 }

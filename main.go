@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -14,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/internal/usermsg"
+	"github.com/zkherd/zkherd/recipes"
 )
 
 // Exit statuses (package exit): 0 success, 1 a run whose correctness
@@ -35,7 +38,11 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-func run(args []string) int {
+func run(args []string) int { return runTo(args, os.Stdout, os.Stderr) }
+
+// runTo runs zkherd with args; the command's output and its error line go
+// to stdout and stderr.
+func runTo(args []string, stdout, stderr io.Writer) int {
 	// The first Ctrl-C cancels ctx: commands stop gracefully, clean up and
 	// write what they have. A second Ctrl-C exits at once. kill (SIGTERM)
 	// and a closed terminal (SIGHUP) count as Ctrl-C: nothing is left
@@ -47,13 +54,21 @@ func run(args []string) int {
 		stop() // restore default handling: the next signal kills the process
 	}()
 
-	root := newRootCmd()
+	g := &globalOptions{}
+	root := newRootCmdWith(g)
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(os.Stderr, "zkherd: %v\n", err)
+	if errors.Is(err, recipes.ErrNoSession) && ctx.Err() == nil {
+		err = g.noSessionErr(err) // the last attempt's failure and its fix
+	}
+	// One line, without the library's package prefixes (internal names
+	// that mean nothing to a user).
+	fmt.Fprintf(stderr, "zkherd: %s\n", usermsg.Clean(err.Error()))
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):
@@ -65,8 +80,10 @@ func run(args []string) int {
 	}
 }
 
-func newRootCmd() *cobra.Command {
-	g := &globalOptions{}
+func newRootCmd() *cobra.Command { return newRootCmdWith(&globalOptions{}) }
+
+// newRootCmdWith builds the command tree around the shared flags g.
+func newRootCmdWith(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "zkherd",
 		Short: "See and stress how ZooKeeper coordination behaves",
@@ -75,7 +92,8 @@ func newRootCmd() *cobra.Command {
   zkherd demo        start a local ensemble and run the herd-vs-fair scenario
   zkherd inspect     live terminal view of an ensemble: tree, locks, queues, sessions, servers
   zkherd load        run a load scenario with thousands of contending sessions
-  zkherd cluster     start a local ensemble, or show the status of any ensemble
+  zkherd cluster     start a local ensemble and act on its members, or show the status of any ensemble
+  zkherd export      write a znode subtree to JSON (zkherd import writes it back into a namespace)
 
 Without --server, commands that need ZooKeeper start a local ensemble
 (Apache ZooKeeper from the zookeeper package) and remove it afterwards.`,
@@ -86,6 +104,7 @@ Without --server, commands that need ZooKeeper start a local ensemble
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
 	g.register(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.load() }
 	root.AddCommand(
 		newDemoCmd(g),
 		newInspectCmd(g),
@@ -93,6 +112,8 @@ Without --server, commands that need ZooKeeper start a local ensemble
 		newReportCmd(g),
 		newScenariosCmd(g),
 		newClusterCmd(g),
+		newExportCmd(g),
+		newImportCmd(g),
 		newVersionCmd(),
 	)
 	return root

@@ -1,6 +1,8 @@
-// Package connstr parses ZooKeeper connect strings ("host:port,host:port/chroot"),
-// the form every ZooKeeper client accepts, into the server list and chroot
-// that go-zookeeper wants separately.
+// Package connstr says how to reach an ensemble: it parses ZooKeeper
+// connect strings ("host:port,host:port/chroot"), the form every ZooKeeper
+// client accepts, into the server list and chroot that go-zookeeper wants
+// separately, and holds the TLS settings every connection zkherd makes
+// shares (TLS, Dial).
 package connstr
 
 import (

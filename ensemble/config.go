@@ -52,7 +52,13 @@ func freePorts(n int) ([]int, error) {
 
 // zooCfg renders the zoo.cfg of member id. peers lists all members' ports
 // for a replicated ensemble and is nil for a standalone server.
-func zooCfg(id int, dataDir string, p ports, peers []ports, noFsync, admin bool) string {
+//
+// With tlsFiles the client port is TLS only (Netty's secureClientPort; no
+// plain port), the servers check client certificates against the CA
+// (ssl.clientAuth=need, ZooKeeper's default, as production ensembles
+// run), and the AdminServer answers over HTTPS only, with the same
+// certificate (its TLS settings are the ssl.quorum.* keys).
+func zooCfg(id int, dataDir string, p ports, peers []ports, noFsync, admin bool, tlsFiles *TLSFiles) string {
 	var b strings.Builder
 	line := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
 	b.WriteString("# written by zkherd's ensemble package\n")
@@ -60,8 +66,24 @@ func zooCfg(id int, dataDir string, p ports, peers []ports, noFsync, admin bool)
 	line("initLimit", initLimitTicks)
 	line("syncLimit", syncLimitTicks)
 	line("dataDir", dataDir)
-	line("clientPort", p.client)
-	line("clientPortAddress", "127.0.0.1")
+	if tlsFiles == nil {
+		line("clientPort", p.client)
+		line("clientPortAddress", "127.0.0.1")
+	} else {
+		line("secureClientPort", p.client)
+		line("secureClientPortAddress", "127.0.0.1")
+		line("serverCnxnFactory", "org.apache.zookeeper.server.NettyServerCnxnFactory")
+		for _, prefix := range []string{"ssl.", "ssl.quorum."} {
+			line(prefix+"keyStore.location", tlsFiles.ServerKeyStore)
+			line(prefix+"keyStore.type", "PEM")
+			line(prefix+"trustStore.location", tlsFiles.CA)
+			line(prefix+"trustStore.type", "PEM")
+		}
+		line("ssl.clientAuth", "need")
+		if admin {
+			line("admin.forceHttps", "true")
+		}
+	}
 	line("maxClientCnxns", 0) // the load generator opens many sessions from one address
 	line("minSessionTimeout", minSessionTimeout)
 	line("maxSessionTimeout", maxSessionTimeout)

@@ -3,6 +3,7 @@ package ensemble
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -48,8 +49,8 @@ var (
 
 // Options configure Start. The zero value starts one server with fsync on.
 type Options struct {
-	// Nodes is 1 (a standalone server) or 3 (a replicated ensemble).
-	// Defaults to DefaultNodes.
+	// Nodes is 1 (a standalone server) or 3, 5 or 7 (a replicated
+	// ensemble). Defaults to DefaultNodes.
 	Nodes int
 	// NoFsync turns off fsync of the transaction log (forceSync=no): much
 	// faster on slow disks, fine for throwaway data.
@@ -71,6 +72,11 @@ type Options struct {
 	// ClientPort+i-1. 0 picks free ports. A fixed port that is taken fails
 	// with ErrPortInUse at once (no retry on other ports).
 	ClientPort int
+	// TLS makes the members accept clients only over TLS (Netty and
+	// secureClientPort; no plain client port), with a CA, server and client
+	// certificates that Start makes in the ensemble's directory (see
+	// Ensemble.TLS). The AdminServer then answers over HTTPS only.
+	TLS bool
 	// Server configuration variants, to test clients against servers
 	// configured unlike the default (see ServerConfigs).
 	ServerConfig
@@ -143,6 +149,11 @@ type Ensemble struct {
 	logf     func(format string, args ...any)
 	http     *http.Client
 	peerAddr func(from, to int, addr string) (string, error)
+	// tlsFiles and tlsClient are set for a TLS ensemble: the files its
+	// members use and the configuration its own srvr and AdminServer
+	// checks connect with.
+	tlsFiles  *TLSFiles
+	tlsClient *tls.Config
 
 	mu      sync.Mutex
 	members []*member
@@ -171,12 +182,12 @@ func (m *member) state() State {
 }
 
 // Start launches an ensemble and returns once every member serves clients
-// and, for 3 members, exactly one of them leads. On failure nothing is left
+// and, for several members, exactly one of them leads. On failure nothing is left
 // running and the error includes the end of the failing member's log.
 func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 	nodes := cmp.Or(opts.Nodes, DefaultNodes)
-	if nodes != 1 && nodes != 3 {
-		return nil, fmt.Errorf("ensemble: Nodes is %d, want 1 or 3", nodes)
+	if !ValidNodes(nodes) {
+		return nil, fmt.Errorf("ensemble: Nodes is %d, want 1, 3, 5 or 7", nodes)
 	}
 	var inst Installation
 	if opts.Installation != nil {
@@ -212,6 +223,15 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 			return nil, fmt.Errorf("ensemble: %w", err)
 		}
 	}
+	if opts.TLS {
+		files, cfg, err := makeTLSFiles(filepath.Join(e.root, "tls"))
+		if err != nil {
+			e.removeRoot()
+			return nil, err
+		}
+		e.tlsFiles, e.tlsClient = &files, cfg
+		e.http.Transport = &http.Transport{DisableKeepAlives: true, TLSClientConfig: cfg}
+	}
 	ctx, cancel := context.WithTimeout(ctx, e.timeout)
 	defer cancel()
 
@@ -235,6 +255,11 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 		e.logf("ensemble: %v; retrying with other ports", err)
 	}
 }
+
+// ValidNodes reports whether Start can run an ensemble of n members: 1, or
+// an odd number up to 7 (an even size tolerates no more failures than the
+// odd size below it).
+func ValidNodes(n int) bool { return n == 1 || n == 3 || n == 5 || n == 7 }
 
 // checkClientPorts fails early, with the fix, when a fixed client port is
 // taken or out of range.
@@ -294,7 +319,11 @@ func (e *Ensemble) startAll(ctx context.Context, nodes int, noFsync bool) error 
 			log:        filepath.Join(dir, "zookeeper.log"),
 		}
 		if e.inst.AdminServer {
-			m.adminURL = fmt.Sprintf("http://127.0.0.1:%d/commands", m.ports.admin)
+			scheme := "http"
+			if e.tlsFiles != nil {
+				scheme = "https"
+			}
+			m.adminURL = fmt.Sprintf("%s://127.0.0.1:%d/commands", scheme, m.ports.admin)
 		}
 		e.members[i] = m
 	}
@@ -305,7 +334,7 @@ func (e *Ensemble) startAll(ctx context.Context, nodes int, noFsync bool) error 
 			e.mu.Unlock()
 			return err
 		}
-		cfg := zooCfg(m.id, m.dataDir, m.ports, seen, noFsync, e.inst.AdminServer)
+		cfg := zooCfg(m.id, m.dataDir, m.ports, seen, noFsync, e.inst.AdminServer, e.tlsFiles)
 		if err := writeMemberFiles(m, cfg, nodes > 1); err != nil {
 			e.mu.Unlock()
 			return err
@@ -416,7 +445,7 @@ func (e *Ensemble) waitServing(ctx context.Context, m *member, p *process) (stri
 			}
 			return "", e.startError(m, p, fmt.Errorf("exited: %v", p.err))
 		}
-		md, err := mode(ctx, addr)
+		md, err := mode(ctx, addr, e.tlsClient)
 		if err == nil {
 			return md, nil
 		}
@@ -511,6 +540,15 @@ func (e *Ensemble) Servers() []string {
 	return s
 }
 
+// TLS returns the certificate files of an ensemble started with
+// Options.TLS, nil otherwise.
+func (e *Ensemble) TLS() *TLSFiles { return e.tlsFiles }
+
+// TLSConfig returns a client configuration that connects to an ensemble
+// started with Options.TLS (trusting its CA, presenting its client
+// certificate), nil otherwise. Callers must not modify it.
+func (e *Ensemble) TLSConfig() *tls.Config { return e.tlsClient }
+
 // Dir returns the directory holding the members' directories.
 func (e *Ensemble) Dir() string { return e.root }
 
@@ -551,7 +589,7 @@ func (e *Ensemble) Mode(ctx context.Context, id int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return mode(ctx, m.ports.clientAddr())
+	return mode(ctx, m.ports.clientAddr(), e.tlsClient)
 }
 
 // Leader returns the ID of the member that reports Mode leader (or
@@ -573,7 +611,7 @@ func (e *Ensemble) Leader(ctx context.Context) (int, error) {
 
 	var leaders []int
 	for _, m := range running {
-		md, err := mode(ctx, m.ports.clientAddr())
+		md, err := mode(ctx, m.ports.clientAddr(), e.tlsClient)
 		if err == nil && (md == "leader" || md == "standalone") {
 			leaders = append(leaders, m.id)
 		}

@@ -510,7 +510,7 @@ func TestStartErrors(t *testing.T) {
 		opts    ensemble.Options
 		wantErr string
 	}{
-		{name: "two nodes", opts: ensemble.Options{Nodes: 2}, wantErr: "want 1 or 3"},
+		{name: "two nodes", opts: ensemble.Options{Nodes: 2}, wantErr: "want 1, 3, 5 or 7"},
 		{name: "server jar missing", opts: ensemble.Options{Installation: &noJars},
 			wantErr: "QuorumPeerMain"}, // from the JVM's own message, quoted from the log
 	}

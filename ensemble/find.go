@@ -121,8 +121,8 @@ func isServerJar(path string) bool {
 
 // fromDebian uses Debian's zookeeper package. zookeeper.jar's manifest
 // Class-Path pulls in its dependencies, but not the servlet API that Jetty
-// needs (without it the AdminServer logs "Unable to load jetty") nor any SLF4J
-// binding (without one the server logs nothing), so add both.
+// needs (without it the AdminServer logs "Unable to load jetty"), any SLF4J
+// binding (without one the server logs nothing) nor all of Netty, so add them.
 func fromDebian(dir string) (Installation, bool) {
 	zk := filepath.Join(dir, "zookeeper.jar")
 	if !exists(zk) {
@@ -135,6 +135,14 @@ func fromDebian(dir string) (Installation, bool) {
 	}
 	if logger := filepath.Join(dir, "slf4j-simple.jar"); exists(logger) {
 		cp = append(cp, logger)
+	}
+	// The manifest lists Netty's handler and transport but not the codec
+	// and resolver they need: without them the Netty connection factory
+	// (and so TLS, Options.TLS) cannot start.
+	for _, jar := range []string{"netty-codec.jar", "netty-resolver.jar"} {
+		if p := filepath.Join(dir, jar); exists(p) {
+			cp = append(cp, p)
+		}
 	}
 	admin := exists(servlet) && exists(filepath.Join(dir, "jetty9-server.jar")) &&
 		exists(filepath.Join(dir, "jetty9-servlet.jar"))

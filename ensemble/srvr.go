@@ -3,11 +3,13 @@ package ensemble
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/connstr"
 )
 
 // srvrTimeout bounds one srvr exchange, generously for a busy machine: a
@@ -17,11 +19,12 @@ const srvrTimeout = 3 * time.Second
 
 // srvr sends the srvr four-letter word to addr and returns the reply.
 // srvr is whitelisted even on servers that allow no other four-letter word.
-func srvr(ctx context.Context, addr string) (string, error) {
+// With cfg it goes over TLS (a TLS-only member answers four-letter words
+// on its secure port).
+func srvr(ctx context.Context, addr string, cfg *tls.Config) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, srvrTimeout)
 	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := connstr.Dial(ctx, addr, cfg)
 	if err != nil {
 		return "", err
 	}
@@ -45,8 +48,8 @@ func srvr(ctx context.Context, addr string) (string, error) {
 // mode asks addr for its Mode: leader, follower, observer, standalone or
 // read-only. A server that is up but not serving (still electing a leader,
 // or cut off from the quorum) has no Mode; mode returns an error then.
-func mode(ctx context.Context, addr string) (string, error) {
-	reply, err := srvr(ctx, addr)
+func mode(ctx context.Context, addr string, cfg *tls.Config) (string, error) {
+	reply, err := srvr(ctx, addr, cfg)
 	if err != nil {
 		return "", fmt.Errorf("ensemble: srvr %s: %w", addr, err)
 	}

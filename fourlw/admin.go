@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,6 +45,9 @@ type Admin struct {
 	URL string
 	// HTTP defaults to a client that does not keep connections alive.
 	HTTP *http.Client
+	// TLS verifies an https URL (the AdminServer with admin.forceHttps or
+	// admin.portUnification) when HTTP is nil. Nil: the system's roots.
+	TLS *tls.Config
 }
 
 func (a Admin) commandURL(name string) string {
@@ -64,7 +68,11 @@ func (a Admin) Do(ctx context.Context, name string, out any) error {
 		return fmt.Errorf("fourlw: %w", err)
 	}
 	client := a.HTTP
-	if client == nil {
+	switch {
+	case client != nil:
+	case a.TLS != nil:
+		client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, TLSClientConfig: a.TLS}}
+	default:
 		client = defaultHTTP
 	}
 	resp, err := client.Do(req)

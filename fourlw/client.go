@@ -45,10 +45,7 @@ type Client struct {
 
 // NewClient returns a client of m.
 func NewClient(m Member) *Client {
-	c := &Client{member: m, viaAdmin: map[Command]bool{}}
-	if m.AdminURL != "" {
-		c.admin = &Admin{URL: m.AdminURL}
-	}
+	c := &Client{member: m, viaAdmin: map[Command]bool{}, admin: m.admin()}
 	return c
 }
 
@@ -77,7 +74,7 @@ func (c *Client) usesAdmin(cmd Command) bool {
 func ask[T any](ctx context.Context, c *Client, cmd Command, parse func(string) (T, error), admin func(Admin, context.Context) (T, error)) (T, error) {
 	var refused *ErrNotWhitelisted
 	if !c.usesAdmin(cmd) {
-		reply, err := Query(ctx, c.member.Addr, string(cmd))
+		reply, err := QueryTLS(ctx, c.member.Addr, string(cmd), c.member.TLS)
 		if err == nil {
 			return parse(reply)
 		}

@@ -1,6 +1,7 @@
 package fourlw
 
 import (
+	"crypto/tls"
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,6 +49,18 @@ type Member struct {
 	ID       int    // myid, 1-based; 0 when unknown
 	Addr     string // client address, host:port: where four-letter words go
 	AdminURL string // AdminServer base, "http://host:port" or ".../commands"; empty when unknown or off
+	// TLS, when set, reaches Addr over TLS (a secureClientPort: four-letter
+	// words answer there after the handshake) and an https AdminURL with
+	// the same settings (see connstr.TLS.Config).
+	TLS *tls.Config
+}
+
+// admin returns the AdminServer client of m, nil when it has none.
+func (m Member) admin() *Admin {
+	if m.AdminURL == "" {
+		return nil
+	}
+	return &Admin{URL: m.AdminURL, TLS: m.TLS}
 }
 
 func (m Member) String() string {

@@ -2,6 +2,7 @@ package fourlw
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"os"
@@ -627,5 +628,45 @@ func TestPollerWindowSeesHerd(t *testing.T) {
 	}
 	cancel()
 	for range snaps {
+	}
+}
+
+// TestTLSAdminFallback: on a TLS-only server whose whitelist refuses mntr,
+// the client gets ErrNotWhitelisted over TLS and the answer from the
+// AdminServer over HTTPS, both verified with the member's TLS settings.
+func TestTLSAdminFallback(t *testing.T) {
+	ens := enstest.StartTLS(t, 1)
+	restrictWhitelist(t, ens)
+	em := ens.Members()[0]
+	if !strings.HasPrefix(em.AdminURL, "https://") {
+		t.Fatalf("AdminURL = %q, want the AdminServer over HTTPS", em.AdminURL)
+	}
+	m := Member{ID: 1, Addr: em.ClientAddr, AdminURL: em.AdminURL, TLS: ens.TLSConfig()}
+	ctx := ctxTimeout(t, 30*time.Second)
+
+	if _, err := QueryTLS(ctx, m.Addr, "srvr", m.TLS); err != nil {
+		t.Fatalf("srvr over TLS: %v", err)
+	}
+	var refused *ErrNotWhitelisted
+	if _, err := QueryTLS(ctx, m.Addr, "mntr", m.TLS); !errors.As(err, &refused) {
+		t.Fatalf("mntr over TLS: err = %v, want ErrNotWhitelisted", err)
+	}
+	mntr, err := NewClient(m).Mntr(ctx)
+	if err != nil {
+		t.Fatalf("Mntr through the HTTPS AdminServer: %v", err)
+	}
+	if mntr.ServerState() != "standalone" {
+		t.Errorf("Mntr server state = %q, want standalone", mntr.ServerState())
+	}
+	caps := ProbeMember(ctx, m, CmdSrvr, CmdMntr)
+	if !caps.AdminServer {
+		t.Errorf("probe: AdminServer over HTTPS not seen: %v", caps.AdminErr)
+	}
+
+	// Without the CA the HTTPS AdminServer is not trusted.
+	noCA := m
+	noCA.TLS = &tls.Config{Certificates: ens.TLSConfig().Certificates}
+	if err := noCA.admin().Ruok(ctx); err == nil {
+		t.Errorf("AdminServer trusted without the CA")
 	}
 }

@@ -456,7 +456,7 @@ func (p *Poller) ask(ctx context.Context, ms *memberState, cmd Command, st *Memb
 	case CmdConf:
 		st.Conf, err = c.Conf(ctx)
 	default:
-		_, err = Query(ctx, c.Member().Addr, string(cmd))
+		_, err = QueryTLS(ctx, c.Member().Addr, string(cmd), c.Member().TLS)
 	}
 	return err
 }

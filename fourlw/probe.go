@@ -148,15 +148,15 @@ func ProbeMember(ctx context.Context, m Member, cmds ...Command) MemberCapabilit
 		cmds = AllCommands()
 	}
 	mc := MemberCapabilities{Member: m}
-	if m.AdminURL != "" {
-		mc.AdminErr = Admin{URL: m.AdminURL}.Ruok(ctx)
+	if a := m.admin(); a != nil {
+		mc.AdminErr = a.Ruok(ctx)
 		mc.AdminServer = mc.AdminErr == nil
 	}
 	fourLW := true // the client port answers; false once it does not
 	for _, cmd := range cmds {
 		c := Capability{Command: cmd}
 		if fourLW {
-			_, err := query(ctx, m.Addr, string(cmd), probeReplyLimit)
+			_, err := query(ctx, m.Addr, string(cmd), probeReplyLimit, m.TLS)
 			var refused *ErrNotWhitelisted
 			switch {
 			case err == nil:

@@ -3,12 +3,14 @@ package fourlw
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"syscall"
+
+	"github.com/zkherd/zkherd/connstr"
 )
 
 // MaxReply bounds the size of a reply Query reads (a wchp reply lists
@@ -55,18 +57,23 @@ const (
 // without quorum ErrNotServing, and a refused connection says so with the
 // address.
 func Query(ctx context.Context, addr, cmd string) (string, error) {
-	return query(ctx, addr, cmd, MaxReply)
+	return query(ctx, addr, cmd, MaxReply, nil)
+}
+
+// QueryTLS is Query over TLS verified with cfg, for a server's
+// secureClientPort; with a nil cfg it is Query.
+func QueryTLS(ctx context.Context, addr, cmd string, cfg *tls.Config) (string, error) {
+	return query(ctx, addr, cmd, MaxReply, cfg)
 }
 
 // query reads at most limit bytes of the reply; a reply cut at limit is
 // not an error when limit is below MaxReply (the probe only needs the
 // beginning).
-func query(ctx context.Context, addr, cmd string, limit int64) (string, error) {
+func query(ctx context.Context, addr, cmd string, limit int64, cfg *tls.Config) (string, error) {
 	if len(cmd) != 4 {
 		return "", fmt.Errorf("fourlw: %q is not a four-letter word", cmd)
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := connstr.Dial(ctx, addr, cfg)
 	if err != nil {
 		return "", netError(ctx, cmd, addr, err)
 	}

@@ -119,7 +119,6 @@ func TestClosedFourLetterWords(t *testing.T) {
 		c := connect(t, servers)
 		mustCreate(t, c, "/app/lock/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, open)
 	}
-	time.Sleep(watchGrace + 100*time.Millisecond) // old enough to be judged
 	in := openInspector(t, Options{Servers: servers})
 	in.SetNeedWatches(true)
 	ctx := context.Background()

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"path"
@@ -62,6 +63,9 @@ type Options struct {
 	SessionTimeout time.Duration
 	// Auth is digest credentials "user:password" (optional).
 	Auth string
+	// TLS, when set, reaches the servers over TLS: the session, the
+	// four-letter words and https AdminURLs (see connstr.TLS.Config).
+	TLS *tls.Config
 	// AllowWrites enables Delete and SetData.
 	AllowWrites bool
 	// PollInterval is the time between snapshots. Defaults to DefaultPollInterval.
@@ -152,7 +156,7 @@ func Open(ctx context.Context, opts Options) (*Inspector, error) {
 	if _, err := in.session(ctx); err != nil {
 		return nil, err
 	}
-	in.poller = newPoller(opts.Servers, opts.AdminURLs, in.pollTimeout())
+	in.poller = newPoller(opts.Servers, opts.AdminURLs, opts.TLS, in.pollTimeout())
 	return in, nil
 }
 
@@ -195,6 +199,9 @@ func (in *Inspector) session(ctx context.Context) (*recipes.Session, error) {
 	}
 	if in.opts.Auth != "" {
 		opts = append(opts, recipes.WithDigestAuth(in.opts.Auth))
+	}
+	if in.opts.TLS != nil {
+		opts = append(opts, recipes.WithTLS(in.opts.TLS))
 	}
 	s, err := recipes.NewSession(ctx, in.opts.Servers, opts...)
 	if err != nil {

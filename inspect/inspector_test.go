@@ -108,15 +108,26 @@ func TestLocksDiscovered(t *testing.T) {
 		}
 	}
 
-	// Watches are judged only on nodes older than watchGrace at the watch
-	// poll: let the chain built above age past it.
-	time.Sleep(watchGrace + 100*time.Millisecond)
 	in := openInspector(t, Options{Servers: servers, PollInterval: 100 * time.Millisecond})
 	in.SetNeedWatches(true)
 	ctx := context.Background()
 	in.Snapshot(ctx) // learns the watch count: wchp is asked from the next one on
-	in.Snapshot(ctx) // anomalies are reported once two snapshots agree
+	// The first poll with the servers' watch lists lists the nodes: their
+	// watches are expected. A missing or wrong watch is reported when the
+	// two polls after it agree.
+	first := in.Snapshot(ctx)
+	if e := findLock(t, first, "/app/fair").Entries[3]; e.Watch != WatchExpected || e.Flags != 0 {
+		t.Errorf("waiter 3 at the first poll: watch state %d, flags %v; want expected, no flag", e.Watch, e.Flags)
+	}
+	if e := findLock(t, in.Snapshot(ctx), "/app/fair").Entries[3]; e.Flags != 0 {
+		t.Errorf("waiter 3 flagged %v after one poll since its node appeared, want no flag yet", e.Flags)
+	}
 	snap := in.Snapshot(ctx)
+	for _, i := range []int{1, 2} {
+		if e := findLock(t, snap, "/app/fair").Entries[i]; e.Watch != WatchConfirmed || e.Confirmed < 0 || e.Confirmed > time.Minute {
+			t.Errorf("waiter %d: watch state %d confirmed %v ago, want confirmed", i, e.Watch, e.Confirmed)
+		}
+	}
 
 	fair := findLock(t, snap, "/app/fair")
 	if fair.Layout != "curator mutex" || len(fair.Entries) != 4 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -14,12 +13,6 @@ import (
 // DefaultHerdThreshold is how many sessions watching one node make a herd:
 // a fair lock has exactly one watcher per node.
 const DefaultHerdThreshold = 3
-
-// watchGrace is how long a waiter may take between creating its node and
-// setting its watch. The node listing and the servers' watch lists (wchp)
-// are read at different moments, so under churn a waiter newer than the
-// watch poll, or one whose predecessor left since, is settling, not wrong.
-const watchGrace = time.Second
 
 // nodeInfo is what the inspector knows about one child: its ephemeral owner
 // (from Stat or dump) and creation time (from Stat, zero when not read).
@@ -105,6 +98,10 @@ type lockInput struct {
 	Cluster      *Cluster
 	At           time.Time
 	HerdMin      int
+	// Memory is what earlier polls saw (nil: judge this poll alone, every
+	// node taken as older than it); Poll numbers this poll.
+	Memory *watchMemory
+	Poll   int
 }
 
 // buildLock draws the chain of one lock directory and flags its anomalies.
@@ -175,12 +172,14 @@ func buildLock(in lockInput) Lock {
 		l.Entries = append(l.Entries, herdWaiters(in.Nodes[0].Name, watchers[in.Nodes[0].Name], c)...)
 	}
 
+	judgeWatches(&l, in)
 	if c.WatchesUnknown {
 		// Without the servers' watch lists a waiter's watch cannot be
 		// seen: it is unknown, not missing.
 		l.WatchUnknown = true
 	} else {
-		flagWaiters(&l, in.Nodes, settling(in, l.Entries))
+		flagChildHerd(&l, in, herdMin)
+		flagWaiters(&l, in.Nodes)
 	}
 	flagHerd(&l, watchers, herdMin)
 	flagHolders(&l, c)
@@ -208,11 +207,11 @@ func herdWaiters(node string, sessions []int64, c *Cluster) []LockEntry {
 	return es
 }
 
-// flagWaiters marks waiters that watch nothing or the wrong node. A reader
-// watching any writer before it is accepted: Curator's read lock watches the
-// first writer rather than the nearest, which wakes readers too often but is
-// not wrong.
-func flagWaiters(l *Lock, nodes []recipes.Node, settling map[int]bool) {
+// flagWaiters marks waiters that watch nothing or the wrong node, once
+// their watch is judged missing (judgeWatches). A reader watching any writer
+// before it is accepted: Curator's read lock watches the first writer
+// rather than the nearest, which wakes readers too often but is not wrong.
+func flagWaiters(l *Lock, nodes []recipes.Node) {
 	index := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		index[n.Name] = i
@@ -221,7 +220,7 @@ func flagWaiters(l *Lock, nodes []recipes.Node, settling map[int]bool) {
 	var firstNoWatch, firstNoWatchNode, firstWrong, firstWrongNode string
 	for i := range l.Entries {
 		e := &l.Entries[i]
-		if e.Role != RoleWaiter || e.Node == "" || settling[i] {
+		if e.Role != RoleWaiter || e.Node == "" || e.Watch != WatchMissing {
 			continue
 		}
 		switch {
@@ -248,41 +247,6 @@ func flagWaiters(l *Lock, nodes []recipes.Node, settling map[int]bool) {
 		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyWrongWatch, Node: firstWrongNode,
 			Detail: fmt.Sprintf("%d waiter(s) watch the wrong node: %s", wrong, firstWrong)})
 	}
-}
-
-// settling returns the entries whose watches the last poll cannot judge:
-// nodes created less than watchGrace before the servers listed their
-// watches, and waiters watching a node of the directory that has gone since
-// (their predecessor left; they are moving their watch).
-func settling(in lockInput, entries []LockEntry) map[int]bool {
-	c := in.Cluster
-	listed := make(map[string]bool, len(in.Nodes))
-	for _, n := range in.Nodes {
-		listed[n.Name] = true
-	}
-	movedOn := map[int64]bool{}
-	prefix := in.Dir + "/"
-	i := sort.Search(len(c.Watches), func(i int) bool { return c.Watches[i].Path >= prefix })
-	for ; i < len(c.Watches) && strings.HasPrefix(c.Watches[i].Path, prefix); i++ {
-		name := strings.TrimPrefix(c.Watches[i].Path, prefix)
-		if strings.Contains(name, "/") || listed[name] {
-			continue
-		}
-		for _, s := range c.Watches[i].Sessions {
-			movedOn[s] = true
-		}
-	}
-	out := map[int]bool{}
-	for i, e := range entries {
-		created, known := time.Time{}, false
-		if info, ok := in.Info(e.Node); ok && !info.Created.IsZero() {
-			created, known = info.Created, true
-		}
-		if (known && !c.At.IsZero() && created.After(c.At.Add(-watchGrace))) || movedOn[e.Session] {
-			out[i] = true
-		}
-	}
-	return out
 }
 
 func watchesEarlierWriter(e *LockEntry, nodes []recipes.Node, index map[string]int) bool {

@@ -323,37 +323,63 @@ func TestShortName(t *testing.T) {
 	}
 }
 
-// TestSettlingWaitersNotFlagged: the node listing and the servers' watch
-// lists are read at different moments. A waiter newer than the watch poll,
-// or one whose predecessor left since (it is moving its watch), is not
-// flagged; an old waiter with no watch still is.
-func TestSettlingWaitersNotFlagged(t *testing.T) {
+// TestWatchJudgedAcrossPolls: a waiter's watch is expected while its node
+// is newer than the servers' watch lists, confirmed (with the
+// confirmation's age) once they list it, still confirmed when a later poll
+// misses it, and missing only when a poll after the one that listed its
+// node still finds none. A directory where no waiter has a data watch while
+// the servers count that many child watches is a herd on the directory.
+func TestWatchJudgedAcrossPolls(t *testing.T) {
 	names := []string{curator(0, "lock-"), curator(1, "lock-"), curator(2, "lock-"), curator(3, "lock-")}
-	polled := at.Add(-200 * time.Millisecond)
-	created := map[string]time.Time{
-		names[0]: at.Add(-time.Minute),
-		names[1]: at.Add(-time.Minute),        // old, watches nothing: flagged
-		names[2]: at.Add(-time.Minute),        // old, watches a node deleted since the poll: moving on
-		names[3]: polled.Add(-watchGrace / 2), // created just before the poll: settling
+	sessions := func(n int) []Session {
+		var out []Session
+		for i := 0; i < n; i++ {
+			out = append(out, Session{ID: int64(100 + i), Endpoint: "127.0.0.1:1", Member: "m"})
+		}
+		return out
 	}
-	c := &Cluster{At: polled, SessionsComplete: true, Watches: []PathWatch{
-		{Path: "/l/" + curator(9, "lock-"), Sessions: []int64{102}}, // gone from the listing
-	}}
-	for i := range names {
-		c.Sessions = append(c.Sessions, Session{ID: int64(100 + i), Endpoint: "127.0.0.1:1", Member: "m"})
+	poll := func(mem *watchMemory, n, number int, when time.Time, watches []PathWatch, total int64) Lock {
+		nodes, _ := recipes.ParseChildren(names[:n])
+		c := &Cluster{At: when.Add(-100 * time.Millisecond), SessionsComplete: true, Watches: watches, Sessions: sessions(n),
+			TotalWatches: total, ItemisedWatches: int64(len(watches))}
+		return buildLock(lockInput{Dir: "/l", Nodes: nodes, Cluster: c, At: when, Memory: mem, Poll: number,
+			Info: func(name string) (nodeInfo, bool) {
+				return nodeInfo{Owner: int64(100 + slices.Index(names, name))}, true
+			}})
 	}
-	nodes, _ := recipes.ParseChildren(names)
-	l := buildLock(lockInput{Dir: "/l", Nodes: nodes, Cluster: c, At: at,
-		Info: func(name string) (nodeInfo, bool) {
-			return nodeInfo{Owner: int64(100 + slices.Index(names, name)), Created: created[name]}, true
-		}})
-	want := []bool{false, true, false, false}
-	for i, e := range l.Entries {
-		if got := e.Flags.Has(AnomalyNoWatch); got != want[i] {
-			t.Errorf("entry %d (%s) no-watch flag = %v, want %v", i, e.Node, got, want[i])
+	watch1 := []PathWatch{{Path: "/l/" + names[0], Sessions: []int64{101}}}
+	mem := &watchMemory{}
+
+	// Poll 1: waiter 1 confirmed, waiter 2 new (expected).
+	l := poll(mem, 3, 1, at, watch1, 1)
+	if e := l.Entries[1]; e.Watch != WatchConfirmed || e.Confirmed != 100*time.Millisecond {
+		t.Errorf("poll 1, waiter 1: state %d confirmed %v ago, want confirmed 100ms ago", e.Watch, e.Confirmed)
+	}
+	if e := l.Entries[2]; e.Watch != WatchExpected || e.Flags != 0 {
+		t.Errorf("poll 1, waiter 2: state %d flags %v, want expected, unflagged", e.Watch, e.Flags)
+	}
+	// Poll 2: the servers' lists miss waiter 1 (a slow member): still
+	// confirmed, older. Waiter 2 still has none: missing. Waiter 3 is new.
+	l = poll(mem, 4, 2, at.Add(time.Second), nil, 0)
+	if e := l.Entries[1]; e.Watch != WatchConfirmed || e.Confirmed != 1100*time.Millisecond || e.Flags != 0 {
+		t.Errorf("poll 2, waiter 1: state %d confirmed %v ago flags %v, want confirmed 1.1s ago", e.Watch, e.Confirmed, e.Flags)
+	}
+	if e := l.Entries[2]; e.Watch != WatchMissing || !e.Flags.Has(AnomalyNoWatch) {
+		t.Errorf("poll 2, waiter 2: state %d flags %v, want missing, no watch", e.Watch, e.Flags)
+	}
+	if e := l.Entries[3]; e.Watch != WatchExpected || e.Flags != 0 {
+		t.Errorf("poll 2, waiter 3: state %d flags %v, want expected", e.Watch, e.Flags)
+	}
+
+	// No data watch anywhere, as many child watches as waiters: a herd on
+	// the directory, not three missing watches.
+	herd := poll(&watchMemory{}, 4, 2, at, nil, 3)
+	for i, e := range herd.Entries[1:] {
+		if e.Watch != WatchChild || e.Flags.Has(AnomalyNoWatch) || !e.Flags.Has(AnomalyHerd) {
+			t.Errorf("herd-children waiter %d: state %d flags %v, want a child watch in a herd", i+1, e.Watch, e.Flags)
 		}
 	}
-	if got := kinds(l); !slices.Equal(got, []AnomalyKind{AnomalyNoWatch}) {
-		t.Errorf("anomalies %v, want only no-watch (for entry 1)", got)
+	if got := kinds(herd); !slices.Equal(got, []AnomalyKind{AnomalyHerd}) {
+		t.Errorf("herd-children anomalies %v, want only herd", got)
 	}
 }

@@ -248,7 +248,11 @@ type LockEntry struct {
 	// Expect is the node this contender should watch: its predecessor
 	// (for a reader, the nearest writer before it). Empty for holders.
 	Expect string
-	Flags  AnomalySet
+	// Watch says whether the servers confirm the watch on Expect, and
+	// Confirmed how long ago they last did (WatchConfirmed).
+	Watch     WatchState
+	Confirmed time.Duration
+	Flags     AnomalySet
 }
 
 // AnomalyKind is something wrong with a lock chain.
@@ -322,8 +326,8 @@ type Queue struct {
 	Depth  int
 	// Depths are past depth samples, oldest first, one per poll, Depth last.
 	Depths []int
-	// EnqueueRate and DequeueRate are items per second over the last poll
-	// interval, from the sequence counter and the depth change.
+	// EnqueueRate and DequeueRate are items per second over the last few
+	// polls, from the items that appeared in and left the listings.
 	EnqueueRate, DequeueRate float64
 	Head                     string        // lowest item
 	HeadAge                  time.Duration // age of Head; negative when unknown

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,10 +34,10 @@ type fourlwPoller struct {
 	inFlight []chan struct{} // closed when the member's current poll ends; nil when none
 }
 
-func newPoller(servers []string, admin map[string]string, timeout time.Duration) *fourlwPoller {
+func newPoller(servers []string, admin map[string]string, tlsCfg *tls.Config, timeout time.Duration) *fourlwPoller {
 	p := &fourlwPoller{timeout: timeout}
 	for _, s := range servers {
-		p.members = append(p.members, fourlw.Member{Addr: s, AdminURL: admin[s]})
+		p.members = append(p.members, fourlw.Member{Addr: s, AdminURL: admin[s], TLS: tlsCfg})
 	}
 	fp := fourlw.NewPoller(p.members, fourlw.WithTimeout(timeout), fourlw.WithProbe(fourlw.DefaultCommands()...))
 	for i := range p.members {

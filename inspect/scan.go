@@ -30,6 +30,9 @@ type scanState struct {
 	// only when two snapshots in a row show it, so that a waiter caught
 	// between getChildren and exists is not flagged.
 	seen map[anomalyKey]bool
+	// watches remembers when nodes appeared and watches were confirmed
+	// (watchjudge.go).
+	watches watchMemory
 	// listings caches directory listings by path, re-read only when the
 	// directory's cversion changes.
 	listings map[string]*listing
@@ -45,9 +48,9 @@ func (st *scanState) init() {
 }
 
 type queueRec struct {
-	depths []int
-	maxSeq int64
-	at     time.Time
+	depths  []int
+	seqs    []int64      // the items of the last listing (queueflow.go)
+	samples []flowSample // cumulative flow, for the rates
 }
 
 type anomalyKey struct {
@@ -338,6 +341,7 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 		}
 	}
 	st.seen = seen
+	st.watches.forget(st.polls)
 	// Herds outside any lock directory: a node many sessions watch. They
 	// are listed apart from the locks.
 	snap.Herds = in.looseHerds(snap, owners)
@@ -571,6 +575,8 @@ func (in *Inspector) readLock(ctx context.Context, c *zk.Conn, st *scanState, di
 		Cluster:      cl,
 		At:           at,
 		HerdMin:      in.opts.HerdThreshold,
+		Memory:       &st.watches,
+		Poll:         st.polls,
 		Info: func(name string) (nodeInfo, bool) {
 			p := path.Join(dir, name)
 			if info, ok := st.stats[p]; ok {
@@ -606,66 +612,54 @@ func statAll(ctx context.Context, c *zk.Conn, paths []string) map[string]nodeInf
 	return out
 }
 
-// readQueue samples a queue directory: depth, rates from the sequence
-// counter, head age. ok is false when the items are ephemeral (then it is
-// not a queue).
+// readQueue samples a queue directory: depth, rates, head age. ok is false
+// when the items are ephemeral (then it is not a queue). A head consumed
+// since the listing does not make the queue vanish: the next items are
+// tried, and a directory already known as a queue stays one.
 func (in *Inspector) readQueue(c *zk.Conn, st *scanState, dir string, nodes []recipes.Node, stat *zk.Stat, at time.Time) (Queue, bool) {
-	head := nodes[0]
-	headPath := path.Join(dir, head.Name)
-	info, ok := st.stats[headPath]
-	if !ok {
-		exists, hs, err := c.Exists(headPath)
-		if err != nil || !exists {
+	head, age := "", time.Duration(-1)
+	for _, n := range nodes[:min(len(nodes), 8)] {
+		headPath := path.Join(dir, n.Name)
+		info, ok := st.stats[headPath]
+		if !ok {
+			exists, hs, err := c.Exists(headPath)
+			if err != nil || !exists {
+				continue // consumed since the listing
+			}
+			info = nodeInfo{Owner: hs.EphemeralOwner, Created: time.UnixMilli(hs.Ctime)}
+			st.stats[headPath] = info
+		}
+		if info.Owner != 0 {
 			return Queue{}, false
 		}
-		info = nodeInfo{Owner: hs.EphemeralOwner, Created: time.UnixMilli(hs.Ctime)}
-		st.stats[headPath] = info
+		head, age = n.Name, max(at.Sub(info.Created), 0)
+		break
 	}
-	if info.Owner != 0 {
+	if head == "" && st.dirs[dir] != dirQueue {
 		return Queue{}, false
 	}
-	maxSeq := nodes[len(nodes)-1].Seq
-	q := in.sampleQueue(st, dir, len(nodes), maxSeq, at)
-	q.Layout = string(head.Layout)
-	q.Head = head.Name
-	q.HeadAge = max(at.Sub(info.Created), 0)
+	q := in.sampleQueue(st, dir, nodes, at)
+	q.Layout = string(nodes[0].Layout)
+	q.Head, q.HeadAge = head, age
 	return q, true
 }
 
 func (in *Inspector) emptyQueue(st *scanState, dir string, stat *zk.Stat, at time.Time) Queue {
-	rec := st.queues[dir]
-	maxSeq := int64(-1)
-	if rec != nil {
-		maxSeq = rec.maxSeq
-	}
-	if stat != nil {
-		// The next sequence number is the parent's cversion; items created
-		// since the last sample were all consumed.
-		maxSeq = max(maxSeq, int64(stat.Cversion)-1)
-	}
-	q := in.sampleQueue(st, dir, 0, maxSeq, at)
+	q := in.sampleQueue(st, dir, nil, at)
 	q.HeadAge = -1
 	return q
 }
 
 // sampleQueue records a depth sample and derives the rates.
-func (in *Inspector) sampleQueue(st *scanState, dir string, depth int, maxSeq int64, at time.Time) Queue {
-	q := Queue{Path: dir, Depth: depth}
+func (in *Inspector) sampleQueue(st *scanState, dir string, nodes []recipes.Node, at time.Time) Queue {
+	q := Queue{Path: dir, Depth: len(nodes)}
 	rec := st.queues[dir]
 	if rec == nil {
-		rec = &queueRec{maxSeq: maxSeq, at: at}
+		rec = &queueRec{}
 		st.queues[dir] = rec
-	} else if dt := at.Sub(rec.at).Seconds(); dt > 0 {
-		prevDepth := 0
-		if n := len(rec.depths); n > 0 {
-			prevDepth = rec.depths[n-1]
-		}
-		enq := max(maxSeq-rec.maxSeq, 0)
-		deq := max(enq-int64(depth-prevDepth), 0)
-		q.EnqueueRate, q.DequeueRate = float64(enq)/dt, float64(deq)/dt
-		rec.maxSeq, rec.at = max(maxSeq, rec.maxSeq), at
 	}
-	rec.depths = append(rec.depths, depth)
+	q.EnqueueRate, q.DequeueRate = rec.flow(seqsOf(nodes), at)
+	rec.depths = append(rec.depths, q.Depth)
 	if len(rec.depths) > queueHistoryLen {
 		rec.depths = rec.depths[len(rec.depths)-queueHistoryLen:]
 	}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"crypto/tls"
 	"errors"
 	"time"
 
@@ -51,6 +52,9 @@ type Options struct {
 	// logger...). The scenario's session timeout and loadgen's buffer sizes
 	// and dialer are applied after them.
 	SessionOptions []recipes.SessionOption
+	// TLS, when set, reaches the servers over TLS (a secureClientPort):
+	// every session (recipes.WithTLS) and the mntr reads.
+	TLS *tls.Config
 	// Members are the addresses whose mntr counters are read before and
 	// after the run, for server packets and watch fan-out. Defaults to
 	// Servers.
@@ -69,6 +73,12 @@ type Options struct {
 	// Progress, if set, receives a report once per interval and a last one
 	// when the run is done, from one goroutine. It must not block for long.
 	Progress func(Progress)
+	// ProgressPhases makes every Progress carry what a live dashboard
+	// draws: the summary and histogram of every phase (Progress.Phases,
+	// Buckets), the timeline and the lock's wait graph, which costs a few
+	// milliseconds per interval; without it only the main phase is summed
+	// up.
+	ProgressPhases bool
 	// NewLocker replaces the recipe of lock scenarios (fair-lock, herd-lock,
 	// herd-children) with another Locker on the same path: tests plug in a
 	// deliberately broken lock to prove that the checks catch it.
@@ -277,4 +287,13 @@ type Progress struct {
 	Violations []string
 	// Faults lists the faults injected so far, in time order.
 	Faults []Event
+
+	// With Options.ProgressPhases only:
+	// Buckets are every phase's latencies so far in power-of-two buckets.
+	Buckets map[metrics.Phase][]metrics.Bucket
+	// Timeline is every interval so far (throughput, p50/p99 per phase).
+	Timeline []metrics.IntervalStats
+	// Lock is who waits on whom at the run's first lock (lock recipes,
+	// while the run goes; nil in the final progress).
+	Lock *WaitGraph
 }

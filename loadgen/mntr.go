@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync"
@@ -31,7 +32,7 @@ func countersOf(m fourlw.Mntr) (serverCounters, error) {
 }
 
 // readCounters reads mntr from every member at once and sums the counters.
-func readCounters(ctx context.Context, members []string) (serverCounters, error) {
+func readCounters(ctx context.Context, members []string, cfg *tls.Config) (serverCounters, error) {
 	var (
 		mu   sync.Mutex
 		sum  serverCounters
@@ -42,7 +43,7 @@ func readCounters(ctx context.Context, members []string) (serverCounters, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m, err := mntr(ctx, addr)
+			m, err := mntr(ctx, addr, cfg)
 			var c serverCounters
 			if err == nil {
 				c, err = countersOf(m)
@@ -62,10 +63,10 @@ func readCounters(ctx context.Context, members []string) (serverCounters, error)
 }
 
 // mntr asks addr for its mntr counters.
-func mntr(ctx context.Context, addr string) (fourlw.Mntr, error) {
+func mntr(ctx context.Context, addr string, cfg *tls.Config) (fourlw.Mntr, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	reply, err := fourlw.Query(ctx, addr, string(fourlw.CmdMntr))
+	reply, err := fourlw.QueryTLS(ctx, addr, string(fourlw.CmdMntr), cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -120,7 +120,7 @@ func leftovers(ctx context.Context, conn *zk.Conn, ns string) (n int64, some []s
 // removeTree deletes p and everything below it, depth first. A node that
 // is already gone is fine; a node that reappears (a client still working)
 // is retried a few times; a dropped connection (the ensemble still
-// settling after faults) is retried for up to 30 s or until ctx ends,
+// settling after faults) is retried for up to 60 s or until ctx ends,
 // since the session outlives it.
 func removeTree(ctx context.Context, conn *zk.Conn, p string) error {
 	notEmpty, dropped := 0, 0
@@ -129,7 +129,7 @@ func removeTree(ctx context.Context, conn *zk.Conn, p string) error {
 		switch {
 		case errors.Is(err, zk.ErrNotEmpty) && notEmpty < 5:
 			notEmpty++
-		case errors.Is(err, zk.ErrConnectionClosed) && ctx.Err() == nil && dropped < 150:
+		case errors.Is(err, zk.ErrConnectionClosed) && ctx.Err() == nil && dropped < 300:
 			dropped++
 			t := time.NewTimer(200 * time.Millisecond)
 			select {

@@ -131,6 +131,9 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 	if len(opts.Members) == 0 {
 		opts.Members = opts.Servers
 	}
+	if opts.TLS != nil {
+		opts.SessionOptions = append(slices.Clone(opts.SessionOptions), recipes.WithTLS(opts.TLS))
+	}
 	r := &runner{
 		run:        run,
 		opts:       opts,
@@ -268,13 +271,14 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 			return nil
 		}
 		cleaned = true
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
 		conn := admin.Conn()
 		err := removeTree(cctx, conn, r.ns)
-		if err != nil && admin.Err() != nil {
-			// The admin session ended (expired on a starved or faulty
-			// ensemble): a fresh one removes the namespace.
+		if err != nil && cctx.Err() == nil {
+			// The admin session ended or cannot reach a server (expired
+			// or cut off on a starved or faulty ensemble): a fresh one
+			// removes the namespace.
 			if fresh, ferr := recipes.NewSession(cctx, r.opts.Servers, r.opts.SessionOptions...); ferr == nil {
 				defer fresh.Close()
 				conn = fresh.Conn()
@@ -500,7 +504,7 @@ func (r *runner) pollServers(ctx context.Context, stop <-chan struct{}, done cha
 			return
 		case <-t.C:
 			pctx, cancel := context.WithTimeout(ctx, r.opts.Interval)
-			c, err := readCounters(pctx, r.opts.Members)
+			c, err := readCounters(pctx, r.opts.Members, r.opts.TLS)
 			cancel()
 			if err == nil {
 				r.serverNow.Store(&c)
@@ -514,7 +518,7 @@ func (r *runner) snapshot(ctx context.Context) snapshot {
 	for _, c := range r.clients {
 		s.wakeups += c.watchEvents()
 	}
-	s.server, s.serverErr = readCounters(ctx, r.opts.Members)
+	s.server, s.serverErr = readCounters(ctx, r.opts.Members, r.opts.TLS)
 	return s
 }
 
@@ -1048,12 +1052,10 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 		Violations:    r.chk.violations(),
 		Faults:        r.faultEvents(),
 	}
-	for _, ph := range metrics.Phases() {
-		if s := r.rec.Summary(ph); s.Count > 0 {
-			p.Phases[ph] = s
+	for _, ph := range append(metrics.Phases(), r.work.extraPhases()...) {
+		if !r.opts.ProgressPhases && ph != main {
+			continue
 		}
-	}
-	for _, ph := range r.work.extraPhases() {
 		if s := r.rec.Summary(ph); s.Count > 0 {
 			p.Phases[ph] = s
 		}
@@ -1079,6 +1081,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 			p.PacketsPerAcquisition = float64(n.packets-b.packets) / float64(ops)
 		}
 	}
+	r.addLive(&p, intervals != nil)
 	r.opts.Progress(p)
 }
 

@@ -205,6 +205,7 @@ func (d *deleteLog) prune(now time.Time) {
 type tap struct {
 	stats *wireStats
 	shard *metrics.Shard
+	seen  seen // what the client does and watches (waiters.go)
 }
 
 // wrap returns c instrumented by t.
@@ -300,11 +301,13 @@ func (c *tapConn) noteWrite(p []byte, now time.Time) {
 	switch {
 	case op == opDelete && path != "":
 		st.deletes.note(path, now, c.tap)
+		c.tap.seen.deleted(path)
 		deletes = true
 	case op == opMulti:
 		// A multi's ops follow the request header directly (no path).
 		for _, d := range multiDeletes(p[12:]) {
 			st.deletes.note(d, now, c.tap)
+			c.tap.seen.deleted(d)
 			deletes = true
 		}
 	}
@@ -321,6 +324,7 @@ func (c *tapConn) noteWrite(p []byte, now time.Time) {
 		if _, set := c.watches[key]; !set {
 			c.watches[key] = now // a watch fires once, for the first change after it was first set
 		}
+		c.tap.seen.watch(key, now)
 	}
 	c.pend = append(c.pend, pending{xid: xid, op: op, watch: watch, deletes: deletes, sent: now})
 }
@@ -484,11 +488,13 @@ func (c *tapConn) packet(now time.Time) {
 	case xid == -1:
 		c.watchEvent(body[16:], now)
 	case xid >= 0:
-		c.reply(xid, now)
+		c.reply(xid, body, now)
 	}
 }
 
-func (c *tapConn) reply(xid int32, now time.Time) {
+// reply matches a reply (body: header, then the head of its payload) with
+// its request.
+func (c *tapConn) reply(xid int32, body []byte, now time.Time) {
 	c.mu.Lock()
 	var req pending
 	found := false
@@ -507,13 +513,22 @@ func (c *tapConn) reply(xid int32, now time.Time) {
 	if !found {
 		return
 	}
+	switch req.op {
+	case opCreate, opCreate2, opCreateContainer, opCreateTTL:
+		// A successful create's reply starts with the created path.
+		if len(body) >= 16 && binary.BigEndian.Uint32(body[12:16]) == 0 {
+			if p, _ := readString(body[16:]); p != "" {
+				c.tap.seen.created(p)
+			}
+		}
+	}
 	if ph := phaseOf(req.op, req.watch, req.deletes); ph != "" && c.tap.shard != nil {
 		c.tap.shard.Record(ph, now.Sub(req.sent))
 	}
 }
 
 func (c *tapConn) watchEvent(b []byte, now time.Time) {
-	if len(b) < 8 || c.tap.shard == nil {
+	if len(b) < 8 {
 		return
 	}
 	typ := int32(binary.BigEndian.Uint32(b[0:4]))
@@ -521,6 +536,10 @@ func (c *tapConn) watchEvent(b []byte, now time.Time) {
 	key := path
 	if typ == evNodeChildrenChanged {
 		key = path + "/"
+	}
+	c.tap.seen.fired(key)
+	if c.tap.shard == nil {
+		return
 	}
 	c.mu.Lock()
 	watched := c.watches[key]

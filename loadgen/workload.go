@@ -87,6 +87,7 @@ type lockWork struct {
 	paths   []string
 	guards  []*lockGuard
 	newLock func(s *recipes.Session, path string) recipes.Locker
+	clock   graphClock // for WaitGraph.WokePerRelease
 	// handOff is the fair lock's hand-off (a recipes.HandOff), reported
 	// in the run's notes.
 	handOff atomic.Uint32
@@ -237,12 +238,15 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			acquire, bound = bind(s), s
 		}
 		start := time.Now()
+		c.tap.seen.begin(start)
 		h, err := acquire(r.opCtx)
 		if err != nil {
+			c.tap.seen.rest()
 			r.opFailed(err)
 			continue
 		}
 		granted := time.Now()
+		c.tap.seen.hold(granted)
 		var (
 			raced      bool
 			node       string
@@ -288,6 +292,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			g.released(relStart)
 		}
 		err = r.release(s, h.release)
+		c.tap.seen.rest()
 		if counted {
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))
 			c.shard.Record(metrics.Release, time.Since(relStart))

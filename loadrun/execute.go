@@ -28,6 +28,14 @@ type Sink interface {
 	Notice(line string)
 }
 
+// DetailSink is a Sink that draws more than a progress line (the load
+// dashboard): its progress carries every phase's histogram, the timeline
+// and the lock's wait graph (loadgen.Options.ProgressPhases).
+type DetailSink interface {
+	Sink
+	LiveDetail() bool
+}
+
 // Outcome is what executing a plan gave.
 type Outcome struct {
 	// Results are the runs done, in plan order.
@@ -81,6 +89,9 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 		opts.RunID = plan.RunID // the report directory is named after it
 	}
 	opts.Logf = func(format string, args ...any) { sink.Notice(fmt.Sprintf(format, args...)) }
+	if d, ok := sink.(DetailSink); ok && d.LiveDetail() {
+		opts.ProgressPhases = true
+	}
 	var out Outcome
 	for i, run := range plan.Runs {
 		if ctx.Err() != nil {
@@ -95,6 +106,9 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 				return out
 			}
 			out.Err = err
+			if res != nil && res.Metrics != nil {
+				out.Results = append(out.Results, res) // measured; only the clean-up failed
+			}
 			return out
 		}
 		out.Results = append(out.Results, res)

@@ -36,14 +36,21 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) error {
 	out := r.display()(ctx, plan, env.Label(), func(ctx context.Context, sink Sink) Outcome {
 		return Execute(ctx, env, plan, sink)
 	})
-	if out.Err != nil {
+	if out.Err != nil && len(out.Results) == 0 {
 		return runError(out.Err)
 	}
 	if len(out.Results) == 0 {
 		return ctx.Err()
 	}
+	// A run that measured everything but could not clean up (its namespace
+	// left behind) still gets its report; the error comes first in the
+	// exit.
+	var runErr error
+	if out.Err != nil {
+		runErr = runError(out.Err)
+	}
 	rep := r.report(plan.Title, env, plan.Out)
-	return rep.Finish(r.Stdout, rep.Build(out.Results, out.Partial), nil)
+	return rep.Finish(r.Stdout, rep.Build(out.Results, out.Partial), runErr)
 }
 
 func (r *Runner) report(title string, env *Env, out string) Report {

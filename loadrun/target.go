@@ -2,6 +2,7 @@ package loadrun
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/faults"
 	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/recipes"
 )
@@ -24,6 +26,9 @@ type Target struct {
 	Server connstr.ConnectString
 	// SessionOptions are applied to every session (timeout, digest auth).
 	SessionOptions []recipes.SessionOption
+	// TLS reaches the servers over TLS (connstr.TLS.Config): the mntr reads
+	// (sessions get it through SessionOptions, recipes.WithTLS).
+	TLS *tls.Config
 	// SourceAddrs is loadgen.Options.SourceAddrs (--source-addrs).
 	SourceAddrs int
 	// ServerConfig configures a local ensemble's servers (--server-config);
@@ -60,6 +65,16 @@ func (t Target) Open(ctx context.Context, plan *Plan, clients int) (*Env, error)
 			if err := run.Spec.ValidateEnsemble(len(t.Server.Servers), false); err != nil {
 				return nil, ScenarioError(err)
 			}
+		}
+		// Refused, or the TLS handshake failed: say so now, not after the
+		// sessions' timeout.
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := connstr.Reachable(rctx, t.Server.Servers, t.TLS); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, exit.Usagef("%s", usermsg.Unreachable(t.Server.String(), err, t.TLS != nil, rctx.Err() != nil))
 		}
 		return e, nil
 	}
@@ -114,6 +129,7 @@ func (e *Env) LoadOptions() loadgen.Options {
 		Servers:        e.Server.Servers,
 		Chroot:         e.Server.Chroot,
 		SessionOptions: e.t.SessionOptions,
+		TLS:            e.t.TLS,
 		SourceAddrs:    e.t.SourceAddrs,
 	}
 	if e.ens != nil {

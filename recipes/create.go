@@ -74,14 +74,24 @@ func retryConn(ctx context.Context, s *Session, op func() error) error {
 		if err == nil || !isConnErr(err) {
 			return sessionErr(s, err)
 		}
-		if s.tooLarge.Load() != tooLarge {
-			msg, _ := s.tooLargeMsg.Load().(string)
-			return fmt.Errorf("%w (%s): give the session a larger one with WithBufferSizes", ErrReplyTooLarge, msg)
+		if err := s.replyTooLargeSince(tooLarge); err != nil {
+			return err
 		}
 		if werr := awaitConn(ctx, s); werr != nil {
 			return werr
 		}
 	}
+}
+
+// replyTooLargeSince returns ErrReplyTooLarge, explained, when go-zookeeper
+// refused a reply for the receive buffer since the count was n (it then
+// drops the connection, and repeating the request would loop).
+func (s *Session) replyTooLargeSince(n int64) error {
+	if s.tooLarge.Load() == n {
+		return nil
+	}
+	msg, _ := s.tooLargeMsg.Load().(string)
+	return fmt.Errorf("%w (%s): give the session a larger one with WithBufferSizes", ErrReplyTooLarge, msg)
 }
 
 // newProtectedPrefix returns a fresh "_c_<uuid>-<kind>" node name prefix.

@@ -27,4 +27,7 @@ var (
 	// fit the session's receive buffer: go-zookeeper drops the connection
 	// instead, so retrying would loop. Raise it with WithBufferSizes.
 	ErrReplyTooLarge = errors.New("recipes: reply larger than the session's receive buffer")
+	// ErrNoSession is returned (wrapped) by NewSession when no session
+	// could be established before ctx ended.
+	ErrNoSession = errors.New("recipes: no session")
 )

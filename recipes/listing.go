@@ -44,7 +44,8 @@ import (
 //     returns its data through the contender's own buffer. zkherd's and
 //     Curator's lock nodes hold at most an address or a short owner name;
 //     a foreign node with large data fails that contender with
-//     ErrReplyTooLarge (TestListerForeignNodes).
+//     ErrReplyTooLarge instead of reconnecting for ever
+//     (TestListerForeignPredecessorData).
 //   - Child watches cannot be shared: the waiters of the herd-children lock,
 //     the semaphore, the queue and the barrier set theirs with their own
 //     getChildren, whose reply is the full listing, so their sessions still

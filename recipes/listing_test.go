@@ -173,3 +173,38 @@ func containsName(names []string, name string) bool {
 	}
 	return false
 }
+
+// TestListerForeignPredecessorData: the world where the lock nodes' data
+// is not small. A foreign contender's node holds 16 KiB of data; a waiter
+// behind it with a 4 KiB receive buffer gets that data back with its
+// watch, which go-zookeeper refuses by dropping the connection. Lock must
+// fail with ErrReplyTooLarge, naming the fix, rather than reconnect and
+// retry until its ctx ends, and leave no node behind.
+func TestListerForeignPredecessorData(t *testing.T) {
+	servers := sharedServers(t)
+	dir := testPath(t)
+	big := newTestSession(t, servers)
+	if err := ensurePath(testCtx(t, 10*time.Second), big, dir); err != nil {
+		t.Fatal(err)
+	}
+	foreign, err := big.Conn().Create(dir+"/_c_6f1c2d3e-0000-4000-8000-000000000001-lock-", make([]byte, 16<<10),
+		zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newTestSession(t, servers, WithBufferSizes(4096, 4096), WithLister(NewLister(big)))
+	ctx := testCtx(t, 60*time.Second)
+	err = NewLock(s, dir).Lock(ctx)
+	if !errors.Is(err, ErrReplyTooLarge) {
+		t.Fatalf("Lock behind a predecessor with 16 KiB of data on a 4 KiB session: %v, want ErrReplyTooLarge", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("Lock returned only when its ctx ended: it retried instead of failing")
+	}
+	waitFor(t, 30*time.Second, "the waiter's node removed", func() bool {
+		return len(children(t, big, dir)) == 1
+	})
+	if got := children(t, big, dir); len(got) != 1 || dir+"/"+got[0] != foreign {
+		t.Errorf("children %v, want only the foreign node", got)
+	}
+}

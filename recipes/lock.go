@@ -239,12 +239,17 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 			return acquired{}, c.abandon(ctx, node, tr, err)
 		}
 		start := time.Now()
+		tooLarge := c.s.tooLarge.Load()
 		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, pred))
 		tr.request(OpWatch, start, err)
 		watched, pred = pred, ""
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			continue // gone before the watch was set: look again
+		case isConnErr(err) && c.s.replyTooLargeSince(tooLarge) != nil:
+			// The predecessor's data (a foreign node's) does not fit a
+			// small receive buffer (see Lister): retrying would loop.
+			return acquired{}, c.abandon(ctx, node, tr, c.s.replyTooLargeSince(tooLarge))
 		case isConnErr(err):
 			if werr := awaitConn(ctx, c.s); werr != nil {
 				return acquired{}, c.abandon(ctx, node, tr, werr)

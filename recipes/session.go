@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -69,6 +70,7 @@ type sessionConfig struct {
 	auth           []authCred
 	observers      []func(zk.Event)
 	connectTimeout time.Duration
+	tls            *tls.Config
 	lister         *Lister
 }
 
@@ -187,6 +189,9 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	if dialer == nil {
 		dialer = timeoutDialer(cfg.connectTimeout)
 	}
+	if cfg.tls != nil {
+		dialer = tlsDialer(dialer, cfg.tls, cfg.connectTimeout)
+	}
 	// The event channel go-zookeeper returns is not read: every event
 	// reaches onEvent through the callback, and go-zookeeper drops what the
 	// channel (6 slots) cannot hold without blocking (conn.sendEvent), so
@@ -224,9 +229,9 @@ func (s *Session) explainConnectErr(servers []string, err error) error {
 	s.mu.Unlock()
 	hint := "is ZooKeeper running there? check --server"
 	if last != "" {
-		return fmt.Errorf("recipes: no session with %s: %w (last attempt: %s; %s)", strings.Join(servers, ","), err, last, hint)
+		return fmt.Errorf("%w with %s: %w (last attempt: %s; %s)", ErrNoSession, strings.Join(servers, ","), err, last, hint)
 	}
-	return fmt.Errorf("recipes: no session with %s: %w (%s)", strings.Join(servers, ","), err, hint)
+	return fmt.Errorf("%w with %s: %w (%s)", ErrNoSession, strings.Join(servers, ","), err, hint)
 }
 
 func (s *Session) onEvent(ev zk.Event) {

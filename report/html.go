@@ -45,11 +45,12 @@ type page struct {
 }
 
 type sideView struct {
-	Headlines []string
-	Bars      []template.HTML
-	Spectrum  template.HTML
-	Names     []string
-	Rows      []cmpRow
+	Headlines  []string
+	Bars       []template.HTML
+	Histograms []template.HTML // the main phase, shared scales
+	Spectrum   template.HTML
+	Names      []string
+	Rows       []cmpRow
 }
 
 type cmpRow struct {
@@ -73,6 +74,7 @@ type scenarioView struct {
 	MntrError                    string
 	Anomalies                    string
 	SpectrumSVG, LatencySVG      template.HTML
+	Histograms                   []template.HTML // per phase
 	ThroughputSVG, PopulationSVG template.HTML
 	DepthSVG                     template.HTML
 	MainPhase                    string
@@ -257,6 +259,8 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 		}, format.Ms),
 	}
 
+	v.Histograms = b.sideHistograms(ss)
+
 	lp := linePlot{
 		Title: main + " latency by percentile, every scenario",
 		X:     axis{Kind: percentile, Label: "percentile"},
@@ -339,6 +343,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		v.Throughput += fmt.Sprintf(" (open model: target %s, achieved %s)", fmtNum(s.TargetRatePerS, 1), fmtNum(s.achievedRate(), 1))
 	}
 	faultsView(&v, s)
+	v.Histograms = b.histograms(s, phaseColor(s.MainPhase()))
 	if a := s.Anomalies; a != nil {
 		v.Anomalies = fmt.Sprintf("%s values over range (recorded at the top), %s negative (recorded as 0), %s lost, %s under an unknown phase",
 			format.Count(a.OverRange), format.Count(a.Negative), format.Count(a.Lost), format.Count(a.UnknownPhase))

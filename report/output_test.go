@@ -277,13 +277,26 @@ func TestWriteHTML(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteHTML(&buf, tt.run(t)); err != nil {
+			run := tt.run(t)
+			if err := WriteHTML(&buf, run); err != nil {
 				t.Fatal(err)
 			}
 			page := buf.String()
 			checkWellFormed(t, page)
-			if got := strings.Count(page, "<svg "); got != tt.wantSVGs {
-				t.Errorf("svg plots: got %d, want %d", got, tt.wantSVGs)
+			// Besides: a histogram per phase of every scenario, and the
+			// main phase's side by side.
+			want := tt.wantSVGs
+			for _, s := range run.Scenarios {
+				want += len(s.Histogram)
+				if len(s.Histogram) == 0 {
+					t.Errorf("scenario %s has no histogram", s.Name)
+				}
+			}
+			if len(run.Scenarios) > 1 {
+				want += len(run.Scenarios)
+			}
+			if got := strings.Count(page, "<svg "); got != want {
+				t.Errorf("svg plots: got %d, want %d", got, want)
 			}
 			for _, svg := range regexp.MustCompile(`(?s)<svg .*?</svg>`).FindAllString(page, -1) {
 				checkWellFormed(t, svg)

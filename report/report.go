@@ -88,6 +88,10 @@ type Scenario struct {
 	// Spectrum is each phase's latency by percentile, for plots (from the
 	// intended start in open-model runs, see Latency.Corrected).
 	Spectrum map[string][]SpectrumPoint `json:"spectrum,omitempty"`
+	// Histogram is each phase's latencies in power-of-two buckets (the
+	// dashboard's histogram; from the intended start in open-model runs),
+	// the empty ones left out.
+	Histogram map[string][]Bucket `json:"histogram,omitempty"`
 
 	// Metrics holds the histograms behind the figures, for the .hgrm and
 	// .hlog files; nil for a scenario read back from JSON.
@@ -240,6 +244,12 @@ type Event struct {
 	Detail string  `json:"detail"`
 }
 
+// Bucket counts latencies up to UpToMs, above the previous bucket's.
+type Bucket struct {
+	UpToMs float64 `json:"up_to_ms"`
+	Count  int64   `json:"count"`
+}
+
 // SpectrumPoint is the latency in milliseconds at a percentile (0-100).
 type SpectrumPoint struct {
 	Percentile float64 `json:"percentile"`
@@ -362,6 +372,18 @@ func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 		an.OverRange += sum.OverRange
 		an.Negative += sum.Negative
 		an.Lost += sum.RecordErrors + sum.MergeDropped
+		if t := m.Totals[p]; t != nil && t.Raw != nil {
+			h := t.Raw
+			if sum.HasCorrection && t.Corrected != nil {
+				h = t.Corrected // open model: from the intended start
+			}
+			if s.Histogram == nil {
+				s.Histogram = map[string][]Bucket{}
+			}
+			for _, b := range metrics.LogBuckets(h, time.Microsecond) {
+				s.Histogram[string(p)] = append(s.Histogram[string(p)], Bucket{UpToMs: float64(b.UpTo) / float64(time.Millisecond), Count: b.Count})
+			}
+		}
 	}
 	an.UnknownPhase = m.UnknownPhase
 	if an != (Anomalies{}) {

@@ -306,6 +306,9 @@ type barChart struct {
 	Title, YLabel string
 	Bars          []bar
 	W, H          int
+	// YMax, if set, is the least top of the value axis (charts that share
+	// a scale).
+	YMax float64
 }
 
 func (c barChart) svg(id int) template.HTML {
@@ -322,6 +325,9 @@ func (c barChart) svg(id int) template.HTML {
 		if br.Value > 0 {
 			vals = append(vals, br.Value*1.12)
 		}
+	}
+	if c.YMax > 0 {
+		vals = append(vals, c.YMax*1.12)
 	}
 	ax := axis{Kind: linear, Format: shortNum}
 	lo, hi, ticks := ax.rangeOf(vals)

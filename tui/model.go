@@ -38,12 +38,18 @@ const changeBatch = 100 * time.Millisecond
 // clearNoticeMsg clears the notice with the given sequence number.
 type clearNoticeMsg struct{ seq int }
 
+// quitMsg quits after the user confirmed it.
+type quitMsg struct{}
+
 // feeds are the live data sources of a Model; nil channels are unused.
 type feeds struct {
 	snapshots <-chan *inspect.Snapshot
 	changes   <-chan struct{}
 	take      func() []inspect.Change
 	loads     <-chan *loadview.Snapshot
+	// wake starts the cluster feeds of a load dashboard when a cluster
+	// view is first shown; nil when they run from the start.
+	wake func()
 	// needWatches tells the source whether the view on screen shows
 	// watches, the costliest thing to ask the servers (nil: no source).
 	needWatches func(bool)
@@ -176,7 +182,11 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 		return m, nil
 	case tea.KeyPressMsg:
-		return m.key(msg)
+		tm, cmd := m.key(msg)
+		if nm, ok := tm.(Model); ok && nm.feeds.wake != nil && nm.current() != viewLoad {
+			nm.feeds.wake()
+		}
+		return tm, cmd
 	case common.SnapshotMsg:
 		m.snap = msg.Snapshot
 		cmd := m.broadcast(msg)
@@ -198,6 +208,9 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd := m.setNotice(msg.Text, msg.Error)
 		m.noticeUser = true
 		return m, cmd
+	case quitMsg:
+		m.quit = true
+		return m, tea.Quit
 	case clearNoticeMsg:
 		if msg.seq == m.noticeSeq {
 			m.notice = ""
@@ -288,8 +301,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	switch {
 	case key.Matches(k, km.Quit):
-		m.quit = true
-		return m, tea.Quit
+		return m.askQuit()
 	case key.Matches(k, km.Help):
 		m.help.ShowAll = !m.help.ShowAll
 		m.resize(m.common.Width, m.common.Height)
@@ -324,6 +336,20 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 	}
 	return m, m.toActive(k)
+}
+
+// askQuit quits, after asking if a load run is still going (quitting
+// stops it: its report is partial).
+func (m Model) askQuit() (tea.Model, tea.Cmd) {
+	if m.feeds.loads != nil && !m.loadDone {
+		m.confirm = &common.ConfirmMsg{
+			Prompt: "the load run is still going: stop it (partial report) and quit? y/N",
+			Yes:    func() tea.Msg { return quitMsg{} },
+		}
+		return m, nil
+	}
+	m.quit = true
+	return m, tea.Quit
 }
 
 func (m Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
@@ -370,8 +396,7 @@ func (m Model) command(text string) (tea.Model, tea.Cmd) {
 	case "":
 		return m, nil
 	case "q", "quit", "exit":
-		m.quit = true
-		return m, tea.Quit
+		return m.askQuit()
 	case "help":
 		m.help.ShowAll = !m.help.ShowAll
 		m.resize(m.common.Width, m.common.Height)

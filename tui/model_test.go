@@ -13,6 +13,7 @@ import (
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/internal/tuitest"
+	"github.com/zkherd/zkherd/tui/loadview"
 )
 
 var inspectViews = []viewID{viewTree, viewLocks, viewQueues, viewSessions, viewServers}
@@ -91,7 +92,7 @@ func TestSmallTerminals(t *testing.T) {
 	order := append(append([]viewID{}, inspectViews...), viewLoad)
 	msgs := []tea.Msg{
 		common.SnapshotMsg{Snapshot: tuitest.Cluster(t, "ensemble3_member_down")},
-		common.LoadMsg{Snapshot: tuitest.HerdVsFair()},
+		common.LoadMsg{Snapshot: tuitest.Recorded(t, "herd_vs_fair", 0.8)},
 	}
 	for _, size := range [][2]int{{60, 20}, {40, 12}, {20, 5}, {1, 1}} {
 		for i := range order {
@@ -212,5 +213,38 @@ func TestConfirm(t *testing.T) {
 				t.Error("y did not run the confirmed command")
 			}
 		})
+	}
+}
+
+// TestQuitAsksDuringRun: q while a load run sends updates asks first; n
+// keeps the dashboard, y quits. Once the run is done, q quits at once.
+func TestQuitAsksDuringRun(t *testing.T) {
+	loads := make(chan *loadview.Snapshot)
+	m := newModel(context.Background(), common.New(80, 24), nil, []viewID{viewLoad}, feeds{loads: loads}, "")
+	var tm tea.Model = m
+	tm, cmd := tm.Update(tuitest.Key("q"))
+	if cmd != nil || tm.(Model).confirm == nil {
+		t.Fatal("q during a run did not ask")
+	}
+	tm, _ = tm.Update(tuitest.Key("n"))
+	if tm.(Model).confirm != nil || tm.(Model).quit {
+		t.Fatal("n did not keep the dashboard")
+	}
+	tm, _ = tm.Update(tuitest.Key("q"))
+	tm, cmd = tm.Update(tuitest.Key("y"))
+	if cmd == nil {
+		t.Fatal("y gave no command")
+	}
+	tm, cmd = tm.Update(cmd())
+	if _, ok := cmd().(tea.QuitMsg); !ok || !tm.(Model).quit {
+		t.Error("y did not quit")
+	}
+	// The run is over: q quits without asking.
+	tm, _ = newModel(context.Background(), common.New(80, 24), nil, []viewID{viewLoad}, feeds{loads: loads}, "").
+		Update(common.ChannelClosedMsg{Name: "load"})
+	if _, cmd = tm.Update(tuitest.Key("q")); cmd == nil {
+		t.Fatal("q after the run gave no command")
+	} else if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Error("q after the run did not quit at once")
 	}
 }

@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -27,8 +30,10 @@ var ErrQuit = errors.New("tui: quit by the user")
 // redraws from load snapshots: at most 10 updates per second.
 const DefaultUpdateInterval = 100 * time.Millisecond
 
-// connectTimeout bounds the first connection of RunInspect.
-const connectTimeout = 15 * time.Second
+// DefaultConnectTimeout bounds the first connection of RunInspect: a
+// live server opens a session in milliseconds, so a few seconds without
+// one means no server answers, and the user should hear so at once.
+const DefaultConnectTimeout = 3 * time.Second
 
 // InspectOptions configure RunInspect.
 type InspectOptions struct {
@@ -41,8 +46,13 @@ type InspectOptions struct {
 	AdminURLs map[string]string
 	// SessionTimeout defaults to recipes.DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// ConnectTimeout bounds the wait for the first session; defaults to
+	// DefaultConnectTimeout.
+	ConnectTimeout time.Duration
 	// Auth is digest credentials "user:password", never shown.
 	Auth string
+	// TLS, when set, reaches the servers over TLS (connstr.TLS.Config).
+	TLS *tls.Config
 	// AllowWrites enables delete and set-data in the Tree view, each asking
 	// for confirmation. Read-only by default.
 	AllowWrites bool
@@ -74,10 +84,10 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	if err != nil {
 		return fmt.Errorf("tui: %w", err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	cctx, cancel := context.WithTimeout(ctx, cmp.Or(opts.ConnectTimeout, DefaultConnectTimeout))
 	in, err := inspect.Open(cctx, inspect.Options{
 		Servers: cs.Servers, AdminURLs: opts.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
-		Auth: opts.Auth, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
+		Auth: opts.Auth, TLS: opts.TLS, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
 		ScanRoots: opts.ScanRoots, NoWatches: opts.NoWatches, WatchBudget: opts.WatchBudget,
 	})
 	cancel()
@@ -165,10 +175,10 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		if err != nil {
 			return fmt.Errorf("tui: %w", err)
 		}
-		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		cctx, cancel := context.WithTimeout(ctx, cmp.Or(opts.Inspect.ConnectTimeout, DefaultConnectTimeout))
 		src, err = inspect.Open(cctx, inspect.Options{
 			Servers: cs.Servers, AdminURLs: opts.Inspect.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
-			Auth: opts.Inspect.Auth, PollInterval: opts.Inspect.PollInterval,
+			Auth: opts.Inspect.Auth, TLS: opts.Inspect.TLS, PollInterval: opts.Inspect.PollInterval,
 			ScanRoots: opts.Inspect.ScanRoots, NoWatches: opts.Inspect.NoWatches, WatchBudget: opts.Inspect.WatchBudget,
 		})
 		cancel()
@@ -176,7 +186,13 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 			return err
 		}
 		defer src.Close()
-		f.snapshots, f.changes, f.take, f.needWatches = src.Run(ctx), src.Changes(), src.TakeChanges, src.SetNeedWatches
+		// The cluster views poll the servers only once one is shown:
+		// while the user watches the dashboard, the run under test pays
+		// nothing for them.
+		start := make(chan struct{})
+		f.wake = sync.OnceFunc(func() { close(start) })
+		f.snapshots = startWhen(ctx, start, src.Run)
+		f.changes, f.take, f.needWatches = src.Changes(), src.TakeChanges, src.SetNeedWatches
 		order = append(order, viewLocks, viewSessions, viewServers, viewTree, viewQueues)
 		title = cs.String()
 	}
@@ -196,6 +212,28 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		return ErrQuit
 	}
 	return nil
+}
+
+// startWhen calls run once start is closed and relays what it sends; the
+// returned channel closes with run's, or when ctx ends first.
+func startWhen[T any](ctx context.Context, start <-chan struct{}, run func(context.Context) <-chan T) <-chan T {
+	out := make(chan T)
+	go func() {
+		defer close(out)
+		select {
+		case <-start:
+		case <-ctx.Done():
+			return
+		}
+		for v := range run(ctx) {
+			select {
+			case out <- v:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // run runs the program with the colour profile the environment and

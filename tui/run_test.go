@@ -193,6 +193,11 @@ func TestRunLoad(t *testing.T) {
 					waitOutput(ctx, t, out, "the load run has finished")
 				}
 				io.WriteString(typeKeys, "q")
+				if !tt.closeRun {
+					// q during a run asks first (TestQuitAsksDuringRun).
+					waitOutput(ctx, t, out, "still going")
+					io.WriteString(typeKeys, "y")
+				}
 			}
 			select {
 			case err := <-done:

@@ -14,7 +14,7 @@ import (
 // an idle 2-core machine, but several times that when other tests load it.
 const startTimeout = 90 * time.Second
 
-// Start starts an ensemble of nodes (1 or 3) members with fsync off and
+// Start starts an ensemble of nodes (1, 3, 5 or 7) members with fsync off and
 // QuickStart on, in a t.TempDir, and stops it in t.Cleanup. When ZooKeeper
 // or Java is missing, or the servers fail to start, it fails the test with
 // the cause and fix. If the test failed, the end of each member's log is
@@ -28,6 +28,13 @@ func Start(t testing.TB, nodes int) *ensemble.Ensemble {
 func StartConfig(t testing.TB, nodes int, cfg ensemble.ServerConfig) *ensemble.Ensemble {
 	t.Helper()
 	return StartWith(t, ensemble.Options{Nodes: nodes, ServerConfig: cfg})
+}
+
+// StartTLS is Start for an ensemble that accepts clients only over TLS
+// (ensemble.Options.TLS): ens.TLS() names its CA and client certificate.
+func StartTLS(t testing.TB, nodes int) *ensemble.Ensemble {
+	t.Helper()
+	return StartWith(t, ensemble.Options{Nodes: nodes, TLS: true})
 }
 
 // StartWith is Start with opts (Nodes, PeerAddr...): fsync, Dir, HeapMB,

@@ -1,16 +1,13 @@
-// Package loadview defines the data the load dashboard renders: one
-// Snapshot per update, filled by the load generator and sent to
-// tui.RunLoad. It has no user-interface code, so the generator can build
-// snapshots without importing Bubble Tea.
+// Package loadview defines the data the load dashboard renders, one
+// Snapshot per update, and the Feed that builds snapshots from the load
+// generator's progress for tui.RunLoad. It has no user-interface code.
 package loadview
 
 import (
-	"math"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/metrics"
 )
 
 // Snapshot is the state of a load run at one moment. The dashboard shows
@@ -29,6 +26,9 @@ type Snapshot struct {
 	Scenarios []Scenario
 	Faults    []Fault  // injected faults, in time order
 	Notices   []string // one-line messages for the user, newest last
+	// Report is where the report goes once the user quits a finished run
+	// ("" when none is written: the summary is printed instead).
+	Report string
 }
 
 // Scenario is one scenario of the run.
@@ -52,9 +52,9 @@ type Scenario struct {
 	ErrorsTotal int64
 	Errors      []ErrorCount // by kind, largest first
 	Herd        Herd
-	// Lock is the waiter chain of the lock under test, if the generator has
-	// it (nil otherwise). The dashboard shows its head and counts.
-	Lock *inspect.Lock
+	// Lock is who waits on whom at the lock under test, from the
+	// generator's own clients (lock scenarios; nil otherwise).
+	Lock *loadgen.WaitGraph
 	// QueueDepth is sampled queue depth, oldest first (queue scenarios).
 	QueueDepth []float64
 	// Violations are failed correctness checks, one line each, e.g.
@@ -70,13 +70,14 @@ type Phase struct {
 	// Buckets is a histogram for the text plot, in increasing UpTo order;
 	// optional.
 	Buckets []Bucket
+	// P50s and P99s are the phase's percentiles per interval, oldest
+	// first, aligned with Scenario.Throughput (0 where an interval had no
+	// value).
+	P50s, P99s []time.Duration
 }
 
 // Bucket counts latencies in (previous UpTo, UpTo].
-type Bucket struct {
-	UpTo  time.Duration
-	Count int64
-}
+type Bucket = metrics.Bucket
 
 // ErrorCount is the number of errors of one kind.
 type ErrorCount struct {
@@ -102,37 +103,4 @@ type Herd struct {
 type Fault struct {
 	At   time.Duration
 	What string // e.g. "killed member 2 (leader)"
-}
-
-// PhaseFromHistogram summarises h, whose values are in unit (the load
-// generator records microseconds: pass time.Microsecond), into a Phase with
-// percentiles and a histogram of power-of-two buckets.
-func PhaseFromHistogram(name string, h *hdrhistogram.Histogram, unit time.Duration) Phase {
-	p := Phase{Name: name, Count: h.TotalCount()}
-	if p.Count == 0 {
-		return p
-	}
-	d := func(v int64) time.Duration { return time.Duration(v) * unit }
-	p.P50 = d(h.ValueAtQuantile(50))
-	p.P90 = d(h.ValueAtQuantile(90))
-	p.P99 = d(h.ValueAtQuantile(99))
-	p.P999 = d(h.ValueAtQuantile(99.9))
-	p.Max = d(h.Max())
-	var buckets []Bucket
-	for _, bar := range h.Distribution() {
-		if bar.Count == 0 {
-			continue
-		}
-		upTo := int64(1)
-		if bar.To > 1 {
-			upTo = int64(1) << int(math.Ceil(math.Log2(float64(bar.To))))
-		}
-		if n := len(buckets); n > 0 && buckets[n-1].UpTo == d(upTo) {
-			buckets[n-1].Count += bar.Count
-			continue
-		}
-		buckets = append(buckets, Bucket{UpTo: d(upTo), Count: bar.Count})
-	}
-	p.Buckets = buckets
-	return p
 }

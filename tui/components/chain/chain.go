@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -182,19 +183,29 @@ func watchCells(e *inspect.LockEntry, wide bool) (watch, state string) {
 		return "-", state
 	case e.Role != inspect.RoleWaiter:
 		return "-", ""
+	case e.Watch == inspect.WatchChild:
+		return "⇶ children", "herd: child watch"
 	case len(e.Watching) == 0 && e.Flags.Has(inspect.AnomalyNoWatch):
 		if !wide {
 			return "! none", ""
 		}
 		return "none", "no watch: may never wake"
-	case len(e.Watching) == 0:
-		// Newer than the servers' last watch list, or moving its watch
-		// to a new predecessor: not (yet) a problem.
-		return "…", "setting watch"
 	}
 	name := inspect.ShortName
 	if !wide {
 		name = seqLabel
+	}
+	if len(e.Watching) == 0 && e.Expect != "" {
+		// What it should watch by its layout's rule, and what the servers
+		// say of it.
+		watch = "→" + name(e.Expect)
+		switch e.Watch {
+		case inspect.WatchConfirmed:
+			return watch + " ok", confirmedText(e.Confirmed)
+		case inspect.WatchExpected:
+			return watch + " ?", "expected (node newer than the watch lists)"
+		}
+		return watch + " ?", "expected, not listed yet"
 	}
 	first := e.Watching[0]
 	if slices.Contains(e.Watching, e.Expect) {
@@ -218,8 +229,20 @@ func watchCells(e *inspect.LockEntry, wide bool) (watch, state string) {
 	default:
 		watch += " ok"
 		state = "ok"
+		if e.Watch == inspect.WatchConfirmed {
+			state = confirmedText(e.Confirmed)
+		}
 	}
 	return watch, state
+}
+
+// confirmedText says the servers confirmed a watch, and how long ago when
+// it was not by the last poll.
+func confirmedText(age time.Duration) string {
+	if age < time.Second {
+		return "ok, confirmed"
+	}
+	return "ok, confirmed " + common.Duration(age) + " ago"
 }
 
 // compactName is the node's 10-digit sequence, prefixed with r or w for

@@ -26,7 +26,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files with the current output")
 
-//go:embed testdata/*.json
+//go:embed testdata/*.json testdata/*.jsonl
 var fixtures embed.FS
 
 // Sizes are the terminal sizes every view is checked at.

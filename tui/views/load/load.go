@@ -1,24 +1,28 @@
-// Package load is the load dashboard: for each scenario of a run, clients
-// and sessions, operations and throughput over time, latency percentiles
-// and histogram per phase, errors, the herd meter (wake-ups per release),
-// the waiter chain and queue depth of what is under test, with injected
-// faults marked. Two scenarios (herd vs fair) are drawn side by side.
+// Package load is the load dashboard: for each scenario of a run, the lock
+// under test as a picture of who waits on whom (the fair lock's chain, the
+// herd's fan) and what each release woke; the selected phase's latency
+// histogram with p50 and p99 marked; throughput and latency over time with
+// injected faults marked; queue depth; errors and failed checks. Two
+// scenarios (herd vs fair) are drawn side by side on shared scales.
 //
-// The view only renders the latest loadview.Snapshot it was given: drawing
-// a frame costs the same with 10 or 10,000 clients.
+// The view only renders the latest loadview.Snapshot it was given, whose
+// size does not grow with the clients: drawing a frame costs the same with
+// 10 or 10,000 clients.
 package load
 
 import (
 	"fmt"
 	"math"
+	"path"
+	"slices"
 	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/histogram"
 	"github.com/zkherd/zkherd/tui/components/sparkline"
@@ -29,8 +33,11 @@ import (
 type Model struct {
 	common.Common
 	snap *loadview.Snapshot
-	// phase picks which phase's histogram is drawn (tab cycles).
-	phase int
+	// phase names the phase drawn ("" for each scenario's first, its main
+	// phase); tab cycles.
+	phase  string
+	filter string // "/": only the phases (or scenarios) whose name has it
+	scroll int    // first waiter shown in the lock pictures
 }
 
 // New returns an empty dashboard.
@@ -39,9 +46,14 @@ func New(c common.Common) Model { return Model{Common: c} }
 // Title names the view in the tab bar.
 func (m Model) Title() string { return "Load" }
 
+var (
+	phaseKey  = key.NewBinding(key.WithKeys("tab", "shift+tab"), key.WithHelp("tab", "phase"))
+	scrollKey = key.NewBinding(key.WithKeys("up", "down"), key.WithHelp("↑/↓", "waiters"))
+)
+
 // ShortHelp lists the view's own keys for the help bar.
 func (m Model) ShortHelp() []key.Binding {
-	return []key.Binding{key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next phase"))}
+	return []key.Binding{phaseKey, scrollKey, key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter phases"))}
 }
 
 // SetSize sets the view's size.
@@ -50,20 +62,136 @@ func (m *Model) SetSize(width, height int) { m.Common.SetSize(width, height) }
 // Snapshot is the snapshot shown (nil before the first).
 func (m Model) Snapshot() *loadview.Snapshot { return m.snap }
 
-// Update takes new snapshots; tab cycles the histogram's phase.
+// Update takes new snapshots; tab cycles the phase drawn, the navigation
+// keys scroll the waiters, "/" filters phases, ":phase NAME" picks one.
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.LoadMsg:
 		m.snap = msg.Snapshot
+	case common.FilterMsg:
+		m.filter = strings.ToLower(msg.Text)
+		if names := m.phaseNames(); len(names) > 0 && !slices.Contains(names, m.phase) {
+			m.phase = ""
+		}
+	case common.CommandMsg:
+		if msg.Name == "phase" {
+			for _, n := range m.allPhaseNames() {
+				if n == msg.Arg {
+					m.phase = n
+					return m, nil
+				}
+			}
+			return m, notice(fmt.Sprintf("no phase %q: %s", msg.Arg, strings.Join(m.allPhaseNames(), ", ")), true)
+		}
+		return m, notice(fmt.Sprintf("unknown command %q (try :phase acquire, :locks, :q)", msg.Name), true)
 	case tea.KeyPressMsg:
-		if key.Matches(msg, m.KeyMap.NextPane) {
-			m.phase++
-		}
-		if key.Matches(msg, m.KeyMap.PrevPane) {
-			m.phase = max(m.phase-1, 0)
-		}
+		return m.key(msg), nil
 	}
 	return m, nil
+}
+
+func notice(text string, isErr bool) tea.Cmd {
+	return func() tea.Msg { return common.NoticeMsg{Text: text, Error: isErr} }
+}
+
+func (m Model) key(k tea.KeyPressMsg) Model {
+	km := m.KeyMap
+	page := max(m.Height/4, 1)
+	switch {
+	case key.Matches(k, km.NextPane):
+		m.phase = m.cyclePhase(1)
+	case key.Matches(k, km.PrevPane):
+		m.phase = m.cyclePhase(-1)
+	case key.Matches(k, km.Up):
+		m.scroll--
+	case key.Matches(k, km.Down):
+		m.scroll++
+	case key.Matches(k, km.PageUp):
+		m.scroll -= page
+	case key.Matches(k, km.PageDown):
+		m.scroll += page
+	case key.Matches(k, km.Top):
+		m.scroll = 0
+	case key.Matches(k, km.Bottom):
+		m.scroll = loadgen.MaxWaitersShown
+	}
+	m.scroll = min(max(m.scroll, 0), loadgen.MaxWaitersShown)
+	return m
+}
+
+// allPhaseNames are the phases of every scenario, in order of appearance.
+func (m Model) allPhaseNames() []string {
+	var names []string
+	if m.snap == nil {
+		return nil
+	}
+	for _, sc := range m.snap.Scenarios {
+		for _, p := range sc.Phases {
+			if !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	return names
+}
+
+// phaseNames are the phases the filter lets through.
+func (m Model) phaseNames() []string {
+	return slices.DeleteFunc(m.allPhaseNames(), func(n string) bool { return !m.phaseShown(n) })
+}
+
+func (m Model) phaseShown(name string) bool {
+	return m.filter == "" || strings.Contains(name, m.filter) || !m.filterMatchesPhase()
+}
+
+// filterMatchesPhase: a filter that matches no phase picks scenarios.
+func (m Model) filterMatchesPhase() bool {
+	for _, n := range m.allPhaseNames() {
+		if strings.Contains(n, m.filter) {
+			return true
+		}
+	}
+	return false
+}
+
+func (m Model) cyclePhase(step int) string {
+	names := m.phaseNames()
+	if len(names) == 0 {
+		return m.phase
+	}
+	i := slices.Index(names, m.phase)
+	if i < 0 {
+		i = 0
+		if len(m.snap.Scenarios) > 0 {
+			if p, ok := m.selected(&m.snap.Scenarios[0]); ok {
+				i = max(slices.Index(names, p.Name), 0)
+			}
+		}
+	}
+	return names[(i+step+len(names))%len(names)]
+}
+
+// selected is the phase drawn for sc.
+func (m Model) selected(sc *loadview.Scenario) (loadview.Phase, bool) {
+	for _, p := range sc.Phases {
+		if m.phaseShown(p.Name) && (m.phase == "" || p.Name == m.phase) {
+			return p, true
+		}
+	}
+	return loadview.Phase{}, false
+}
+
+// scenarios are the scenarios shown: all, or those a filter that matches
+// no phase names.
+func (m Model) scenarios() []*loadview.Scenario {
+	var out []*loadview.Scenario
+	for i := range m.snap.Scenarios {
+		sc := &m.snap.Scenarios[i]
+		if m.filter == "" || m.filterMatchesPhase() || strings.Contains(strings.ToLower(sc.Name), m.filter) {
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // View draws the dashboard, exactly Height lines.
@@ -71,32 +199,34 @@ func (m Model) View() string {
 	if m.snap == nil {
 		return common.Lines("waiting for the load run to start…", m.Width, m.Height)
 	}
-	s := m.snap
 	lines := []string{common.Fit(m.header(), m.Width)}
 	footer := m.footer()
 	bodyH := max(m.Height-1-len(footer), 0)
-	switch n := len(s.Scenarios); {
+	scs := m.scenarios()
+	switch n := len(scs); {
 	case n == 0:
-		lines = append(lines, common.Lines("no scenario started yet", m.Width, bodyH))
+		msg := "no scenario started yet"
+		if len(m.snap.Scenarios) > 0 {
+			msg = fmt.Sprintf("nothing matches the filter %q (esc clears it)", m.filter)
+		}
+		lines = append(lines, common.Lines(msg, m.Width, bodyH))
 	case n == 2 && m.Width >= 60:
 		w := (m.Width - 1) / 2
-		herdMax := herdScale(s.Scenarios)
-		left := m.scenario(&s.Scenarios[0], w, bodyH, herdMax)
-		right := m.scenario(&s.Scenarios[1], m.Width-w-1, bodyH, herdMax)
+		ws := []int{w, m.Width - w - 1}
+		panels := m.panels(scs, ws, bodyH)
 		sep := m.Styles.Dim.Render("│")
 		for i := 0; i < bodyH; i++ {
-			lines = append(lines, left[i]+sep+right[i])
+			lines = append(lines, panels[0][i]+sep+panels[1][i])
 		}
 	default:
 		// One above the other, sharing the height.
-		herdMax := herdScale(s.Scenarios)
 		per := bodyH / n
-		for i := range s.Scenarios {
+		for i, sc := range scs {
 			h := per
 			if i == n-1 {
 				h = bodyH - per*(n-1)
 			}
-			lines = append(lines, m.scenario(&s.Scenarios[i], m.Width, h, herdMax)...)
+			lines = append(lines, m.panels([]*loadview.Scenario{sc}, []int{m.Width}, h)[0]...)
 		}
 	}
 	lines = append(lines, footer...)
@@ -105,20 +235,29 @@ func (m Model) View() string {
 
 func (m Model) header() string {
 	s := m.snap
-	parts := []string{m.Styles.Title.Render("Load") + "  " + s.Title}
+	head := m.Styles.Title.Render("Load") + "  " + s.Title
+	if s.Done {
+		// What the user needs now: that it is over, and where the
+		// report goes.
+		state := m.Styles.OK.Render("finished")
+		if s.Partial {
+			state = m.Styles.Warn.Render("stopped early (partial)")
+		}
+		head += " · " + state + " after " + common.Clock(s.Elapsed) + " · "
+		what := "q prints the summary"
+		if s.Report != "" {
+			what = "q writes the report: "
+			room := m.Width - common.Width(head) - common.Width(what)
+			what += common.TruncateLeft(s.Report, max(room, 12))
+		}
+		return head + what
+	}
+	parts := []string{head, common.Clock(s.Elapsed)}
+	if s.Duration > 0 {
+		parts[1] += " / " + common.Clock(s.Duration)
+	}
 	if s.RunID != "" {
 		parts = append(parts, "run "+s.RunID)
-	}
-	clock := common.Clock(s.Elapsed)
-	if s.Duration > 0 {
-		clock += " / " + common.Clock(s.Duration)
-	}
-	parts = append(parts, clock)
-	switch {
-	case s.Done && s.Partial:
-		parts = append(parts, m.Styles.Warn.Render("stopped early (partial)"))
-	case s.Done:
-		parts = append(parts, m.Styles.OK.Render("done"))
 	}
 	if s.Server != "" {
 		parts = append(parts, s.Server)
@@ -145,23 +284,98 @@ func (m Model) footer() []string {
 	return out
 }
 
-// herdScale is the wake-ups per release that fills the herd meter: the
-// largest client count, so a herd of everyone fills it.
-func herdScale(scs []loadview.Scenario) float64 {
-	top := 10.0
-	for _, sc := range scs {
-		top = math.Max(top, float64(sc.Clients))
-		top = math.Max(top, sc.Herd.WakeupsPerRelease)
-	}
-	return top
+// scales are what the panels drawn together share.
+type scales struct {
+	ops     float64 // ops/s that fills a sparkline cell
+	latency float64 // ms that fills a latency cell (p50 and p99 alike)
+	depth   float64
+	wake    float64 // wake-ups per release that fill the meter
+	hist    histogram.Scale
 }
 
-// scenario renders one scenario into exactly h lines of w cells.
-func (m Model) scenario(sc *loadview.Scenario, w, h int, herdMax float64) []string {
-	st := m.Styles
-	var top, tail []string
-	add := func(dst *[]string, s string) { *dst = append(*dst, common.Fit(s, w)) }
+func (m Model) scalesOf(scs []*loadview.Scenario, histRows, plotW int) scales {
+	var s scales
+	var phases []loadview.Phase
+	for _, sc := range scs {
+		for _, v := range tail(sc.Throughput, plotW) {
+			s.ops = math.Max(s.ops, v)
+		}
+		for _, v := range tail(sc.QueueDepth, plotW) {
+			s.depth = math.Max(s.depth, v)
+		}
+		s.wake = math.Max(s.wake, float64(sc.Clients))
+		if p, ok := m.selected(sc); ok {
+			phases = append(phases, p)
+			for _, d := range tail(p.P99s, plotW) {
+				s.latency = math.Max(s.latency, ms(d))
+			}
+		}
+	}
+	s.wake = math.Max(s.wake, 10)
+	s.hist = histogram.ScaleOf(histRows, phases...)
+	return s
+}
 
+func tail[T any](xs []T, n int) []T {
+	n = max(n, 0)
+	if len(xs) > n {
+		return xs[len(xs)-n:]
+	}
+	return xs
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// panels renders scenarios side by side (widths ws) into h lines each, on
+// shared scales: the blocks above the histogram first, then the histogram
+// gets the rows every panel has left.
+func (m Model) panels(scs []*loadview.Scenario, ws []int, h int) [][]string {
+	tops := make([][]string, len(scs))
+	tails := make([][]string, len(scs))
+	plotW := max(ws[0]-plotLabelW-plotValueW, 1)
+	// The plots' scales do not depend on the histogram's rows.
+	pre := m.scalesOf(scs, 1, plotW)
+	used := 0
+	for i, sc := range scs {
+		tops[i], tails[i] = m.blocks(sc, ws[i], h, pre)
+		used = max(used, len(tops[i])+len(tails[i]))
+	}
+	histRows := min(h-used-1, 12)
+	sc := pre
+	sc.hist = m.scalesOf(scs, histRows, plotW).hist
+	out := make([][]string, len(scs))
+	for i := range scs {
+		lines := tops[i]
+		if histRows >= 2 {
+			lines = append(lines, m.histogram(scs[i], ws[i], sc)...)
+		}
+		lines = append(lines, tails[i]...)
+		out[i] = fitLines(lines, ws[i], h)
+	}
+	return out
+}
+
+func fitLines(lines []string, w, h int) []string {
+	if len(lines) > h {
+		lines = lines[:h]
+	}
+	for i := range lines {
+		lines[i] = common.Fit(lines[i], w)
+	}
+	blank := strings.Repeat(" ", max(w, 0))
+	for len(lines) < h {
+		lines = append(lines, blank)
+	}
+	return lines
+}
+
+const plotLabelW, plotValueW = 6, 8
+
+// blocks are a panel's lines above the histogram (title, counts, the lock
+// picture, the time plots) and below it (herd measures, errors, checks),
+// cut to leave the histogram at least 3 rows of h.
+func (m Model) blocks(sc *loadview.Scenario, w, h int, s scales) (top, bottom []string) {
+	st := m.Styles
 	title := st.Title.Render(sc.Name)
 	if sc.Recipe != "" && sc.Recipe != sc.Name {
 		title += " (" + sc.Recipe + ")"
@@ -169,185 +383,246 @@ func (m Model) scenario(sc *loadview.Scenario, w, h int, herdMax float64) []stri
 	if sc.State != "" {
 		title += " · " + sc.State
 	}
-	add(&top, title)
-	rate := 0.0
-	if n := len(sc.Throughput); n > 0 {
-		rate = sc.Throughput[n-1]
+	top = append(top, title)
+	rate := "now " + common.Rate(last(sc.Throughput)) + "/s"
+	if sc.State == "done" || sc.State == "stopped" {
+		rate = "avg " + common.Rate(mean(sc.Throughput)) + "/s"
 	}
-	counts := fmt.Sprintf("clients %s · sessions alive %s", common.Count(int64(sc.Clients)), common.Count(int64(sc.SessionsAlive)))
-	if len(counts) > w {
-		counts = fmt.Sprintf("clients %s · alive %s", common.Count(int64(sc.Clients)), common.Count(int64(sc.SessionsAlive)))
+	counts := fmt.Sprintf("ops %s · %s · clients %s", common.Count(sc.Ops), rate, common.Count(int64(sc.Clients)))
+	if sc.SessionsAlive != sc.Clients && sc.State != "done" {
+		counts += fmt.Sprintf(" (%s alive)", common.Count(int64(sc.SessionsAlive)))
 	}
-	add(&top, counts)
-	add(&top, fmt.Sprintf("ops %s · now %s/s", common.Count(sc.Ops), common.Rate(rate)))
-	sparkW := max(w-11, 1)
-	add(&top, "ops/s     "+st.Spark.Render(sparkline.Render(sc.Throughput, sparkW, 0)))
-	if marks := m.faultMarks(sc, sparkW); marks != "" {
-		add(&top, "          "+st.Warn.Render(marks))
+	top = append(top, counts)
+
+	plots := m.plots(sc, w, s)
+	bottom = m.tail(sc, w, s)
+	// The lock picture gets what the plots, the tail and 3 histogram
+	// rows leave, at most two fifths of the panel.
+	room := h - len(top) - len(plots) - len(bottom) - 4
+	if sc.Lock != nil && room >= 2 {
+		// At 80x24: head, release, holder, 3 waiters and "… more".
+		top = append(top, m.lockPicture(sc.Lock, w, min(room, max(h*2/5, 7)), s)...)
 	}
-	top = append(top, m.phaseTable(sc.Phases, w)...)
-	// The herd meter.
-	wake := sc.Herd.WakeupsPerRelease
-	value := fmtFloat(wake)
-	meterW := max(w-len("wake-ups/release ")-len(value)-1, 4)
-	meter := herdBar(wake, herdMax, meterW)
-	wakeStyle := st.OK
-	if wake >= float64(inspect.DefaultHerdThreshold) {
-		wakeStyle = st.Bad
+	top = append(top, plots...)
+	return top, bottom
+}
+
+func last(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
 	}
-	add(&tail, "wake-ups/release "+value+" "+wakeStyle.Render(meter))
-	add(&tail, fmt.Sprintf("pkts/acq %s · zk req/acq %s",
-		fmtFloat(sc.Herd.PacketsPerAcquisition), fmtFloat(sc.Herd.ZKRequestsPerAcquisition)))
+	return xs[len(xs)-1]
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// plots are the time series on one shared time axis (one cell per
+// interval, newest on the right): throughput, p99 and p50 of the selected
+// phase, queue depth, and the faults marked under them.
+func (m Model) plots(sc *loadview.Scenario, w int, s scales) []string {
+	st := m.Styles
+	plotW := max(w-plotLabelW-plotValueW, 1)
+	row := func(label string, series []float64, top float64, value string) string {
+		return common.Fit(label, plotLabelW) + st.Spark.Render(sparkline.Render(series, plotW, top)) + common.FitRight(value, plotValueW)
+	}
+	out := []string{row("ops/s", sc.Throughput, s.ops, common.Rate(last(sc.Throughput)))}
+	if p, ok := m.selected(sc); ok && len(p.P99s) > 0 {
+		out = append(out,
+			row("p99", msSeries(p.P99s), s.latency, common.Duration(lastValue(p.P99s))),
+			row("p50", msSeries(p.P50s), s.latency, common.Duration(lastValue(p.P50s))))
+	}
+	if len(sc.QueueDepth) > 0 {
+		out = append(out, row("depth", sc.QueueDepth, s.depth, common.Count(int64(last(sc.QueueDepth)))))
+	}
+	if marks := m.faultMarks(sc, plotW); marks != "" {
+		out = append(out, strings.Repeat(" ", plotLabelW)+st.Warn.Render(marks))
+	}
+	return out
+}
+
+// lastValue is the newest interval's value, or the newest before it when
+// it had none (a run's last, stopping, intervals).
+func lastValue(ds []time.Duration) time.Duration {
+	for i := len(ds) - 1; i >= 0; i-- {
+		if ds[i] > 0 {
+			return ds[i]
+		}
+	}
+	return 0
+}
+
+func msSeries(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = ms(d)
+	}
+	return out
+}
+
+// histogram is the selected phase's latency distribution on the shared
+// scale, with its title line.
+func (m Model) histogram(sc *loadview.Scenario, w int, s scales) []string {
+	p, ok := m.selected(sc)
+	if !ok {
+		return []string{m.Styles.Dim.Render("latency: no samples yet")}
+	}
+	head := m.Styles.Label.Render(fmt.Sprintf("%s · p50 %s · p99 %s · n %s", p.Name,
+		common.Duration(p.P50), common.Duration(p.P99), common.Count(p.Count)))
+	if len(p.Buckets) == 0 {
+		return append([]string{head}, histogram.Spectrum(p, w, 5)...)
+	}
+	return append([]string{head}, histogram.RenderScaled(p, s.hist, w)...)
+}
+
+// tail is the herd measures, errors and failed checks.
+func (m Model) tail(sc *loadview.Scenario, w int, s scales) []string {
+	st := m.Styles
+	var out []string
+	if sc.Lock == nil && sc.Herd.WakeupsPerRelease > 0 {
+		// The lock picture shows wake-ups per release; other recipes
+		// that release something get the meter here.
+		wake := sc.Herd.WakeupsPerRelease
+		value := fmtFloat(wake)
+		meterW := max(w-len("wake-ups/release ")-len(value)-1, 4)
+		out = append(out, "wake-ups/release "+value+" "+m.wakeStyle(wake).Render(herdBar(wake, s.wake, meterW)))
+	}
+	out = append(out, fmt.Sprintf("zk req/op %s · server pkts/op %s",
+		fmtFloat(sc.Herd.ZKRequestsPerAcquisition), fmtFloat(sc.Herd.PacketsPerAcquisition)))
 	if sc.ErrorsTotal > 0 {
 		parts := make([]string, 0, len(sc.Errors))
 		for _, e := range sc.Errors {
 			parts = append(parts, fmt.Sprintf("%s %s", e.Kind, common.Count(e.Count)))
 		}
-		add(&tail, st.Bad.Render("errors "+common.Count(sc.ErrorsTotal))+" "+strings.Join(parts, ", "))
-	} else {
-		add(&tail, "errors 0")
+		out = append(out, st.Bad.Render("errors "+common.Count(sc.ErrorsTotal))+" "+strings.Join(parts, ", "))
 	}
 	for _, v := range sc.Violations {
-		add(&tail, st.Bad.Render("✗ "+v))
-	}
-	if len(sc.QueueDepth) > 0 {
-		last := sc.QueueDepth[len(sc.QueueDepth)-1]
-		label := fmt.Sprintf("depth %-5s", common.Count(int64(last)))
-		add(&tail, label+st.Spark.Render(sparkline.Render(sc.QueueDepth, max(w-len(label), 1), 0)))
-	}
-	// What is left goes to the chain and the histogram.
-	left := h - len(top) - len(tail)
-	var middle []string
-	if sc.Lock != nil && left >= 3 {
-		rows := min(len(sc.Lock.Entries), max(left/3, 2))
-		middle = append(middle, m.chainLines(sc.Lock, w, rows)...)
-		left -= len(middle)
-	}
-	// Histograms of the chosen phase, then of the next ones while they fit.
-	for i := 0; i < len(sc.Phases) && left >= 2; i++ {
-		if i > 0 && left < 6 {
-			break
-		}
-		p := sc.Phases[(m.phase+i)%len(sc.Phases)]
-		var rows []string
-		if len(p.Buckets) > 0 {
-			rows = append(rows, common.Fit(st.Label.Render(p.Name+" latency (tab: phase)"), w))
-			rows = append(rows, histogram.Render(p.Buckets, w, min(left-1, 10))...)
-		} else {
-			rows = append(rows, common.Fit(st.Label.Render(p.Name+" percentiles (tab: phase)"), w))
-			rows = append(rows, histogram.Spectrum(p, w, min(left-1, 5))...)
-		}
-		middle = append(middle, rows...)
-		left -= len(rows)
-	}
-	out := append(append(top, middle...), tail...)
-	if len(out) > h {
-		out = out[:h]
-	}
-	blank := strings.Repeat(" ", max(w, 0))
-	for len(out) < h {
-		out = append(out, blank)
+		out = append(out, st.Bad.Render("✗ "+v))
 	}
 	return out
 }
 
-// phaseTable is a percentile line per phase: p50, p99 and max at 40
-// columns, with p90 and p99.9 from 56.
-func (m Model) phaseTable(phases []loadview.Phase, w int) []string {
-	if len(phases) == 0 {
-		return []string{common.Fit("latency: no samples yet", w)}
+func (m Model) wakeStyle(wake float64) interface{ Render(...string) string } {
+	if wake >= float64(inspect.DefaultHerdThreshold) {
+		return m.Styles.Bad
 	}
-	wide := w >= 56
-	withCount := w >= 46
-	cellW, labelW := 8, 10
-	if w >= 56 {
-		for _, p := range phases {
-			labelW = min(max(labelW, len(p.Name)+1), 15)
-		}
-	}
-	if w < 36 {
-		cellW, labelW = 7, 8
-	}
-	cell := func(s string) string { return common.FitRight(s, cellW) }
-	head := common.Fit("phase", labelW) + cell("p50")
-	if wide {
-		head += cell("p90")
-	}
-	head += cell("p99")
-	if wide {
-		head += cell("p99.9")
-	}
-	head += cell("max")
-	if withCount {
-		head += cell("count")
-	}
-	out := []string{common.Fit(m.Styles.Header.Render(ansi.Strip(head)), w)}
-	for _, p := range phases {
-		row := common.Fit(p.Name, labelW) + cell(common.Duration(p.P50))
-		if wide {
-			row += cell(common.Duration(p.P90))
-		}
-		row += cell(common.Duration(p.P99))
-		if wide {
-			row += cell(common.Duration(p.P999))
-		}
-		row += cell(common.Duration(p.Max))
-		if withCount {
-			row += cell(shortCount(p.Count))
-		}
-		out = append(out, common.Fit(row, w))
-	}
-	return out
+	return m.Styles.OK
 }
 
-// chainLines draws the head of the lock under test: a summary line and
-// rows-1 contenders.
-func (m Model) chainLines(l *inspect.Lock, w, rows int) []string {
+// isHerd: the most watched path has several waiters, or a release woke
+// many.
+func isHerd(g *loadgen.WaitGraph) bool {
+	return (len(g.Fan) > 0 && g.Fan[0].Waiters > 1) || g.WokePerRelease >= float64(inspect.DefaultHerdThreshold)
+}
+
+// lockPicture draws who waits on whom in at most rows lines: a fair lock
+// as a chain (holder, then each waiter with the node it watches, then "…
+// N more"), a herd as a fan (everybody watching one node or directory),
+// and what each release woke.
+func (m Model) lockPicture(g *loadgen.WaitGraph, w, rows int, s scales) []string {
 	st := m.Styles
-	head := fmt.Sprintf("chain: %d holding → %s waiting", l.Holders(), common.Count(int64(l.Waiters())))
-	if len(l.Anomalies) > 0 {
-		head += " " + st.Bad.Render("! "+l.Anomalies[0].Kind.String())
+	herd := isHerd(g)
+	name := path.Base(g.Path)
+	if g.Locks > 1 {
+		name += fmt.Sprintf(" (1 of %d locks)", g.Locks)
 	}
-	head += " · " + l.Path
-	out := []string{common.Fit(head, w)}
-	show := min(len(l.Entries), rows-1)
-	if show < len(l.Entries) && show > 1 {
-		show-- // room for the "… more" line
+	out := []string{st.Label.Render(fmt.Sprintf("%s: %d holds → %s wait", name, len(g.Holders), common.Count(int64(g.WaitersTotal))))}
+	wake := fmtFloat(g.WokePerRelease)
+	what := "its successor"
+	if herd {
+		what = "the herd"
 	}
-	for i := 0; i < show; i++ {
-		e := &l.Entries[i]
-		role := "wait"
-		if e.Role == inspect.RoleHolder {
-			role = "HOLD"
+	if g.Releases == 0 {
+		wake, what = "-", "no release this interval"
+	}
+	label := fmt.Sprintf("release woke %s (%s) ", wake, what)
+	out = append(out, label+m.wakeStyle(g.WokePerRelease).Render(herdBar(g.WokePerRelease, s.wake, max(w-common.Width(label), 0))))
+	narrow := w < 56
+	node := func(p string) string {
+		if p == "" {
+			return ""
 		}
-		arrow := "  └▶"
-		if i == 0 {
-			arrow = "  ┌ "
-		}
-		watch := ""
-		if e.Role == inspect.RoleWaiter {
-			switch {
-			case len(e.Watching) == 0:
-				watch = st.Bad.Render(" ! no watch")
-			case e.Flags.Has(inspect.AnomalyWrongWatch):
-				watch = st.Bad.Render(" ! watches " + inspect.ShortName(e.Watching[0]))
-			default:
-				watch = " → " + inspect.ShortName(e.Watching[0])
+		n := inspect.ShortName(path.Base(g.ShortPath(p)))
+		if i := strings.LastIndexByte(n, '-'); narrow && i >= 0 {
+			// lock-0000000424 is #424 when space is short.
+			if seq := strings.TrimLeft(n[i+1:], "0"); seq != "" && strings.Trim(seq, "0123456789") == "" {
+				return "#" + seq
 			}
 		}
-		node := inspect.ShortName(e.Node)
-		if node == "" {
-			node = inspect.SessionHex(e.Session)
-		}
-		out = append(out, common.Fit(fmt.Sprintf("%s%s %s %s%s", arrow, role, node, common.Duration(e.Age), watch), w))
+		return n
 	}
-	if rest := len(l.Entries) - show; rest > 0 {
-		out = append(out, common.Fit(fmt.Sprintf("  … %s more", common.Count(int64(rest))), w))
+	holder := "┌ HOLD  (free)"
+	if len(g.Holders) > 0 {
+		h := g.Holders[0]
+		holder = fmt.Sprintf("┌ HOLD  %s c%d %s", orDash(node(h.Node)), h.Client, common.Duration(h.For))
+		if len(g.Holders) > 1 {
+			holder += st.Bad.Render(fmt.Sprintf(" +%d more holders!", len(g.Holders)-1))
+		}
+	}
+	out = append(out, holder)
+	left := rows - len(out)
+	if herd {
+		// The fan: each watched path with its crowd of waiters.
+		for i, f := range g.Fan {
+			if left <= 0 || (i > 0 && left <= 1) {
+				break
+			}
+			crowd := fmt.Sprintf("╞═▶ %s watch %s ", common.Count(int64(f.Waiters)), g.ShortPath(f.Path))
+			fan := strings.Repeat("◀", max(min(int(math.Round(float64(f.Waiters)/s.wake*float64(w-common.Width(crowd)))), w-common.Width(crowd)), 1))
+			out = append(out, crowd+st.Bad.Render(fan))
+			left--
+		}
+		if racing := g.WaitersTotal - watchers(g); left > 0 && racing > 0 {
+			out = append(out, fmt.Sprintf("└ %s racing to create", common.Count(int64(racing))))
+		}
+		return out
+	}
+	// The chain.
+	show := min(len(g.Waiters)-m.scroll, left)
+	if rest := g.WaitersTotal - m.scroll; show < rest && show > 0 {
+		show = min(show, left-1) // room for the "… more" line
+	}
+	for i := 0; i < show; i++ {
+		c := g.Waiters[m.scroll+i]
+		watch := m.Styles.Dim.Render("  (creating)")
+		switch {
+		case c.Watching != "":
+			watch = " → " + node(c.Watching) + " " + common.Duration(c.WatchFor)
+		case c.Node != "":
+			watch = m.Styles.Dim.Render(" (woken, looking)")
+		}
+		out = append(out, fmt.Sprintf("├ wait  %s c%d%s", orDash(node(c.Node)), c.Client, watch))
+	}
+	if rest := g.WaitersTotal - m.scroll - show; rest > 0 && len(out) < rows {
+		out = append(out, fmt.Sprintf("└ … %s more", common.Count(int64(rest))))
 	}
 	return out
 }
 
-// faultMarks puts ▲ under the throughput sparkline where faults happened.
+func watchers(g *loadgen.WaitGraph) int {
+	n := 0
+	for _, f := range g.Fan {
+		n += f.Waiters
+	}
+	return n
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// faultMarks puts ▲ under the time plots where faults happened.
 func (m Model) faultMarks(sc *loadview.Scenario, width int) string {
 	if len(m.snap.Faults) == 0 || len(sc.Throughput) == 0 {
 		return ""
@@ -387,7 +662,7 @@ func herdBar(v, top float64, width int) string {
 
 func fmtFloat(v float64) string {
 	switch {
-	case v == 0:
+	case v <= 0:
 		return "0"
 	case v < 10:
 		return fmt.Sprintf("%.2f", v)
@@ -395,15 +670,4 @@ func fmtFloat(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return common.Count(int64(v + 0.5))
-}
-
-// shortCount keeps counts within a table cell: 12,345 → 12.3k.
-func shortCount(n int64) string {
-	switch {
-	case n < 100000:
-		return common.Count(n)
-	case n < 10000000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }

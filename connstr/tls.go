@@ -1,0 +1,131 @@
+package connstr
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+)
+
+// ErrTLSConfig marks TLS files that cannot be used.
+var ErrTLSConfig = errors.New("connstr: bad TLS configuration")
+
+// TLS names, by file, how a client reaches servers that accept only TLS
+// (ZooKeeper's secureClientPort): the one connection setting every part of
+// zkherd shares (sessions, four-letter words, the AdminServer over HTTPS).
+// The zero value means plain TCP.
+type TLS struct {
+	// CA is a PEM file of the certificates that sign the servers'
+	// certificates. Empty: the system's trusted roots.
+	CA string
+	// Cert and Key are a PEM client certificate and its private key, for
+	// servers that ask for one (ZooKeeper's ssl.clientAuth=need, its
+	// default). Both or neither.
+	Cert, Key string
+	// ServerName is the name checked against each server's certificate.
+	// Empty: each server's host as written in the connect string.
+	ServerName string
+}
+
+// Enabled reports whether any TLS setting is given.
+func (t TLS) Enabled() bool { return t != TLS{} }
+
+// Config loads the files into a client configuration; nil when TLS is not
+// enabled. Errors name the file and what is wrong with it.
+func (t TLS) Config() (*tls.Config, error) {
+	if !t.Enabled() {
+		return nil, nil
+	}
+	cfg := &tls.Config{ServerName: t.ServerName, MinVersion: tls.VersionTLS12}
+	if t.CA != "" {
+		pem, err := os.ReadFile(t.CA)
+		if err != nil {
+			return nil, fmt.Errorf("%w: CA file: %w", ErrTLSConfig, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: CA file %s holds no PEM certificate", ErrTLSConfig, t.CA)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case t.Cert != "" && t.Key != "":
+		pair, err := tls.LoadX509KeyPair(t.Cert, t.Key)
+		if err != nil {
+			return nil, fmt.Errorf("%w: client certificate %s and key %s: %w", ErrTLSConfig, t.Cert, t.Key, err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	case t.Cert != "" || t.Key != "":
+		return nil, fmt.Errorf("%w: a client certificate needs both its certificate and its key file", ErrTLSConfig)
+	}
+	return cfg, nil
+}
+
+// ForServer returns cfg ready to dial addr: unless cfg names the server,
+// addr's host is the name its certificate must carry (an IP address is
+// checked against the certificate's IP addresses).
+func ForServer(cfg *tls.Config, addr string) *tls.Config {
+	if cfg.ServerName != "" {
+		return cfg
+	}
+	c := cfg.Clone()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		c.ServerName = host
+	} else {
+		c.ServerName = addr
+	}
+	return c
+}
+
+// Handshake runs the TLS client handshake on conn, an open connection to
+// addr, within ctx. On failure it closes conn.
+func Handshake(ctx context.Context, conn net.Conn, cfg *tls.Config, addr string) (*tls.Conn, error) {
+	tc := tls.Client(conn, ForServer(cfg, addr))
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
+}
+
+// Dial opens a connection to addr within ctx: plain TCP when cfg is nil,
+// else TLS verified with cfg.
+func Dial(ctx context.Context, addr string, cfg *tls.Config) (net.Conn, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil || cfg == nil {
+		return conn, err
+	}
+	return Handshake(ctx, conn, cfg, addr)
+}
+
+// Reachable dials every server at once (with the TLS handshake when cfg is
+// set) and returns nil as soon as one accepts, else every server's error:
+// a quick answer to "does anything listen there?" before a session is
+// attempted, since a ZooKeeper client retries refused connections forever.
+func Reachable(ctx context.Context, servers []string, cfg *tls.Config) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(servers))
+	for _, addr := range servers {
+		go func() {
+			conn, err := Dial(ctx, addr, cfg)
+			if err == nil {
+				conn.Close()
+			}
+			errs <- err
+		}()
+	}
+	var all []error
+	for range servers {
+		err := <-errs
+		if err == nil {
+			return nil
+		}
+		all = append(all, err)
+	}
+	return errors.Join(all...)
+}

@@ -1,0 +1,156 @@
+package inspect
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"time"
+)
+
+// Judging a waiter's watch under churn. The servers list watches (wchp)
+// and the tree is listed at different moments, and under load a waiter
+// lives for less than a second, so one poll can never say that a watch is
+// missing. The inspector remembers, per lock directory, at which poll each
+// node was first listed and when the servers last confirmed each waiter's
+// expected watch. A waiter is judged only when its node was listed by an
+// earlier poll: until then its watch is "expected". A watch once confirmed
+// stays confirmed (a watch is only removed by firing, which changes the
+// node the waiter expects, or with its session), with the age of the
+// confirmation. confirmAnomalies then reports a missing watch only when
+// two polls in a row find it missing: two polls taken after the node
+// appeared.
+
+// WatchState is what the inspector knows of a waiter's watch.
+type WatchState uint8
+
+const (
+	// WatchNone: not a waiter, or nothing to judge (a herd waiter).
+	WatchNone WatchState = iota
+	// WatchExpected: the node is newer than the servers' watch lists; the
+	// waiter should be watching Expect.
+	WatchExpected
+	// WatchConfirmed: the servers listed the session's watch on Expect.
+	WatchConfirmed
+	// WatchMissing: an earlier poll listed the node, and no poll since
+	// listed the expected watch.
+	WatchMissing
+	// WatchChild: the waiter waits on a child watch of the directory, which
+	// the servers count but never list (the herd-children layout).
+	WatchChild
+)
+
+// lockMemory is what the inspector remembers of one lock directory
+// between polls.
+type lockMemory struct {
+	poll      int
+	firstSeen map[string]int         // node name -> poll that first listed it
+	confirmed map[watchKey]time.Time // when the servers last listed a waiter's watch
+}
+
+type watchKey struct {
+	session int64
+	node    string
+}
+
+// watchMemory is lockMemory by directory. It belongs to the scan state:
+// one snapshot at a time.
+type watchMemory struct {
+	dirs map[string]*lockMemory
+}
+
+// forget drops the directories not read at poll (gone or no longer locks).
+func (w *watchMemory) forget(poll int) {
+	for dir, m := range w.dirs {
+		if m.poll < poll-1 {
+			delete(w.dirs, dir)
+		}
+	}
+}
+
+// judgeWatches sets each waiter's WatchState and confirmation age from the
+// current poll and what in.Memory remembers, and remembers this poll.
+// Without a memory the poll is judged alone, as if every node were older
+// than it (tests of the rules).
+func judgeWatches(l *Lock, in lockInput) {
+	c := in.Cluster
+	confirmedAt := c.At
+	if confirmedAt.IsZero() {
+		confirmedAt = in.At
+	}
+	var prev *lockMemory
+	next := &lockMemory{poll: in.Poll, firstSeen: make(map[string]int, len(l.Entries)), confirmed: map[watchKey]time.Time{}}
+	if in.Memory != nil {
+		if in.Memory.dirs == nil {
+			in.Memory.dirs = map[string]*lockMemory{}
+		}
+		prev = in.Memory.dirs[in.Dir]
+		in.Memory.dirs[in.Dir] = next
+	}
+	for i := range l.Entries {
+		e := &l.Entries[i]
+		if e.Role != RoleWaiter || e.Node == "" || e.Expect == "" {
+			continue
+		}
+		first, known := in.Poll, false
+		if prev != nil {
+			first, known = prev.firstSeen[e.Node]
+			if !known {
+				first = in.Poll
+			}
+		}
+		// A poll without the servers' watch lists is not one "after
+		// the node appeared": the node counts from the next one.
+		if known || !c.WatchesUnknown {
+			next.firstSeen[e.Node] = first
+		}
+		key := watchKey{e.Session, e.Expect}
+		var at time.Time
+		switch {
+		case slices.Contains(e.Watching, e.Expect):
+			at = confirmedAt
+		case prev != nil:
+			at = prev.confirmed[key]
+		}
+		switch {
+		case !at.IsZero():
+			next.confirmed[key] = at
+			e.Watch, e.Confirmed = WatchConfirmed, max(in.At.Sub(at), 0)
+		case in.Memory != nil && first == in.Poll:
+			e.Watch = WatchExpected
+		default:
+			e.Watch = WatchMissing
+		}
+	}
+}
+
+// flagChildHerd recognises waiters that wait on a child watch of the
+// directory (the herd-children layout, every waiter woken by every change):
+// the servers confirm none of the expected data watches, no waiter has any
+// data watch on the lock, and the servers count at least that many child
+// watches that they do not itemise. Those waiters are a herd, not waiters
+// with a missing watch.
+func flagChildHerd(l *Lock, in lockInput, herdMin int) {
+	n := 0
+	for _, e := range l.Entries {
+		if e.Role != RoleWaiter || e.Node == "" {
+			continue
+		}
+		if len(e.Watching) > 0 || e.Watch == WatchConfirmed {
+			return
+		}
+		n++
+	}
+	child, ok := in.Cluster.ChildWatches()
+	if n < herdMin || !ok || child < int64(n)/2 {
+		return
+	}
+	for i := range l.Entries {
+		if e := &l.Entries[i]; e.Role == RoleWaiter && e.Node != "" {
+			e.Watch = WatchChild
+			e.Flags = e.Flags.With(AnomalyHerd)
+		}
+	}
+	l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyHerd,
+		Detail: fmt.Sprintf("%d sessions wait on a child watch of %s (the servers count %d child watches but do not list them): every release wakes them all",
+			n, path.Base(in.Dir), child)})
+}

@@ -1,0 +1,80 @@
+// Package usermsg turns library errors into the one line a user reads:
+// zkherd's packages prefix their errors with their names ("recipes: ...",
+// as Go errors should be), which mean nothing to a user, so Clean removes
+// them wherever they occur in the chain.
+package usermsg
+
+import (
+	"regexp"
+	"strings"
+)
+
+// packages are zkherd's package names that appear as error prefixes.
+var packages = []string{
+	"cluster", "connstr", "distrib", "ensemble", "enstest", "faultproxy", "faults", "fourlw", "inspect",
+	"loadgen", "metrics", "recipes", "reliability", "report", "scalemodel", "scenarios", "subtree", "tui",
+}
+
+// prefix matches "pkg: " at the start of a message or after a separator
+// (": ", "(", "; ", a space).
+var prefix = regexp.MustCompile(`(^|[\s(;:])(?:` + strings.Join(packages, "|") + `): `)
+
+// Clean removes package-name prefixes from msg and joins its lines.
+func Clean(msg string) string {
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " ")), " ")
+	for {
+		next := prefix.ReplaceAllString(msg, "$1")
+		if next == msg {
+			return msg
+		}
+		msg = next
+	}
+}
+
+// HasPackagePrefix reports whether msg still names an internal package
+// as an error prefix (for tests).
+func HasPackagePrefix(msg string) bool { return prefix.MatchString(msg) }
+
+// ConnectFix names the likely fix for a failure to reach ZooKeeper, read
+// from the failure's text (the TLS and network errors of Go's libraries,
+// and go-zookeeper's log lines, which carry no types); tls says whether
+// TLS settings were given. "" when nothing more specific than checking
+// the address applies.
+func ConnectFix(msg string, tls bool) string {
+	switch {
+	case strings.Contains(msg, "certificate signed by unknown authority"), strings.Contains(msg, "x509: certificate is not trusted"):
+		return "the servers' certificate is not signed by a CA you trust: give the CA that signed it with --tls-ca"
+	case strings.Contains(msg, "x509: certificate is valid for"), strings.Contains(msg, "x509: cannot validate certificate"):
+		return "the servers' certificate does not name the host you dialled: give the name it carries with --tls-server-name"
+	case strings.Contains(msg, "tls: bad certificate"), strings.Contains(msg, "tls: certificate required"):
+		return "the servers want a client certificate they trust: give --tls-cert and --tls-key"
+	case strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return "the servers do not speak TLS on that port: leave out the --tls-* flags, or use their secureClientPort"
+	case strings.Contains(msg, "authentication failed: check --auth"):
+		return "the servers refused the --auth credentials"
+	case !tls && (strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "no reply")):
+		return "is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key)"
+	case strings.Contains(msg, "connection refused"):
+		return "is ZooKeeper running there? check --server"
+	}
+	return "check --server"
+}
+
+// Unreachable is the one line for servers none of which accepted a
+// connection (connstr.Reachable's error): one server's reason, a TLS
+// failure rather than a refusal when there are both (the others may simply
+// be down), and the likely fix; timedOut when the check ran out of time.
+func Unreachable(servers string, err error, tls, timedOut bool) string {
+	lines := strings.Split(err.Error(), "\n")
+	reason := lines[0]
+	for _, l := range lines {
+		if strings.Contains(l, "TLS handshake") {
+			reason = l
+			break
+		}
+	}
+	if timedOut {
+		reason = "no answer"
+	}
+	return "cannot reach ZooKeeper at " + servers + ": " + reason + " (" + ConnectFix(reason, tls) + ")"
+}

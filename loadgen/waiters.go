@@ -1,0 +1,270 @@
+package loadgen
+
+import (
+	"cmp"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkherd/zkherd/metrics"
+)
+
+// Who waits on whom, from the generator's own exact knowledge of its
+// clients (no polling of the servers): the hold loop says which clients
+// are acquiring and which hold; each client's wire tap sees the node its
+// create made and the path its watch request named, and the notification
+// that fired it. Every lock recipe, including ones written by others
+// (Options.NewLocker), is seen the same way.
+
+// WaitGraph is one lock as its clients see it.
+type WaitGraph struct {
+	// Path is the lock's directory (the first lock of the run).
+	Path string
+	// Locks is how many locks the run has (the graph shows the first).
+	Locks int
+	// Holders are the clients holding it (one, unless a check fails).
+	Holders []Contender
+	// Waiters are the first waiters in queue order (by their node's
+	// sequence; by when they started waiting for the herd locks, whose
+	// waiters have no node), at most MaxWaitersShown.
+	Waiters []Contender
+	// WaitersTotal counts every client of the lock acquiring it.
+	WaitersTotal int
+	// Fan counts waiters by the path they watch, most watched first, at
+	// most maxFan paths: one waiter per node in a fair lock; everybody on
+	// one node (herd-lock) or directory (herd-children) in a herd.
+	Fan []WatchCount
+	// WokePerRelease is watch notifications delivered to clients per
+	// release during the last interval: 1 when a release wakes its
+	// successor only, about WaitersTotal when it wakes the whole herd.
+	WokePerRelease float64
+	// Releases counts releases during the last interval.
+	Releases int64
+}
+
+// Contender is one client of a lock.
+type Contender struct {
+	Client int
+	// Node is the client's node for this acquisition ("" before its
+	// create returned, and for a herd lock's waiters, who have none).
+	Node string
+	// Watching is the path the client's pending watch is on, with a
+	// trailing "/" for a child watch; "" when it has none.
+	Watching string
+	// For is how long it has held or waited; WatchFor how long its watch
+	// has been set.
+	For, WatchFor time.Duration
+}
+
+// WatchCount is how many waiters watch one path.
+type WatchCount struct {
+	Path    string
+	Waiters int
+}
+
+// MaxWaitersShown bounds WaitGraph.Waiters: a screen shows a handful, and
+// a graph of 10,000 waiters sent every second would cost for nothing.
+const MaxWaitersShown = 32
+
+// maxFan bounds WaitGraph.Fan.
+const maxFan = 4
+
+// activity is what a client is doing in the hold loop.
+type activity uint8
+
+const (
+	idle activity = iota
+	acquiring
+	holding
+)
+
+// seen is one client's state: written by its hold loop and its wire tap,
+// read once per interval by the graph. The tap's writes happen once per
+// request, so the lock is as cheap as it is uncontended.
+type seen struct {
+	mu         sync.Mutex
+	doing      activity
+	since      time.Time
+	node       string // full path of the node created in this acquisition
+	watching   string // the pending watch's key (dir + "/" for children)
+	watchSince time.Time
+}
+
+// begin, hold and rest are called by the hold loop.
+func (s *seen) begin(at time.Time) {
+	s.mu.Lock()
+	s.doing, s.since, s.node, s.watching = acquiring, at, "", ""
+	s.mu.Unlock()
+}
+
+func (s *seen) hold(at time.Time) {
+	s.mu.Lock()
+	s.doing, s.since, s.watching = holding, at, ""
+	s.mu.Unlock()
+}
+
+func (s *seen) rest() {
+	s.mu.Lock()
+	s.doing, s.node, s.watching = idle, "", ""
+	s.mu.Unlock()
+}
+
+// created, deleted, watch and fired are called by the wire tap.
+func (s *seen) created(p string) {
+	s.mu.Lock()
+	if s.doing == acquiring {
+		s.node = p
+	}
+	s.mu.Unlock()
+}
+
+func (s *seen) deleted(p string) {
+	s.mu.Lock()
+	// A holder's release keeps showing its node until the release returns.
+	if s.doing == acquiring && s.node == p {
+		s.node = ""
+	}
+	s.mu.Unlock()
+}
+
+func (s *seen) watch(key string, at time.Time) {
+	s.mu.Lock()
+	// A watch on its own node, data or children (to learn that it lost
+	// it), is not what it waits on.
+	if s.doing == acquiring && s.watching != key && key != s.node && key != s.node+"/" {
+		s.watching, s.watchSince = key, at
+	}
+	s.mu.Unlock()
+}
+
+func (s *seen) fired(key string) {
+	s.mu.Lock()
+	if s.watching == key {
+		s.watching = ""
+	}
+	s.mu.Unlock()
+}
+
+// graphClock remembers the counters of the previous graph, for the
+// per-interval wake-ups per release.
+type graphClock struct {
+	mu            sync.Mutex
+	wakeups, rels int64
+}
+
+// lockGraph is the wait graph of the run's first lock; nil for recipes
+// that are not locks.
+func (r *runner) lockGraph(now time.Time) *WaitGraph {
+	w, ok := r.work.(*lockWork)
+	if !ok || len(w.paths) == 0 {
+		return nil
+	}
+	g := &WaitGraph{Path: w.paths[0], Locks: len(w.paths)}
+	seq := func(c Contender) int64 {
+		if c.Node == "" {
+			return 1 << 62 // no node yet: after those queued
+		}
+		return seqOf(c.Node)
+	}
+	// Queue order, then the longest waiting first.
+	before := func(a, b Contender) bool {
+		sa, sb := seq(a), seq(b)
+		return sa < sb || (sa == sb && a.For > b.For)
+	}
+	// The first MaxWaitersShown waiters in queue order, kept sorted as
+	// the clients are scanned: with 10,000 waiters, no slice of them all
+	// and no sort of it (most fail the comparison with the last kept).
+	waiters := make([]Contender, 0, MaxWaitersShown+1)
+	fan := map[string]int{}
+	var wakeups int64
+	for _, c := range r.clients {
+		wakeups += c.watchEvents()
+		if c.slot != 0 || c.tap == nil {
+			continue
+		}
+		s := &c.tap.seen
+		s.mu.Lock()
+		doing, since, node, watching, watchSince := s.doing, s.since, s.node, s.watching, s.watchSince
+		s.mu.Unlock()
+		ct := Contender{Client: c.idx, Node: node, Watching: watching, For: now.Sub(since)}
+		if watching != "" {
+			ct.WatchFor = now.Sub(watchSince)
+		}
+		switch doing {
+		case holding:
+			g.Holders = append(g.Holders, ct)
+		case acquiring:
+			g.WaitersTotal++
+			if watching != "" {
+				fan[watching]++
+			}
+			if node == "" && watching == "" {
+				continue
+			}
+			if len(waiters) == MaxWaitersShown && !before(ct, waiters[len(waiters)-1]) {
+				continue
+			}
+			i, _ := slices.BinarySearchFunc(waiters, ct, func(a, b Contender) int {
+				if before(a, b) {
+					return -1
+				}
+				return 1
+			})
+			waiters = slices.Insert(waiters, i, ct)
+			if len(waiters) > MaxWaitersShown {
+				waiters = waiters[:MaxWaitersShown]
+			}
+		}
+	}
+	g.Waiters = waiters
+	for p, n := range fan {
+		g.Fan = append(g.Fan, WatchCount{Path: p, Waiters: n})
+	}
+	slices.SortFunc(g.Fan, func(a, b WatchCount) int {
+		return cmp.Or(cmp.Compare(b.Waiters, a.Waiters), strings.Compare(a.Path, b.Path))
+	})
+	g.Fan = g.Fan[:min(len(g.Fan), maxFan)]
+
+	rels := r.releases.Load()
+	w.clock.mu.Lock()
+	dw, dr := wakeups-w.clock.wakeups, rels-w.clock.rels
+	w.clock.wakeups, w.clock.rels = wakeups, rels
+	w.clock.mu.Unlock()
+	g.Releases = dr
+	if dr > 0 {
+		g.WokePerRelease = float64(dw) / float64(dr)
+	}
+	return g
+}
+
+// ShortPath names p relative to the lock's directory dir: "lock-000/x" is
+// "x", a child watch on dir itself "children of lock-000".
+func (g *WaitGraph) ShortPath(p string) string {
+	switch {
+	case p == "":
+		return ""
+	case p == g.Path+"/":
+		return "children of " + path.Base(g.Path)
+	case strings.HasPrefix(p, g.Path+"/"):
+		return p[len(g.Path)+1:]
+	}
+	return p
+}
+
+// addLive adds what only a live view needs to p: every phase's histogram,
+// the timeline so far and the lock's wait graph (Options.ProgressPhases).
+func (r *runner) addLive(p *Progress, final bool) {
+	if !r.opts.ProgressPhases {
+		return
+	}
+	p.Buckets = make(map[metrics.Phase][]metrics.Bucket, len(p.Phases))
+	for ph := range p.Phases {
+		p.Buckets[ph] = r.rec.Buckets(ph)
+	}
+	p.Timeline = r.rec.Timeline()
+	if !final {
+		p.Lock = r.lockGraph(time.Now())
+	}
+}

@@ -1,0 +1,154 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkherd/zkherd/ensemble/enstest"
+)
+
+// TestWaitGraph: during a fair lock the waiters queue by sequence, each
+// watching its own predecessor, and a release wakes one; during a herd
+// lock every waiter watches the one node, and a release wakes the herd.
+func TestWaitGraph(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	const clients = 12
+	tests := []struct {
+		scenario string
+		herd     bool
+	}{
+		{"fair-lock", false},
+		{"herd-lock", true},
+		{"herd-children", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			run := shortRun(t, tt.scenario, clients, 3*time.Second)
+			var (
+				mu     sync.Mutex
+				graphs []*WaitGraph
+				last   Progress
+			)
+			_, err := Run(context.Background(), run, Options{
+				Servers: ens.Servers(), Interval: 250 * time.Millisecond, ProgressPhases: true,
+				Progress: func(p Progress) {
+					mu.Lock()
+					defer mu.Unlock()
+					if p.Lock != nil && p.State == "running" {
+						graphs = append(graphs, p.Lock)
+					}
+					last = p
+				},
+			})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if len(last.Timeline) == 0 || len(last.Buckets) == 0 {
+				t.Errorf("final progress has %d intervals and %d phase histograms, want some", len(last.Timeline), len(last.Buckets))
+			}
+			// The busiest graph: most waiters watching (just after a herd
+			// release, every waiter is racing to create, watching nothing).
+			watching := func(g *WaitGraph) int {
+				n := 0
+				for _, f := range g.Fan {
+					n += f.Waiters
+				}
+				return n
+			}
+			var g *WaitGraph
+			for _, x := range graphs {
+				if g == nil || watching(x) > watching(g) {
+					g = x
+				}
+			}
+			if g == nil || g.WaitersTotal < clients/2 {
+				t.Fatalf("no graph with at least %d waiters (best %+v)", clients/2, g)
+			}
+			if len(g.Holders) > 1 {
+				t.Errorf("%d holders: %+v", len(g.Holders), g.Holders)
+			}
+			for _, x := range graphs {
+				for _, h := range x.Holders {
+					if h.Node == "" {
+						t.Errorf("holder without its node: %+v", h)
+					}
+				}
+			}
+			if len(g.Fan) == 0 {
+				t.Fatalf("no watched path in %+v", g)
+			}
+			var woke float64
+			for _, x := range graphs {
+				woke = max(woke, x.WokePerRelease)
+			}
+			if !tt.herd {
+				// Every waiter with a node after the first watches the
+				// node just before it in the queue.
+				checked := 0
+				for i := 1; i < len(g.Waiters); i++ {
+					w, prev := g.Waiters[i], g.Waiters[i-1]
+					if w.Node == "" || prev.Node == "" || w.Watching == "" {
+						continue
+					}
+					checked++
+					if w.Watching != prev.Node {
+						t.Errorf("waiter %s watches %s, want its predecessor %s", g.ShortPath(w.Node), g.ShortPath(w.Watching), g.ShortPath(prev.Node))
+					}
+				}
+				if checked < 3 {
+					t.Errorf("only %d waiters with a watched predecessor in %+v", checked, g.Waiters)
+				}
+				if g.Fan[0].Waiters != 1 {
+					t.Errorf("fair lock: %d waiters on %s, want 1 per node", g.Fan[0].Waiters, g.Fan[0].Path)
+				}
+				if woke > 3 {
+					t.Errorf("fair lock woke %.1f per release, want about 1", woke)
+				}
+				return
+			}
+			if g.Fan[0].Waiters < clients/2 {
+				t.Errorf("herd: the most watched path %s has %d waiters, want at least %d", g.Fan[0].Path, g.Fan[0].Waiters, clients/2)
+			}
+			if tt.scenario == "herd-children" && !strings.HasSuffix(g.Fan[0].Path, "/") {
+				t.Errorf("herd-children: the fan is on %s, want a child watch on the directory", g.Fan[0].Path)
+			}
+			if woke < clients/3 {
+				t.Errorf("herd woke at most %.1f per release, want about %d", woke, clients-1)
+			}
+		})
+	}
+}
+
+// BenchmarkLockGraph: the wait graph of 10,000 clients queued on one fair
+// lock, built once per interval while the dashboard is on.
+func BenchmarkLockGraph(b *testing.B) {
+	r := &runner{}
+	w := &lockWork{r: r, paths: []string{"/zkherd/runs/x/lock-000"}}
+	r.work = w
+	now := time.Now()
+	node := func(i int) string {
+		return fmt.Sprintf("%s/_c_%08x-0000-4000-8000-%012x-lock-%010d", w.paths[0], i, i, i)
+	}
+	for i := 0; i < 10000; i++ {
+		c := &client{idx: i, tap: &tap{}}
+		c.tap.seen.begin(now.Add(-time.Duration(10000-i) * time.Millisecond))
+		c.tap.seen.created(node(i))
+		if i == 0 {
+			c.tap.seen.hold(now)
+		} else {
+			c.tap.seen.watch(node(i-1), now)
+		}
+		r.clients = append(r.clients, c)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		g := r.lockGraph(now)
+		if g.WaitersTotal != 9999 || len(g.Holders) != 1 {
+			b.Fatalf("graph of %d waiters and %d holders, want 9,999 and 1", g.WaitersTotal, len(g.Holders))
+		}
+	}
+}
