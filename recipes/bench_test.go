@@ -169,9 +169,9 @@ type zkherdImpl struct{}
 
 func (zkherdImpl) name() string { return "zkherd" }
 
-// Each waiter watches its own node, then its predecessor; the gate,
-// holding, its own node.
-func (zkherdImpl) watchesQueued(n int) int { return 2*n + 1 }
+// Each waiter watches its predecessor (a data watch) after its own node (a
+// child watch, which wchs does not count).
+func (zkherdImpl) watchesQueued(n int) int { return n }
 func (zkherdImpl) make(s *Session, path string, trace *LockTrace) benchLocker {
 	var opts []LockOption
 	if trace != nil {

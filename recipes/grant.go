@@ -413,25 +413,25 @@ func (c *lockCore) monitor(g *grant) {
 // when someone else deletes it, and reads its creation zxid (the fencing
 // token). It runs before the first listing, off the hand-off path.
 func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acquired, error) {
-	// An exists watch. (A child watch would spare the holder the
-	// notification its own release mark fires, but measured no faster:
-	// docs/BENCHMARKS.md.)
+	// A child watch, not a data watch: it fires when the node is deleted
+	// (an ephemeral node has no children to change), but not when its data
+	// is written, so the release mark a holder writes on its own node
+	// costs no notification to itself. Its stat is the node's.
 	var (
-		exists bool
-		stat   *zk.Stat
-		ch     <-chan zk.Event
+		stat *zk.Stat
+		ch   <-chan zk.Event
 	)
 	err := retryConn(ctx, c.s, func() (err error) {
 		start := time.Now()
-		exists, stat, ch, err = c.s.Conn().ExistsW(node)
+		_, stat, ch, err = c.s.Conn().ChildrenW(node)
 		tr.request(OpWatch, start, err)
 		return err
 	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return acquired{}, c.ownGone(node)
+	}
 	if err != nil {
 		return acquired{}, fmt.Errorf("recipes: watch %s: %w", node, err)
-	}
-	if !exists {
-		return acquired{}, c.ownGone(node)
 	}
 	return acquired{node: node, token: stat.Czxid, own: ch}, nil
 }
