@@ -1,18 +1,23 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/zkherd/zkherd/cluster"
+	"github.com/zkherd/zkherd/ensemble"
 )
 
 // End-to-end tests of the commands a user types: each testdata/script/*.txtar
@@ -38,6 +43,36 @@ func TestScripts(t *testing.T) {
 				ts.Check(err)
 				ts.Defer(func() { l.Close() })
 				ts.Setenv(args[0], strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+			},
+			// ensemble VAR: start a 1-node ZooKeeper for the rest of the
+			// script, its connect string in $VAR.
+			"ensemble": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: ensemble VAR")
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				ens, err := ensemble.Start(ctx, ensemble.Options{Nodes: 1, NoFsync: true, Dir: ts.MkAbs("zk-" + args[0])})
+				ts.Check(err)
+				ts.Defer(func() { ens.Stop() })
+				ts.Setenv(args[0], ens.ConnectString())
+			},
+			// noruns SERVER: fail if any run namespace is left under
+			// /zkherd/runs on SERVER.
+			"noruns": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 1 {
+					ts.Fatalf("usage: noruns SERVER")
+				}
+				conn, _, err := zk.Connect(strings.Split(args[0], ","), 10*time.Second, zk.WithLogInfo(false))
+				ts.Check(err)
+				defer conn.Close()
+				runs, _, err := conn.Children("/zkherd/runs")
+				if err != nil && !errors.Is(err, zk.ErrNoNode) {
+					ts.Fatalf("list /zkherd/runs: %v", err)
+				}
+				if (len(runs) > 0) != neg {
+					ts.Fatalf("runs left under /zkherd/runs: %v", runs)
+				}
 			},
 			// waitcluster VAR: wait (up to 4 minutes: a loaded machine starts JVMs slowly) until the script's
 			// background "zkherd cluster up" serves, then put its connect

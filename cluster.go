@@ -127,6 +127,7 @@ type upMember struct {
 }
 
 func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error {
+	cluster.RemoveStaleRecords() // records of "cluster up" processes that died
 	ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: o.nodes, NoFsync: !o.fsync, Dir: o.dir, HeapMB: clusterHeapMB, ClientPort: o.port, TLS: o.tls}, os.Stderr)
 	if err != nil {
 		return err

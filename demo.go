@@ -14,8 +14,10 @@ import (
 const demoScenario = "herd-vs-fair"
 
 type demoOptions struct {
-	out   string
-	noTUI bool
+	out      string
+	noTUI    bool
+	clients  int
+	duration time.Duration
 }
 
 func newDemoCmd(g *globalOptions) *cobra.Command {
@@ -27,15 +29,19 @@ func newDemoCmd(g *globalOptions) *cobra.Command {
 naive herd lock, then the fair lock, with the same hold time, on a local
 1-node ZooKeeper started for the demo (or on --server). Prints the comparison
 and writes a report (report.html, report.json, .hgrm and .hlog files) to
-./zkherd-demo-<time>/ or --out.`,
+./zkherd-demo-<time>/ or --out. On a small machine, scale it down with
+--clients and --duration.`,
+		Example: `  zkherd demo
+  zkherd demo --clients 200 --duration 5s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := o.out
 			if out == "" {
 				out = "zkherd-demo-" + time.Now().Format("20060102-150405")
 			}
-			lo := &loadOptions{scenario: demoScenario, out: out, noTUI: o.noTUI}
+			lo := &loadOptions{scenario: demoScenario, out: out, noTUI: o.noTUI, clients: o.clients, duration: o.duration}
 			lo.timeoutSet = cmd.Flags().Changed("session-timeout")
+			lo.clientsSet, lo.durationSet = cmd.Flags().Changed("clients"), cmd.Flags().Changed("duration")
 			ov, err := lo.overrides(g)
 			if err != nil {
 				return err
@@ -55,5 +61,7 @@ and writes a report (report.html, report.json, .hgrm and .hlog files) to
 	}
 	cmd.Flags().StringVar(&o.out, "out", "", "report directory (default ./zkherd-demo-<time>)")
 	cmd.Flags().BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
+	cmd.Flags().IntVar(&o.clients, "clients", 0, "clients of each of the two runs (default 1000; fewer for a small machine)")
+	cmd.Flags().DurationVar(&o.duration, "duration", 0, "length of each of the two runs (default 15s)")
 	return cmd
 }

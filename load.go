@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,11 +23,14 @@ type loadOptions struct {
 	out         string
 	noTUI       bool
 	sourceAddrs int
+	rate        float64
+	arrival     string
+	thresholds  []string
 	// serverConfig is --server-config (servercfg_cmd.go).
 	serverConfig string
 
 	// Set from which flags were given.
-	clientsSet, durationSet, opsSet, timeoutSet bool
+	clientsSet, durationSet, opsSet, timeoutSet, rateSet bool
 
 	// dist: --processes, --join, --sweep (distrib_cmd.go).
 	dist distOptions
@@ -48,10 +52,21 @@ afterwards. The run works under /zkherd/runs/<id> and removes it at the end.
 The first Ctrl-C stops the run gracefully and writes a partial report; a
 second one exits at once.
 
-Exit status: 0 all checks passed, 1 a check failed, 2 bad input or an
-unreachable server, 130 interrupted.`,
+Every run writes its report directory (report.json, report.html, .hgrm and
+.hlog files) to --out, by default ./zkherd-load-<run id>/, and prints its path.
+
+--rate R runs an open model: R operations per second whatever the server's
+pace, latency measured from each operation's intended start; the report gives
+the target rate next to the achieved one and says who could not keep up.
+--threshold EXPR adds a pass/fail criterion on a figure, as k6 has them; a
+crossed threshold fails the run. Scenario files: docs/SCENARIOS.md.
+
+Exit status: 0 all checks passed and thresholds held, 1 a check failed or a
+threshold was crossed, 2 bad input or an unreachable server, 130 interrupted
+(Ctrl-C, SIGTERM or SIGHUP: the run stops and writes a partial report).`,
 		Example: `  zkherd load --scenario herd-vs-fair
   zkherd load --scenario fair-lock --clients 200 --duration 30s --out ./run1
+  zkherd load --scenario semaphore --rate 300 --threshold 'acquire.p99<500ms' --threshold 'throughput>280' 
   zkherd load --scenario my-scenario.yaml --server 10.0.0.5:2181
   zkherd load --scenario fair-lock-chaos --out ./chaos          # faults: expiries, kills, cuts
   zkherd load --scenario fair-lock-adversary --server-config skip-acl  # lagging member, foreign deletes
@@ -63,6 +78,7 @@ unreachable server, 130 interrupted.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := cmd.Flags()
 			o.clientsSet, o.durationSet, o.opsSet = f.Changed("clients"), f.Changed("duration"), f.Changed("ops")
+			o.rateSet = f.Changed("rate")
 			o.timeoutSet = cmd.Flags().Changed("session-timeout")
 			o.dist.changed(f)
 			return runLoad(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
@@ -73,7 +89,10 @@ unreachable server, 130 interrupted.`,
 	f.IntVar(&o.clients, "clients", 0, "number of clients, each its own ZooKeeper session (default: the scenario's)")
 	f.DurationVar(&o.duration, "duration", 0, "how long operations run (default: the scenario's)")
 	f.Uint64Var(&o.ops, "ops", 0, "stop after this many operations instead of after a duration")
-	f.StringVar(&o.out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase")
+	f.StringVar(&o.out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase (default ./zkherd-load-<run id>)")
+	f.Float64Var(&o.rate, "rate", 0, "open model: start this many operations per second over all clients, whether or not earlier ones finished")
+	f.StringVar(&o.arrival, "arrival", "", "arrival model: closed, stampede, constant or poisson (default: the scenario's; constant with --rate)")
+	f.StringArrayVar(&o.thresholds, "threshold", nil, "fail the run (exit 1) unless a figure meets this, k6 style: 'acquire.p99<500ms', 'throughput>300', 'fair:errors<=0' (repeatable)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
 	f.StringVar(&o.serverConfig, "server-config", "", serverConfigHelp)
 	f.IntVar(&o.sourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
@@ -98,7 +117,21 @@ func (o *loadOptions) overrides(g *globalOptions) (scenarios.Overrides, error) {
 		return ov, usageErr("--duration and --ops: give one bound, not both")
 	case o.sourceAddrs < 0 || o.sourceAddrs > 254:
 		return ov, usageErr("--source-addrs %d: choose 1 to 254 (0 for automatic)", o.sourceAddrs)
+	case o.rateSet && o.rate <= 0:
+		return ov, usageErr("--rate %v: must be above 0 operations per second", o.rate)
+	case o.arrival != "" && !slices.Contains(scenarios.ArrivalKinds(), scenarios.ArrivalKind(o.arrival)):
+		return ov, usageErr("--arrival %s: choose closed, stampede, constant or poisson", o.arrival)
+	case o.rateSet && o.arrival != "" && !scenarios.ArrivalKind(o.arrival).Open():
+		return ov, usageErr("--rate with --arrival %s: a rate needs an open model (constant or poisson)", o.arrival)
 	}
+	for _, expr := range o.thresholds {
+		t, err := scenarios.ParseThreshold(expr)
+		if err != nil {
+			return ov, usageErr("--threshold %s", strings.TrimPrefix(err.Error(), scenarios.ErrThreshold.Error()+" "))
+		}
+		ov.Thresholds = append(ov.Thresholds, t)
+	}
+	ov.Arrival, ov.Rate = scenarios.ArrivalKind(o.arrival), o.rate
 	if err := g.checkAuth(); err != nil {
 		return ov, err
 	}

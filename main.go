@@ -44,8 +44,10 @@ func run(args []string) int { return runTo(args, os.Stdout, os.Stderr) }
 // to stdout and stderr.
 func runTo(args []string, stdout, stderr io.Writer) int {
 	// The first Ctrl-C cancels ctx: commands stop gracefully, clean up and
-	// write what they have. A second Ctrl-C exits at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// write what they have. A second Ctrl-C exits at once. kill (SIGTERM)
+	// and a closed terminal (SIGHUP) count as Ctrl-C: nothing is left
+	// behind (ensemble, temporary directory, znodes).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	go func() {
 		<-ctx.Done()

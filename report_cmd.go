@@ -2,11 +2,14 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/report"
 )
 
@@ -30,27 +33,69 @@ works too.`,
 				if err != nil {
 					return err
 				}
-				return report.WriteSummary(cmd.OutOrStdout(), r)
+				width := report.Width
+				if !loadrun.IsTerminal(cmd.OutOrStdout()) {
+					width = 0 // no wrapping into files and pipes
+				}
+				return report.WriteSummaryWidth(cmd.OutOrStdout(), r, width)
 			},
 		},
-		&cobra.Command{
-			Use:     "compare A/report.json B/report.json",
-			Short:   "Print two load reports side by side, with the ratio of every figure",
-			Example: "  zkherd report compare ./before/report.json ./after/report.json",
-			Args:    exactArgs(2, "two report.json files (or directories holding them)"),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				a, err := readReport(args[0])
-				if err != nil {
-					return err
-				}
-				b, err := readReport(args[1])
-				if err != nil {
-					return err
-				}
-				return report.Compare(cmd.OutOrStdout(), a, b)
-			},
-		},
+		newReportCompareCmd(),
 	)
+	return cmd
+}
+
+func newReportCompareCmd() *cobra.Command {
+	var failIfWorse string
+	cmd := &cobra.Command{
+		Use:   "compare A/report.json B/report.json",
+		Short: "Print two load reports side by side, with the ratio of every figure",
+		Long: `Print two load reports side by side, with the ratio B/A of every figure.
+
+With --fail-if-worse P, exit 1 when a main figure of B is more than P percent
+worse than in A (throughput, the main phase's p50 and p99, the error rate;
+checks that passed in A and fail in B), and name each regression: a CI gate
+against a baseline report.`,
+		Example: `  zkherd report compare ./before/report.json ./after/report.json
+  zkherd report compare baseline/ ./zkherd-load-*/ --fail-if-worse 10%`,
+		Args: exactArgs(2, "two report.json files (or directories holding them)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tolerance := -1.0
+			if failIfWorse != "" {
+				t, err := report.ParseTolerance(failIfWorse)
+				if err != nil {
+					return usageErr("--fail-if-worse %s: give a percentage such as 10%%", failIfWorse)
+				}
+				tolerance = t
+			}
+			a, err := readReport(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := readReport(args[1])
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if err := report.Compare(out, a, b); err != nil {
+				return err
+			}
+			if tolerance < 0 {
+				return nil
+			}
+			regs := report.Regressions(a, b, tolerance)
+			if len(regs) == 0 {
+				fmt.Fprintf(out, "\nno main figure of B is more than %s%% worse than A\n", strings.TrimSuffix(strings.TrimSpace(failIfWorse), "%"))
+				return nil
+			}
+			fmt.Fprintf(out, "\nREGRESSION: %d figure(s) more than %s%% worse in B:\n", len(regs), strings.TrimSuffix(strings.TrimSpace(failIfWorse), "%"))
+			for _, r := range regs {
+				fmt.Fprintf(out, "  %s\n", r)
+			}
+			return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
+		},
+	}
+	cmd.Flags().StringVar(&failIfWorse, "fail-if-worse", "", "exit 1 when a main figure of B is more than this much worse than A, such as 10%")
 	return cmd
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -16,7 +17,13 @@ func newScenariosCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scenarios",
 		Short: "List and explain the built-in load scenarios",
-		Args:  cobra.NoArgs,
+		Long: `List and explain the built-in load scenarios.
+
+A scenario is a YAML file: which recipe, how many clients, how they arrive,
+how long they hold, for how long, which faults and thresholds. Every field,
+recipe, arrival model, distribution and fault kind is described in
+` + scenarios.DocURL + `.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			listScenarios(cmd.OutOrStdout())
 			return nil
@@ -34,8 +41,15 @@ func newScenariosCmd(g *globalOptions) *cobra.Command {
 		},
 		&cobra.Command{
 			Use:   "show NAME|FILE",
-			Short: "Explain a scenario and print its YAML (a starting point for your own)",
-			Args:  cobra.ExactArgs(1),
+			Short: "Print a scenario as YAML, explained in comments (a starting point for your own)",
+			Long: `Print a scenario as YAML, what it does in comments: the output is a valid
+scenario file.
+
+  zkherd scenarios show fair-lock > my.yaml   # edit, then
+  zkherd load --scenario my.yaml
+
+Every field is described in ` + scenarios.DocURL + `.`,
+			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return showScenario(cmd.OutOrStdout(), args[0])
 			},
@@ -67,23 +81,38 @@ func listScenarios(w io.Writer) {
 	fmt.Fprintln(w, "\nzkherd scenarios show NAME explains one and prints its YAML; zkherd load --scenario NAME|FILE runs it.")
 }
 
+// showScenario prints a scenario as a YAML file that zkherd load
+// accepts as it is: what it does, in comments, then its fields.
 func showScenario(w io.Writer, name string) error {
 	spec, err := scenarios.Lookup(name)
 	if err != nil {
 		return loadrun.ScenarioError(err)
 	}
+	src, ok := scenarios.BuiltinSource(name)
+	if !ok {
+		if src, err = os.ReadFile(name); err != nil {
+			return usageErr("%s: %v", name, err)
+		}
+	}
 	e := spec.Effective()
-	fmt.Fprintf(w, "%s\n\n", e.Name)
-	if e.Description != "" {
-		fmt.Fprintf(w, "%s\n\n", wrap(strings.TrimSpace(e.Description), 78))
+	comment := func(s string) {
+		for _, line := range strings.Split(s, "\n") {
+			fmt.Fprintln(w, strings.TrimRight("# "+line, " "))
+		}
 	}
+	// The description is in the YAML itself; the comments add what the
+	// defaults make of it.
+	comment("Scenario " + e.Name + ", every default applied:")
 	for _, run := range spec.Runs() {
-		fmt.Fprintf(w, "  %-14s %s, %d clients, %s, %s arrivals, hold %v, ramp-up %.0f sessions/s\n",
-			run.Name, run.Recipe, run.Clients, lengthOf(run), run.Arrival.Kind, run.Hold, run.RampUp)
+		comment(strings.ReplaceAll(wrap(fmt.Sprintf("%s: %s, %d clients, %s, %s arrivals, hold %v, ramp-up %.0f sessions/s.",
+			run.Name, run.Recipe, run.Clients, lengthOf(run), run.Arrival.Kind, run.Hold, run.RampUp), 72), "\n", "\n    "))
 	}
-	if src, ok := scenarios.BuiltinSource(name); ok {
-		fmt.Fprintf(w, "\n# zkherd scenarios show %s > my.yaml, edit, then zkherd load --scenario my.yaml\n%s", name, src)
-	}
+	comment("")
+	comment(fmt.Sprintf("zkherd scenarios show %s > my.yaml, edit it, then", name))
+	comment("zkherd load --scenario my.yaml. Every field is described in")
+	comment(scenarios.DocURL)
+	fmt.Fprintln(w)
+	w.Write(src)
 	return nil
 }
 

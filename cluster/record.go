@@ -157,3 +157,19 @@ func processAlive(pid int) bool {
 	}
 	return syscall.Kill(pid, 0) == nil
 }
+
+// RemoveStaleRecords removes the records of "cluster up" processes that
+// died without removing their own (SIGKILL, a crash).
+func RemoveStaleRecords() {
+	files, _ := filepath.Glob(filepath.Join(RecordDir(), "*.json"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var rec Record
+		if json.Unmarshal(data, &rec) == nil && rec.PID > 0 && !processAlive(rec.PID) {
+			os.Remove(f)
+		}
+	}
+}

@@ -213,11 +213,15 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 		e.logf = func(string, ...any) {}
 	}
 	if e.root == "" {
-		dir, err := os.MkdirTemp("", "zkherd-ensemble-")
+		dir, err := os.MkdirTemp("", tempPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("ensemble: %w", err)
 		}
 		e.root, e.ownRoot = dir, true
+		if err := writeOwner(dir); err != nil {
+			e.removeRoot()
+			return nil, fmt.Errorf("ensemble: %w", err)
+		}
 	}
 	if opts.TLS {
 		files, cfg, err := makeTLSFiles(filepath.Join(e.root, "tls"))

@@ -128,6 +128,11 @@ type Result struct {
 	Releases int64
 	// Throughput is Ops per second of the window.
 	Throughput float64
+	// TargetRate is the rate an open-model run was asked for, operations
+	// per second, and AchievedRate the rate its scheduled operations
+	// started and completed in the window (a queue's: items produced); 0
+	// for closed loops.
+	TargetRate, AchievedRate float64
 	// Metrics holds every phase's histograms, the per-interval timeline and
 	// the counters (errors by kind included).
 	Metrics *metrics.Result
@@ -233,6 +238,10 @@ type Checks struct {
 	Violations []string
 	// Passed is true when no check failed.
 	Passed bool
+	// Warnings are findings that fail no check but must not read as a
+	// pass: a queue backlog that grew through the window, an open-model
+	// run that missed its rate.
+	Warnings []string
 }
 
 // Progress is a run's state once per interval.

@@ -1,9 +1,11 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
@@ -33,6 +36,7 @@ type queueWork struct {
 
 	nextID   atomic.Int64
 	put      atomic.Int64 // items confirmed in the queue
+	putIn    atomic.Int64 // of which during the window
 	acked    atomic.Int64 // items acknowledged
 	prodLeft atomic.Int64 // producer loops still running
 	prodDone chan struct{}
@@ -59,8 +63,12 @@ const (
 	itemAckUnknown
 )
 
-// drainTimeout bounds how long consumers keep draining after the window.
-const drainTimeout = 10 * time.Second
+// drainTimeout bounds how long consumers keep draining after the window;
+// removeTimeout how long removing the items left after that may take.
+const (
+	drainTimeout  = 10 * time.Second
+	removeTimeout = time.Minute
+)
 
 func newQueueWork(r *runner) (*queueWork, error) {
 	q := r.run.Queue
@@ -126,6 +134,14 @@ func (w *queueWork) drainWatch() {
 	case <-w.drainCtx.Done():
 		return
 	}
+	// A backlog the consumers cannot clear within drainTimeout at their
+	// rate so far is not waited for: it is removed with the namespace.
+	if win := r.windowElapsed().Seconds(); win > 0 {
+		if rate := float64(w.acked.Load()) / win; float64(w.depth()) > rate*drainTimeout.Seconds() {
+			r.logf("queue: %d items left, more than the consumers clear in %v at %.1f/s; not draining", w.depth(), drainTimeout, rate)
+			return
+		}
+	}
 	deadline := time.Now().Add(drainTimeout)
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
@@ -178,6 +194,7 @@ func (w *queueWork) produce(c *client) {
 		}
 		w.put.Add(1)
 		if !r.stopping() {
+			w.putIn.Add(1)
 			r.recordAcquire(c, metrics.Enqueue, start, intended, done)
 		}
 	}
@@ -276,30 +293,21 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn, res *Result) {
 	w.depthMu.Lock()
 	res.QueueDepth = append([]int64(nil), w.depths...)
 	w.depthMu.Unlock()
+	w.saturation(res)
 	conn.Sync(w.path) // the admin's server may lag behind the clients' writes
 	children, _, err := conn.Children(w.path)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		res.Notes = append(res.Notes, fmt.Sprintf("could not list the queue to count lost items: %v", err))
 		return
 	}
-	remaining := map[int64]bool{}
-	for _, name := range children {
-		p := w.path + "/" + name
-		if strings.HasSuffix(name, recipes.ClaimSuffix) {
-			conn.Delete(p, -1)
-			continue
-		}
-		data, _, err := conn.Get(p)
-		if err == nil {
-			if id, _, ok := parseItem(data); ok {
-				remaining[id] = true
-			}
-			res.Checks.Unconsumed++
-		}
-		conn.Delete(p, -1)
+	remaining, unconsumed, err := w.removeItems(ctx, conn, children)
+	res.Checks.Unconsumed = unconsumed
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("could not remove every leftover queue item: %v", err))
+		return
 	}
-	if res.Checks.Unconsumed > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d item(s) were still queued when the run stopped (removed)", res.Checks.Unconsumed))
+	if unconsumed > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d item(s) were still queued when the run stopped (removed)", unconsumed))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -317,4 +325,132 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn, res *Result) {
 		}
 	}
 	res.Checks.DuplicateItems = r.chk.duplicate.Load()
+}
+
+// saturation warns when the backlog grew through the window: the
+// consumers could not keep up with the producers, so queue wait and
+// end-to-end latency measure the backlog, not the queue.
+func (w *queueWork) saturation(res *Result) {
+	r := w.r
+	ws, stop := r.windowStartTime(), r.stopAt
+	win := stop.Sub(ws).Seconds()
+	if ws.IsZero() || win <= 0 {
+		return
+	}
+	var inWindow []int64
+	for i, d := range res.QueueDepth {
+		at := r.start.Add(time.Duration(i+1) * r.opts.Interval)
+		if !at.Before(ws) && !at.After(stop) {
+			inWindow = append(inWindow, d)
+		}
+	}
+	produced, consumed := float64(w.putIn.Load())/win, float64(r.ops.Load())/win
+	if len(inWindow) == 0 || produced <= consumed {
+		return
+	}
+	// A backlog that grew through the window, or, with too few samples to
+	// see a trend (a short or starved run), producers well ahead of the
+	// consumers with more items queued than they hold at once.
+	last := inWindow[len(inWindow)-1]
+	ahead := produced > 1.5*consumed && last > int64(2*r.run.Queue.Consumers)
+	if !backlogGrew(inWindow, r.run.Queue.Consumers) && !ahead {
+		return
+	}
+	wait := ""
+	if s := r.rec.Summary(metrics.QueueWait); s.Count > 0 {
+		wait = fmt.Sprintf(", queue wait p50 %s", format.Ms(s.P50))
+	}
+	res.Checks.Warnings = append(res.Checks.Warnings, fmt.Sprintf(
+		"queue saturated: producers added %.1f/s, consumers took %.1f/s; the backlog grew to %d items through the window%s (add consumers, shorten the work or lower the rate)",
+		produced, consumed, last, wait))
+}
+
+// backlogGrew reports whether a queue's depth, sampled once per interval
+// through the window, grew through it: at the end it is well above
+// anything seen in the first half, and more than the consumers hold at
+// once. A depth that rises and falls with bursts does not count.
+func backlogGrew(depths []int64, consumers int) bool {
+	n := len(depths)
+	if n < 3 {
+		return false
+	}
+	last, early := depths[n-1], slices.Max(depths[:n/2])
+	return last > int64(2*consumers) && float64(last) > 1.5*float64(early)
+}
+
+// removeItems reads and deletes the queue's leftover nodes, many requests
+// in flight at once (go-zookeeper pipelines them on one connection), with a
+// progress line every few seconds; it returns the ids still queued and how
+// many items there were. It gives up at ctx's end.
+func (w *queueWork) removeItems(ctx context.Context, conn *zk.Conn, children []string) (map[int64]bool, int64, error) {
+	r := w.r
+	ctx, cancel := context.WithTimeout(ctx, removeTimeout)
+	defer cancel()
+	remaining := map[int64]bool{}
+	if len(children) == 0 {
+		return remaining, 0, nil
+	}
+	if len(children) > 1000 {
+		r.logf("queue: removing %d leftover items", len(children))
+	}
+	var (
+		mu       sync.Mutex
+		items    int64
+		done     atomic.Int64
+		firstErr error
+		wg       sync.WaitGroup
+	)
+	jobs := make(chan string)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range jobs {
+				p := w.path + "/" + name
+				if !strings.HasSuffix(name, recipes.ClaimSuffix) {
+					if data, _, err := conn.Get(p); err == nil {
+						id, _, ok := parseItem(data)
+						mu.Lock()
+						items++
+						if ok {
+							remaining[id] = true
+						}
+						mu.Unlock()
+					}
+				}
+				if err := conn.Delete(p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+					mu.Lock()
+					firstErr = cmp.Or(firstErr, err)
+					mu.Unlock()
+				}
+				done.Add(1)
+			}
+		}()
+	}
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	started := time.Now()
+feed:
+	for _, name := range children {
+		select {
+		case jobs <- name:
+		case <-tick.C:
+			r.logf("queue: removed %d of %d leftover items", done.Load(), len(children))
+			jobs <- name
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	if len(children) > 1000 {
+		r.logf("queue: removed %d leftover items in %.1fs", done.Load(), time.Since(started).Seconds())
+	}
+	if err := ctx.Err(); err != nil && done.Load() < int64(len(children)) {
+		return remaining, items, fmt.Errorf("%d of %d removed: %w", done.Load(), len(children), err)
+	}
+	if firstErr != nil {
+		return remaining, items, firstErr
+	}
+	return remaining, items, nil
 }

@@ -45,7 +45,7 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) error {
 	}
 	id := d.RunID
 	if id == "" {
-		id = loadgen.NewRunID()
+		id = plan.RunID // the default report directory is named after it
 	}
 	env, err := r.Target.Open(ctx, plan, plan.clients()*d.Processes)
 	if err != nil {

@@ -85,6 +85,9 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 		}
 	}
 	opts.Progress = sink.Progress
+	if opts.RunID == "" {
+		opts.RunID = plan.RunID // the report directory is named after it
+	}
 	opts.Logf = func(format string, args ...any) { sink.Notice(fmt.Sprintf(format, args...)) }
 	if d, ok := sink.(DetailSink); ok && d.LiveDetail() {
 		opts.ProgressPhases = true
@@ -183,9 +186,13 @@ func (p *LineSink) Progress(pr loadgen.Progress) {
 	if pr.State == "ramping up" {
 		elapsed = fmt.Sprintf("%5.1fs", pr.Elapsed.Seconds())
 	}
+	p99 := pr.Main.P99
+	if pr.Main.HasCorrection {
+		p99 = pr.Main.CorrectedP99 // open model: from the intended start
+	}
 	line := fmt.Sprintf("%s %-10s %s  clients %d/%d  ops %d  rate %.0f/s  %s p99 %s  errors %d",
 		pr.Name, pr.State, elapsed, pr.SessionsAlive, pr.Clients, pr.Ops, pr.Rate,
-		pr.MainPhase, format.Ms(pr.Main.P99), pr.Errors)
+		pr.MainPhase, format.Ms(p99), pr.Errors)
 	if len(pr.Violations) > 0 {
 		line += fmt.Sprintf("  VIOLATIONS %d", len(pr.Violations))
 	}

@@ -43,7 +43,9 @@ func (r Report) Build(results []*loadgen.Result, partial bool) *report.Run {
 			rep.RunID = res.RunID
 			rep.StartedAt = res.Start
 		}
-		rep.Scenarios = append(rep.Scenarios, report.NewScenario(scenarioInfo(res), res.Metrics))
+		sc := report.NewScenario(scenarioInfo(res), res.Metrics)
+		sc.CheckThresholds(res.Run.Thresholds)
+		rep.Scenarios = append(rep.Scenarios, sc)
 	}
 	return rep
 }
@@ -53,7 +55,11 @@ func (r Report) Build(results []*loadgen.Result, partial bool) *report.Run {
 // then failed checks (exit.CheckFailed), then a partial run
 // (exit.Interrupted).
 func (r Report) Finish(w io.Writer, rep *report.Run, runErr error) error {
-	if err := report.WriteSummary(w, rep); err != nil {
+	width := report.Width
+	if !IsTerminal(w) {
+		width = 0 // one line per item: files and scripts
+	}
+	if err := report.WriteSummaryWidth(w, rep, width); err != nil {
 		return err
 	}
 	if r.Out != "" {
@@ -72,10 +78,14 @@ func (r Report) Finish(w io.Writer, rep *report.Run, runErr error) error {
 	return exitFor(rep)
 }
 
-// exitFor is the exit of a report: checks failed, partial, or fine.
+// exitFor is the exit of a report: checks failed, thresholds crossed,
+// partial, or fine.
 func exitFor(rep *report.Run) error {
 	if failed := failedChecks(rep); len(failed) > 0 {
 		return &exit.Error{Code: exit.CheckFailed, Err: fmt.Errorf("correctness checks failed: %s", strings.Join(failed, "; "))}
+	}
+	if crossed := crossedThresholds(rep); len(crossed) > 0 {
+		return &exit.Error{Code: exit.CheckFailed, Err: fmt.Errorf("thresholds crossed: %s", strings.Join(crossed, "; "))}
 	}
 	if rep.Partial {
 		return &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted: the run was stopped early and its report is marked partial")}
@@ -99,22 +109,35 @@ func failedChecks(r *report.Run) []string {
 	return out
 }
 
+// crossedThresholds lists the thresholds a run did not meet, by scenario.
+func crossedThresholds(r *report.Run) []string {
+	var out []string
+	for _, s := range r.Scenarios {
+		for _, t := range s.CrossedThresholds() {
+			out = append(out, fmt.Sprintf("%s: %s", s.Name, t.Text()))
+		}
+	}
+	return out
+}
+
 // scenarioInfo is what the report needs from a loadgen result beyond its
 // metrics.
 func scenarioInfo(res *loadgen.Result) report.ScenarioInfo {
 	info := report.ScenarioInfo{
-		Name:        res.Run.Name,
-		Recipe:      string(res.Run.Recipe),
-		Clients:     res.Run.Clients,
-		Partial:     res.Partial,
-		WindowStart: res.WindowStart,
-		WindowStop:  res.Stop,
-		Ops:         res.Ops,
-		Herd:        report.Herd(res.Herd),
-		Checks:      report.Checks(res.Checks),
-		Requests:    res.Requests,
-		QueueDepth:  res.QueueDepth,
-		Notes:       res.Notes,
+		Name:         res.Run.Name,
+		Recipe:       string(res.Run.Recipe),
+		Clients:      res.Run.Clients,
+		Partial:      res.Partial,
+		WindowStart:  res.WindowStart,
+		WindowStop:   res.Stop,
+		Ops:          res.Ops,
+		TargetRate:   res.TargetRate,
+		AchievedRate: res.AchievedRate,
+		Herd:         report.Herd(res.Herd),
+		Checks:       report.Checks(res.Checks),
+		Requests:     res.Requests,
+		QueueDepth:   res.QueueDepth,
+		Notes:        res.Notes,
 	}
 	for _, e := range res.Events {
 		info.Events = append(info.Events, report.TimedEvent{At: e.At, Kind: e.Kind, Detail: e.Detail})

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -21,11 +22,19 @@ type Plan struct {
 	Out string
 	// Title names the run in the summary and the report.
 	Title string
+	// RunID names the run (its namespace and report); every run of the
+	// plan uses it in turn.
+	RunID string
 }
 
+// DefaultOut is the report directory of a run given none:
+// ./zkherd-load-<run id>.
+func DefaultOut(runID string) string { return "zkherd-load-" + runID }
+
 // NewPlan looks the scenario up (a built-in name or a YAML file), applies
-// the overrides, validates the result and checks that the report
-// directory out ("" for none) can be written. Nothing is created.
+// the overrides, validates the result, picks the run id and checks that
+// the report directory out (DefaultOut when "") can be written. Nothing is
+// created.
 func NewPlan(scenario string, ov scenarios.Overrides, out string) (*Plan, error) {
 	spec, err := scenarios.Lookup(scenario)
 	if err != nil {
@@ -35,11 +44,12 @@ func NewPlan(scenario string, ov scenarios.Overrides, out string) (*Plan, error)
 	if err := spec.Validate(); err != nil {
 		return nil, ScenarioError(err)
 	}
-	p := &Plan{Spec: spec, Runs: spec.Runs(), Title: spec.Name}
-	if out != "" {
-		if p.Out, err = CheckOutDir(out); err != nil {
-			return nil, err
-		}
+	p := &Plan{Spec: spec, Runs: spec.Runs(), Title: spec.Name, RunID: loadgen.NewRunID()}
+	if out == "" {
+		out = DefaultOut(p.RunID)
+	}
+	if p.Out, err = CheckOutDir(out); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

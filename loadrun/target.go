@@ -170,6 +170,11 @@ func StartEnsemble(ctx context.Context, opts ensemble.Options, log io.Writer) (*
 	if _, err := ensemble.Find(); err != nil {
 		return nil, exit.AsUsage(err)
 	}
+	// Directories left by a zkherd that was killed (SIGKILL, a crash)
+	// before it could clean up.
+	if removed, _ := ensemble.RemoveStale(); len(removed) > 0 {
+		fmt.Fprintf(log, "removed %d temporary ensemble director(ies) left by zkherd processes that died\n", len(removed))
+	}
 	fmt.Fprintf(log, "starting a local %d-node ZooKeeper ensemble on 127.0.0.1...\n", max(opts.Nodes, 1))
 	sctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()

@@ -24,8 +24,11 @@
 // recorded as zero and counted as Negative, and a value the histogram still
 // rejects, or a count a merge drops, is counted too (see Anomalies).
 //
-// Coordinated omission: RecordCorrected takes the interval at which operations
-// were meant to start (open-loop pacing) and, like the library's
-// RecordCorrectedValue, adds the values a stalled generator failed to measure.
-// Raw and corrected distributions are kept side by side.
+// Coordinated omission: RecordIntended records an open-loop operation as
+// wrk2 measures it, its latency from its intended start in the corrected
+// distribution and its service time (from the call) in the raw one.
+// RecordCorrected takes the interval at which operations were meant to start
+// and, like the library's RecordCorrectedValue, adds the values a stalled
+// generator failed to measure. Raw and corrected distributions are kept side
+// by side.
 package metrics

@@ -215,7 +215,8 @@ func TestSummary(t *testing.T) {
 	res := fixedResult(t)
 	got := res.Summary(Hold)
 	want := Summary{Count: 600, P50: 5.003, P90: 9.007, P99: 10.007, P999: 10.007, Max: 10.007, Mean: 5.502,
-		CorrectedP99: 10.007, CorrectedP999: 10.007, CorrectedMax: 10.007, CorrectedCount: 600}
+		CorrectedP50: 5.003, CorrectedP90: 9.007, CorrectedP99: 10.007, CorrectedP999: 10.007, CorrectedMax: 10.007,
+		CorrectedMean: 5.502, CorrectedCount: 600}
 	if got != want {
 		t.Errorf("hold summary:\ngot  %+v\nwant %+v", got, want)
 	}

@@ -52,9 +52,12 @@ func (s IntervalStats) Seconds() float64 { return s.End.Sub(s.Start).Seconds() }
 
 // PhasePoint sums up one phase in one interval. Latencies are milliseconds.
 type PhasePoint struct {
-	Count                     int64
-	P50, P90, P99, Max        float64
-	CorrectedP99              float64
+	Count                                    int64
+	P50, P90, P99, Max                       float64
+	CorrectedP50, CorrectedP99, CorrectedMax float64
+	// HasCorrection says whether the corrected figures differ from the raw
+	// ones (something was recorded with RecordCorrected or RecordIntended).
+	HasCorrection             bool
 	OverRange, LostOrNegative int64
 }
 
@@ -66,7 +69,10 @@ func pointOf(pi *PhaseInterval) PhasePoint {
 		P90:            usToMs(q[1]),
 		P99:            usToMs(q[2]),
 		Max:            maxMs(pi.Raw),
+		CorrectedP50:   usToMs(pi.Corrected.ValueAtPercentile(50)),
 		CorrectedP99:   usToMs(pi.Corrected.ValueAtPercentile(99)),
+		CorrectedMax:   maxMs(pi.Corrected),
+		HasCorrection:  pi.HasCorrection,
 		OverRange:      pi.OverRange,
 		LostOrNegative: pi.Negative + pi.RecordErrors + pi.MergeDropped,
 	}

@@ -240,22 +240,11 @@ func (r *Recorder) drain(b *shardBuf) int64 {
 		a.ivTouched = true
 		an := &a.ivAnom
 		an.add(pb.an)
-		for _, v := range pb.vals {
-			if a.ivRaw.RecordValue(v) != nil || a.ivCorr.RecordValue(v) != nil {
-				an.RecordErrors++
-			}
-		}
-		for _, c := range pb.corr {
-			if a.ivRaw.RecordValue(c.v) != nil || a.ivCorr.RecordValue(c.v) != nil {
-				an.RecordErrors++
-			}
-			an.RecordErrors += r.correct(a.ivCorr, c.v, c.expected)
-		}
-		a.ivCorrected = a.ivCorrected || len(pb.corr) > 0
+		an.RecordErrors += r.recordBuffered(a.ivRaw, a.ivCorr, pb)
+		a.ivCorrected = a.ivCorrected || len(pb.corr)+len(pb.pairs) > 0
 		if sp := pb.spill; sp != nil && sp.used {
 			an.MergeDropped += sp.raw.MergeInto(a.ivRaw)
-			an.MergeDropped += sp.raw.MergeInto(a.ivCorr)
-			an.MergeDropped += sp.extra.MergeInto(a.ivCorr)
+			an.MergeDropped += sp.corr.MergeInto(a.ivCorr)
 			a.ivCorrected = a.ivCorrected || sp.corrected
 		}
 		pb.reset()

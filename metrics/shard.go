@@ -39,6 +39,7 @@ type shardBuf struct {
 type phaseBuf struct {
 	vals    []int64   // values recorded with Record, in microseconds
 	corr    []corrVal // values recorded with RecordCorrected
+	pairs   []pairVal // values recorded with RecordIntended
 	spill   *spill    // values that did not fit in the buffers, allocated on first use
 	touched bool      // something was recorded since the last rotation
 	an      Anomalies
@@ -46,20 +47,25 @@ type phaseBuf struct {
 
 type corrVal struct{ v, expected int64 }
 
+// pairVal is one operation of an open-loop run: its service time (from the
+// call) and its latency from the intended start.
+type pairVal struct{ service, intended int64 }
+
 // spill holds a phase's values once its buffers are full: raw holds them as
-// measured and extra the values correction added (corrected = raw + extra).
+// measured and corr the corrected distribution.
 type spill struct {
-	raw, extra *hdrhistogram.PackedHistogram
-	used       bool
-	corrected  bool
+	raw, corr *hdrhistogram.PackedHistogram
+	used      bool
+	corrected bool
 }
 
 func (pb *phaseBuf) reset() {
 	pb.vals = pb.vals[:0]
 	pb.corr = pb.corr[:0]
+	pb.pairs = pb.pairs[:0]
 	if pb.spill != nil && pb.spill.used {
 		pb.spill.raw.Reset()
-		pb.spill.extra.Reset()
+		pb.spill.corr.Reset()
 		pb.spill.used = false
 		pb.spill.corrected = false
 	}
@@ -86,16 +92,54 @@ func (s *Shard) RecordCorrected(p Phase, d, expected time.Duration) {
 	s.record(p, d, max(expected.Microseconds(), 0))
 }
 
+// RecordIntended records one operation of phase p that was meant to start
+// at a scheduled time (open-loop pacing), the way wrk2 measures it: the
+// corrected distribution gets fromIntended, its latency from the intended
+// start, and the raw one service, the time from the call. A stalled server
+// or generator shows in the first: the operations that should have started
+// during a stall waited for it. Nothing synthetic is added; fromIntended is
+// never below service for a call made at or after its intended start.
+func (s *Shard) RecordIntended(p Phase, service, fromIntended time.Duration) {
+	r := s.r
+	i, known := r.index[p]
+	sv, sneg, sover := r.clamp(service)
+	iv, ineg, iover := r.clamp(fromIntended)
+	s.mu.Lock()
+	if !known {
+		s.cur.unknown++
+		s.mu.Unlock()
+		return
+	}
+	pb := &s.cur.phases[i]
+	pb.touched = true
+	if sneg || ineg {
+		pb.an.Negative++
+	}
+	if sover || iover {
+		pb.an.OverRange++
+	}
+	pb.pairs = append(pb.pairs, pairVal{sv, iv})
+	if len(pb.vals)+len(pb.corr)+len(pb.pairs) >= spillAt {
+		r.spill(pb)
+	}
+	s.mu.Unlock()
+}
+
+// clamp converts d to microseconds within the recorder's range.
+func (r *Recorder) clamp(d time.Duration) (v int64, neg, over bool) {
+	v = d.Microseconds()
+	if v < 0 {
+		return 0, true, false
+	} else if v > r.highest {
+		return r.highest, false, true
+	}
+	return v, false, false
+}
+
 func (s *Shard) record(p Phase, d time.Duration, expected int64) {
 	r := s.r
 	i, known := r.index[p]
-	v := d.Microseconds()
-	var neg, over bool
-	if v < 0 {
-		v, neg = 0, true
-	} else if v > r.highest {
-		v, over = r.highest, true
-	}
+	v, neg, over := r.clamp(d)
 
 	s.mu.Lock()
 	if !known {
@@ -116,7 +160,7 @@ func (s *Shard) record(p Phase, d time.Duration, expected int64) {
 	} else {
 		pb.vals = append(pb.vals, v)
 	}
-	if len(pb.vals)+len(pb.corr) >= spillAt {
+	if len(pb.vals)+len(pb.corr)+len(pb.pairs) >= spillAt {
 		r.spill(pb)
 	}
 	s.mu.Unlock()
@@ -126,24 +170,39 @@ func (s *Shard) record(p Phase, d time.Duration, expected int64) {
 func (r *Recorder) spill(pb *phaseBuf) {
 	sp := pb.spill
 	if sp == nil {
-		sp = &spill{raw: r.newPacked(), extra: r.newPacked()}
+		sp = &spill{raw: r.newPacked(), corr: r.newPacked()}
 		pb.spill = sp
 	}
 	sp.used = true
-	for _, v := range pb.vals {
-		if sp.raw.RecordValue(v) != nil {
-			pb.an.RecordErrors++
-		}
-	}
-	for _, c := range pb.corr {
-		if sp.raw.RecordValue(c.v) != nil {
-			pb.an.RecordErrors++
-		}
-		pb.an.RecordErrors += r.correct(sp.extra, c.v, c.expected)
-		sp.corrected = true
-	}
+	pb.an.RecordErrors += r.recordBuffered(sp.raw, sp.corr, pb)
+	sp.corrected = sp.corrected || len(pb.corr)+len(pb.pairs) > 0
 	pb.vals = pb.vals[:0]
 	pb.corr = pb.corr[:0]
+	pb.pairs = pb.pairs[:0]
+}
+
+// recordBuffered records a phase buffer's values into a raw and a
+// corrected histogram; it returns how many values they rejected.
+func (r *Recorder) recordBuffered(raw, corr valueRecorder, pb *phaseBuf) (rejected int64) {
+	rec := func(h valueRecorder, v int64) {
+		if h.RecordValues(v, 1) != nil {
+			rejected++
+		}
+	}
+	for _, v := range pb.vals {
+		rec(raw, v)
+		rec(corr, v)
+	}
+	for _, c := range pb.corr {
+		rec(raw, c.v)
+		rec(corr, c.v)
+		rejected += r.correct(corr, c.v, c.expected)
+	}
+	for _, pv := range pb.pairs {
+		rec(raw, pv.service)
+		rec(corr, pv.intended)
+	}
+	return rejected
 }
 
 // valueRecorder is what correct needs from a dense or packed histogram.

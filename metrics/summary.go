@@ -17,8 +17,9 @@ type Summary struct {
 	Count                       int64
 	P50, P90, P99, P999, Max    float64
 	Mean                        float64
+	CorrectedP50, CorrectedP90  float64
 	CorrectedP99, CorrectedP999 float64
-	CorrectedMax                float64
+	CorrectedMax, CorrectedMean float64
 	CorrectedCount              int64
 	// HasCorrection reports whether any value was recorded with
 	// RecordCorrected; without it the corrected figures equal the raw ones.
@@ -39,6 +40,9 @@ func Summarize(raw, corrected Distribution) Summary {
 		Max:   maxMs(raw),
 		Mean:  roundUs(raw.Mean() / 1000),
 	}
+	s.CorrectedP50 = usToMs(corrected.ValueAtPercentile(50))
+	s.CorrectedP90 = usToMs(corrected.ValueAtPercentile(90))
+	s.CorrectedMean = roundUs(corrected.Mean() / 1000)
 	s.CorrectedP99 = usToMs(corrected.ValueAtPercentile(99))
 	s.CorrectedP999 = usToMs(corrected.ValueAtPercentile(99.9))
 	s.CorrectedMax = maxMs(corrected)

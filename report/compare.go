@@ -31,7 +31,7 @@ func Compare(w io.Writer, a, b *Run) error {
 		if x.run.Partial {
 			items = append(items, "PARTIAL")
 		}
-		fmt.Fprint(bw, wrapItems(x.label+": ", items, Width))
+		fmt.Fprint(bw, wrapItems(x.label+": ", items, widthOf(bw)))
 	}
 	pairs, onlyA, onlyB := pairScenarios(a.Scenarios, b.Scenarios)
 	for _, p := range pairs {
@@ -77,7 +77,7 @@ func pairScenarios(a, b []*Scenario) (pairs [][2]*Scenario, onlyA, onlyB []*Scen
 // b/a (its column headed ratioHead), then a verdict on the herd measures.
 func writeSideBySide(w io.Writer, a, b *Scenario, labelA, labelB, ratioHead string) {
 	printRow := func(label, x, y, r string) {
-		line := fmt.Sprintf("%-28s %20s %20s %12s", label, truncate(x, 20), truncate(y, 20), r)
+		line := fmt.Sprintf("%-28s %18s %18s %10s", truncate(label, 28), truncate(x, 18), truncate(y, 18), r)
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	printRow("", labelA, labelB, ratioHead)
@@ -116,8 +116,8 @@ func writeSideBySide(w io.Writer, a, b *Scenario, labelA, labelB, ratioHead stri
 		if p == main {
 			num(p+" p99.9", la.P999, lb.P999, format.Ms)
 			num(p+" max", la.Max, lb.Max, format.Ms)
-			if la.Corrected || lb.Corrected {
-				num(p+" corrected p99", la.CorrectedP99, lb.CorrectedP99, format.Ms)
+			if la.Corrected && lb.Corrected {
+				num(p+" service p99", la.ServiceP99, lb.ServiceP99, format.Ms)
 			}
 		}
 	}
@@ -143,7 +143,7 @@ func writeSideBySide(w io.Writer, a, b *Scenario, labelA, labelB, ratioHead stri
 		verdict = append(verdict, main+" p99 "+factor(la.P99, lb.P99, "higher", "lower"))
 	}
 	if len(verdict) > 0 {
-		fmt.Fprint(w, wrapItems(labelB+" vs "+labelA+": ", verdict, Width))
+		fmt.Fprint(w, wrapItems(labelB+" vs "+labelA+": ", verdict, widthOf(w)))
 	}
 }
 

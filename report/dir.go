@@ -27,8 +27,9 @@ func (e *DirError) Unwrap() []error { return []error{ErrUnwritable, e.Err} }
 // WriteDir writes every file of a run into dir, creating it if needed:
 // report.json, report.html and, for each scenario with metrics and each
 // phase, <scenario>-<phase>.hgrm (milliseconds, HdrHistogram's plotter
-// format), <scenario>-<phase>-corrected.hgrm for phases with
-// coordinated-omission correction, and <scenario>-<phase>.hlog (interval
+// format; for open-model phases measured from each operation's intended
+// start, with <scenario>-<phase>-service.hgrm measured from the call), and
+// <scenario>-<phase>.hlog (interval
 // log, microseconds, HdrHistogram's log tools). It first checks that dir is
 // writable; on any failure it removes what it wrote and the directories it
 // created, so nothing is left behind.
@@ -68,11 +69,12 @@ func WriteDir(dir string, run *Run) (err error) {
 		}
 		for _, p := range m.Phases {
 			name := base + "-" + string(p)
-			if err := write(name+".hgrm", func(w io.Writer) error { return m.WriteHgrm(w, p, false) }); err != nil {
+			intended := m.Totals[p].HasCorrection
+			if err := write(name+".hgrm", func(w io.Writer) error { return m.WriteHgrm(w, p, intended) }); err != nil {
 				return err
 			}
-			if m.Totals[p].HasCorrection {
-				if err := write(name+"-corrected.hgrm", func(w io.Writer) error { return m.WriteHgrm(w, p, true) }); err != nil {
+			if intended {
+				if err := write(name+"-service.hgrm", func(w io.Writer) error { return m.WriteHgrm(w, p, false) }); err != nil {
 					return err
 				}
 			}

@@ -150,12 +150,12 @@ func writeFaults(w io.Writer, s *Scenario) {
 		for _, it := range f.items() {
 			items = append(items, it.Key+" "+it.Value)
 		}
-		fmt.Fprint(w, wrapItems("faults: ", items, Width))
+		fmt.Fprint(w, wrapItems("faults: ", items, widthOf(w)))
 		for _, r := range f.Recovery {
-			fmt.Fprint(w, wrapLine("  recovery: ", r.line(), Width))
+			fmt.Fprint(w, wrapLine("  recovery: ", r.line(), widthOf(w)))
 		}
 		if f.SessionTimeoutMs > 0 {
-			fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("(session timeout %s: what a crashed holder's lock stays unavailable)", format.Ms(f.SessionTimeoutMs)), Width))
+			fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("(session timeout %s: what a crashed holder's lock stays unavailable)", format.Ms(f.SessionTimeoutMs)), widthOf(w)))
 		}
 	}
 	if fe := s.Fencing; fe != nil {
@@ -163,9 +163,9 @@ func writeFaults(w io.Writer, s *Scenario) {
 		for _, it := range fe.items() {
 			items = append(items, it.Key+" "+it.Value)
 		}
-		fmt.Fprint(w, wrapItems("fencing: ", items, Width))
+		fmt.Fprint(w, wrapItems("fencing: ", items, widthOf(w)))
 		for _, o := range fe.Overlaps {
-			fmt.Fprint(w, wrapLine("  overlap: ", o.String(), Width))
+			fmt.Fprint(w, wrapLine("  overlap: ", o.String(), widthOf(w)))
 		}
 	}
 }

@@ -9,6 +9,18 @@ import (
 	"github.com/zkherd/zkherd/internal/format"
 )
 
+// fmtCount writes a count compactly for tables, at most 7 wide: 999,
+// 123,456, 1.23M, 12.3M.
+func fmtCount(n int64) string {
+	if n >= 10_000_000 {
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+	if n >= 1_000_000 {
+		return fmt.Sprintf("%.2fM", float64(n)/1e6)
+	}
+	return format.Count(n)
+}
+
 // fmtNum writes v with the given decimals and thousands separators.
 func fmtNum(v float64, decimals int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -64,6 +76,9 @@ func passFail(passed bool) string {
 // wrapItems joins items with " · " into lines no wider than width, the
 // first starting with head and the others indented to head's width.
 func wrapItems(head string, items []string, width int) string {
+	if width <= 0 {
+		return head + strings.Join(items, " · ") + "\n"
+	}
 	var b strings.Builder
 	line := head
 	indent := strings.Repeat(" ", len(head))

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/metrics"
@@ -34,9 +35,13 @@ type page struct {
 	Title, RunID, Version, Server, Started string
 	Local, Partial, Passed                 bool
 	PassedCount, Total                     int
-	Side                                   *sideView
-	Scenarios                              []scenarioView
-	Scale                                  *scaleView
+	// Verdict says why the run passed with warnings or failed; Warned
+	// that it passed with warnings (not shown green).
+	Verdict   string
+	Warned    bool
+	Side      *sideView
+	Scenarios []scenarioView
+	Scale     *scaleView
 }
 
 type sideView struct {
@@ -58,23 +63,33 @@ type scenarioView struct {
 	Clients, Window, Ops, Throughput, Errors string
 	ErrorKinds                               string
 	Passed, Partial                          bool
-	Checks                                   []checkRow
-	Violations                               []string
-	Phases                                   []phaseRow
-	Herd                                     []kv
-	MntrError                                string
-	Anomalies                                string
-	SpectrumSVG, LatencySVG                  template.HTML
-	Histograms                               []template.HTML // per phase
-	ThroughputSVG, PopulationSVG             template.HTML
-	MainPhase                                string
-	Events                                   []eventRow
-	Notes                                    []string
+	// Intended: some phase was measured from intended starts (open model).
+	Intended                     bool
+	Checks                       []checkRow
+	Violations                   []string
+	Warnings                     []string
+	Thresholds                   []thresholdRow
+	Phases                       []phaseRow
+	Herd                         []kv
+	MntrError                    string
+	Anomalies                    string
+	SpectrumSVG, LatencySVG      template.HTML
+	Histograms                   []template.HTML // per phase
+	ThroughputSVG, PopulationSVG template.HTML
+	DepthSVG                     template.HTML
+	MainPhase                    string
+	Events                       []eventRow
+	Notes                        []string
 	// Faults, recoveries and fencing (faults.go).
 	Faults, Fencing []kv
 	Recovery        []recoveryRow
 	SessionTimeout  string
 	Overlaps        []string
+}
+
+type thresholdRow struct {
+	Text string
+	Bad  bool
 }
 
 type checkRow struct {
@@ -91,8 +106,68 @@ type kv struct{ Key, Value string }
 
 type eventRow struct{ T, Kind, Detail, Color string }
 
-// builder hands out unique ids to the page's SVG elements.
-type builder struct{ seq int }
+// builder hands out unique ids to the page's SVG elements and holds the
+// scales that panels compared with each other share.
+type builder struct {
+	seq int
+	// shared, when set, are the y ranges of the per-scenario timelines,
+	// common to every scenario of the run so their panels compare at a
+	// glance.
+	shared *sharedScales
+}
+
+type sharedScales struct {
+	tputMax          float64
+	latMin, latMax   float64
+	latLog           bool
+	depthMax         float64
+	sessionsMax      float64
+	anyLat, anyDepth bool
+}
+
+// inWindow returns the timeline points up to the end of the operations
+// window (the interval that contains it included): the clean-up after it
+// would draw zeros that are not part of the run.
+func inWindow(s *Scenario) []Point {
+	end := s.WindowStartS + s.DurationS
+	var out []Point
+	for _, pt := range s.Timeline {
+		if s.DurationS > 0 && pt.T-pt.IntervalS >= end {
+			break
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
+// sharedScalesOf computes the y ranges common to the scenarios' timelines.
+func sharedScalesOf(ss []*Scenario) *sharedScales {
+	sh := &sharedScales{latMin: math.Inf(1)}
+	var lat []xy
+	for _, s := range ss {
+		main := s.MainPhase()
+		for _, pt := range inWindow(s) {
+			sh.tputMax = math.Max(sh.tputMax, pt.ThroughputPerS)
+			sh.sessionsMax = math.Max(sh.sessionsMax, float64(pt.SessionsAlive))
+			if pt.QueueDepth != nil {
+				sh.depthMax = math.Max(sh.depthMax, float64(*pt.QueueDepth))
+				sh.anyDepth = true
+			}
+			if l, ok := pt.LatencyMs[main]; ok {
+				lat = append(lat, xy{pt.T, l.P50}, xy{pt.T, l.Max})
+				if l.P50 > 0 {
+					sh.latMin = math.Min(sh.latMin, l.P50)
+				}
+				sh.latMax = math.Max(sh.latMax, l.Max)
+				sh.anyLat = true
+			}
+		}
+	}
+	sh.latLog = spansDecades(lat)
+	return sh
+}
+
+func ptr(v float64) *float64 { return &v }
 
 func (b *builder) next() int { b.seq++; return b.seq }
 
@@ -106,6 +181,7 @@ func newPage(run *Run) page {
 		Local:   run.LocalEnsemble,
 		Partial: run.Partial,
 		Passed:  run.Passed(),
+		Verdict: strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(run.Verdict(), "PASS"), "FAIL"), " ("), ")"),
 		Total:   len(run.Scenarios),
 	}
 	if p.Title == "" {
@@ -115,8 +191,12 @@ func newPage(run *Run) page {
 		p.Started = run.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 	}
 	used := map[string]bool{}
+	if len(run.Scenarios) > 1 {
+		b.shared = sharedScalesOf(run.Scenarios)
+	}
 	for _, s := range run.Scenarios {
-		if s.Checks.Passed {
+		p.Warned = p.Warned || len(s.Checks.Warnings) > 0
+		if s.Checks.Passed && len(s.CrossedThresholds()) == 0 {
 			p.PassedCount++
 		}
 		p.Scenarios = append(p.Scenarios, b.scenarioView(s, "s-"+fileBase(s.Name, used)))
@@ -191,9 +271,6 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 		if pts := s.Spectrum[main]; len(pts) > 0 {
 			lp.Series = append(lp.Series, series{Name: s.Name, Color: color, Pts: spectrumXY(pts)})
 		}
-		if pts := s.CorrectedSpectrum[main]; len(pts) > 0 {
-			lp.Series = append(lp.Series, series{Name: s.Name + " corrected", Color: color, Dash: true, Pts: spectrumXY(pts)})
-		}
 	}
 	v.Spectrum = lp.svg(b.next())
 
@@ -248,15 +325,22 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		Throughput: fmtNum(s.ThroughputPerS, 1),
 		Errors:     format.Count(s.Errors.Total),
 		ErrorKinds: errorKinds(s.Errors.ByKind),
-		Passed:     s.Checks.Passed,
+		Passed:     s.Checks.Passed && len(s.CrossedThresholds()) == 0,
 		Partial:    s.Partial,
 		Violations: s.Checks.Violations,
+		Warnings:   s.Checks.Warnings,
 		MntrError:  s.Herd.MntrError,
 		MainPhase:  s.MainPhase(),
 		Notes:      s.Notes,
 	}
-	for _, ch := range checkList(s.Checks) {
+	for _, ch := range checkList(s.Recipe, s.Checks) {
 		v.Checks = append(v.Checks, checkRow{Name: ch.Name, Value: ch.Value(), Bad: ch.Bad()})
+	}
+	for _, t := range s.Thresholds {
+		v.Thresholds = append(v.Thresholds, thresholdRow{Text: t.Text(), Bad: !t.Passed})
+	}
+	if s.TargetRatePerS > 0 {
+		v.Throughput += fmt.Sprintf(" (open model: target %s, achieved %s)", fmtNum(s.TargetRatePerS, 1), fmtNum(s.achievedRate(), 1))
 	}
 	faultsView(&v, s)
 	v.Histograms = b.histograms(s, phaseColor(s.MainPhase()))
@@ -272,13 +356,21 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		{"watch fan-out per acquisition", fmtPerOp(h.WatchFanoutPerAcquisition)},
 		{"wake-ups / requests / server packets", format.Count(h.Wakeups) + " / " + format.Count(h.ZKRequests) + " / " + format.Count(h.ServerPackets)},
 	}
+	if !herdApplies(s.Recipe) {
+		v.Herd = []kv{
+			{"ZooKeeper requests per operation", fmtNum(h.ZKRequestsPerAcquisition, 1)},
+			{"server packets per operation", fmtPerOp(h.ServerPacketsPerAcquisition)},
+			{"requests / server packets", format.Count(h.ZKRequests) + " / " + format.Count(h.ServerPackets)},
+		}
+	}
 
 	phases := s.Phases()
 	for _, p := range phases {
 		l := s.LatencyMs[p]
 		corr := "-"
 		if l.Corrected {
-			corr = format.Ms(l.CorrectedP99)
+			corr = format.Ms(l.ServiceP99)
+			v.Intended = true
 		}
 		v.Phases = append(v.Phases, phaseRow{
 			Name: p, Color: phaseColor(p), Count: format.Count(l.Count), Rate: fmtNum(ratio(float64(l.Count), s.DurationS), 1),
@@ -302,9 +394,6 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		}
 		for _, p := range phases {
 			lp.Series = append(lp.Series, series{Name: p, Color: phaseColor(p), Pts: spectrumXY(s.Spectrum[p])})
-			if pts := s.CorrectedSpectrum[p]; len(pts) > 0 {
-				lp.Series = append(lp.Series, series{Name: p + " corrected", Color: phaseColor(p), Dash: true, Pts: spectrumXY(pts)})
-			}
 		}
 		v.SpectrumSVG = lp.svg(b.next())
 	}
@@ -313,7 +402,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		main := v.MainPhase
 		var p50, p99, pmax, tput, errs, alive, depth []xy
 		hasErrs, hasDepth := false, false
-		for _, pt := range s.Timeline {
+		for _, pt := range inWindow(s) {
 			if l, ok := pt.LatencyMs[main]; ok {
 				p50 = append(p50, xy{pt.T, l.P50})
 				p99 = append(p99, xy{pt.T, l.P99})
@@ -329,27 +418,44 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 			}
 		}
 		xAxis := axis{Kind: linear, Label: "seconds since start", Format: func(v float64) string { return trimZero(fmt.Sprintf("%.1f", v)) }}
+		if s.DurationS > 0 {
+			xAxis.Min, xAxis.Max = ptr(0), ptr(s.WindowStartS+s.DurationS) // the time axis ends with the window
+		}
 		if main != "" && len(p50) > 0 {
 			yKind := linear
 			if spansDecades(append(append([]xy{}, p50...), pmax...)) {
 				yKind = logarithmic
 			}
-			ylabel := "latency"
+			yAxis := axis{Kind: yKind, Format: tickMs}
+			if sh := b.shared; sh != nil && sh.anyLat {
+				// The same scale in every scenario, so they compare.
+				yKind = linear
+				yAxis = axis{Kind: linear, Format: tickMs, Min: ptr(0), Max: ptr(sh.latMax)}
+				if sh.latLog {
+					yKind = logarithmic
+					yAxis = axis{Kind: logarithmic, Format: tickMs, Min: ptr(sh.latMin), Max: ptr(sh.latMax)}
+				}
+			}
+			yAxis.Label = "latency"
 			if yKind == logarithmic {
-				ylabel = "latency (log scale)"
+				yAxis.Label = "latency (log scale)"
 			}
 			v.LatencySVG = linePlot{
 				Title:   s.Name + ": " + main + " latency per interval",
 				X:       xAxis,
-				Y:       axis{Kind: yKind, Label: ylabel, Format: tickMs},
+				Y:       yAxis,
 				Series:  []series{{Name: main + " p50", Color: palette[0], Pts: p50}, {Name: main + " p99", Color: palette[1], Pts: p99}, {Name: main + " max", Color: palette[9], Dash: true, Pts: pmax}},
 				Markers: markers,
 			}.svg(b.next())
 		}
+		tpY := axis{Kind: linear, Label: "operations per second", Format: shortNum}
+		if sh := b.shared; sh != nil {
+			tpY.Min, tpY.Max = ptr(0), ptr(sh.tputMax)
+		}
 		tp := linePlot{
 			Title:   s.Name + ": throughput per interval",
 			X:       xAxis,
-			Y:       axis{Kind: linear, Label: "operations per second", Format: shortNum},
+			Y:       tpY,
 			Series:  []series{{Name: "operations/s", Color: palette[4], Pts: tput}},
 			Markers: markers,
 		}
@@ -365,12 +471,25 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 			Markers: markers,
 			H:       220,
 		}
-		if hasDepth {
-			pop.Title = s.Name + ": sessions alive and queue depth"
-			pop.Y.Label = "sessions, items"
-			pop.Series = append(pop.Series, series{Name: "queue depth", Color: palette[8], Pts: depth})
+		if sh := b.shared; sh != nil {
+			pop.Y.Min, pop.Y.Max = ptr(0), ptr(sh.sessionsMax)
 		}
 		v.PopulationSVG = pop.svg(b.next())
+		if hasDepth {
+			// Items, not sessions: a plot of its own, with its own axis.
+			dp := linePlot{
+				Title:   s.Name + ": queue depth",
+				X:       xAxis,
+				Y:       axis{Kind: linear, Label: "items queued", Format: shortNum},
+				Series:  []series{{Name: "queue depth", Color: palette[8], Pts: depth}},
+				Markers: markers,
+				H:       220,
+			}
+			if sh := b.shared; sh != nil && sh.anyDepth {
+				dp.Y.Min, dp.Y.Max = ptr(0), ptr(sh.depthMax)
+			}
+			v.DepthSVG = dp.svg(b.next())
+		}
 	}
 	return v
 }

@@ -198,7 +198,7 @@ func TestWriteDir(t *testing.T) {
 			for _, p := range []string{"acquire", "create", "get_children", "watch_set", "handoff", "hold", "delete"} {
 				want = append(want, s+"-"+p+".hgrm", s+"-"+p+".hlog")
 			}
-			want = append(want, s+"-acquire-corrected.hgrm")
+			want = append(want, s+"-acquire-service.hgrm")
 		}
 		want = append(want, "report.html", "report.json")
 		slices.Sort(want)

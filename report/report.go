@@ -36,15 +36,9 @@ type Run struct {
 	ScaleModel *ScaleModel `json:"scale_model,omitempty"`
 }
 
-// Passed reports whether every scenario's checks passed.
-func (r *Run) Passed() bool {
-	for _, s := range r.Scenarios {
-		if !s.Checks.Passed {
-			return false
-		}
-	}
-	return true
-}
+// Passed reports whether every scenario's checks passed and every
+// threshold held.
+func (r *Run) Passed() bool { return !r.Failed() }
 
 // Scenario is one scenario run of a report.
 type Scenario struct {
@@ -55,7 +49,15 @@ type Scenario struct {
 	DurationS      float64 `json:"duration_s"`
 	Operations     int64   `json:"operations"`
 	ThroughputPerS float64 `json:"throughput_per_s"`
-	Errors         Errors  `json:"errors"`
+	// TargetRatePerS is the rate an open-model run was asked for (0 for a
+	// closed loop): compare with ThroughputPerS.
+	TargetRatePerS float64 `json:"target_rate_per_s,omitempty"`
+	// AchievedRatePerS is the rate the scheduled operations ran at (for a
+	// queue, items produced; otherwise ThroughputPerS).
+	AchievedRatePerS float64 `json:"achieved_rate_per_s,omitempty"`
+	// Thresholds are the pass/fail criteria the run was checked against.
+	Thresholds []Threshold `json:"thresholds,omitempty"`
+	Errors     Errors      `json:"errors"`
 	// LatencyMs sums up every phase with values, keyed by phase name.
 	LatencyMs map[string]Latency `json:"latency_ms"`
 	Herd      Herd               `json:"herd"`
@@ -83,13 +85,12 @@ type Scenario struct {
 	// locks' guarded resources saw (faults.go).
 	Faults  *Faults  `json:"faults,omitempty"`
 	Fencing *Fencing `json:"fencing,omitempty"`
-	// Spectrum is each phase's latency by percentile, for plots;
-	// CorrectedSpectrum the same for phases with coordinated-omission
-	// correction.
-	Spectrum          map[string][]SpectrumPoint `json:"spectrum,omitempty"`
-	CorrectedSpectrum map[string][]SpectrumPoint `json:"corrected_spectrum,omitempty"`
+	// Spectrum is each phase's latency by percentile, for plots (from the
+	// intended start in open-model runs, see Latency.Corrected).
+	Spectrum map[string][]SpectrumPoint `json:"spectrum,omitempty"`
 	// Histogram is each phase's latencies in power-of-two buckets (the
-	// dashboard's histogram), the empty ones left out.
+	// dashboard's histogram; from the intended start in open-model runs),
+	// the empty ones left out.
 	Histogram map[string][]Bucket `json:"histogram,omitempty"`
 
 	// Metrics holds the histograms behind the figures, for the .hgrm and
@@ -115,8 +116,15 @@ type Latency struct {
 	Mean          float64 `json:"mean"`
 	CorrectedP999 float64 `json:"corrected_p999"`
 	CorrectedMax  float64 `json:"corrected_max"`
-	// Corrected is set when coordinated-omission correction applied.
-	Corrected bool `json:"corrected"`
+	// Corrected is set for open-model runs, whose operations have an
+	// intended start: P50 to Max and Mean are then measured from it (wrk2's
+	// method, which counts the time an operation waited to start), the
+	// Corrected* fields repeat them, and ServiceP50 and ServiceP99 are
+	// measured from the call alone. Closed-loop runs have no intended start:
+	// everything is measured from the call.
+	Corrected  bool    `json:"corrected"`
+	ServiceP50 float64 `json:"service_p50,omitempty"`
+	ServiceP99 float64 `json:"service_p99,omitempty"`
 	// OverRange counts values above the histograms' range, recorded as
 	// its top.
 	OverRange int64 `json:"over_range,omitempty"`
@@ -159,7 +167,9 @@ type Checks struct {
 	DoubleLeaders       int64 `json:"double_leaders"`
 	LostItems           int64 `json:"lost_items"`
 	DuplicateItems      int64 `json:"duplicate_items"`
-	// Unconsumed counts queue items still queued at the end (not a failure).
+	// Unconsumed counts queue items still queued at the end (not a
+	// failure: they were removed with the namespace, and a backlog that
+	// grew through the window is a warning).
 	Unconsumed int64 `json:"unconsumed"`
 	// ForeignDeletedItems counts queue items another client deleted (not
 	// lost); ForeignGrants grants to waiters whose node another client had
@@ -176,6 +186,10 @@ type Checks struct {
 	// Violations describe the failures, one line each.
 	Violations []string `json:"violations"`
 	Passed     bool     `json:"passed"`
+	// Warnings are findings that fail nothing but must not read as a
+	// pass, one line each: a queue whose backlog grew through the window
+	// (consumers saturated), an open-model run that missed its rate.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Anomalies count latency values not recorded as measured.
@@ -254,6 +268,9 @@ type ScenarioInfo struct {
 	// Ops counts operations in the window; zero means the metrics' Ops
 	// counter.
 	Ops int64
+	// TargetRate is an open-model run's target, operations per second,
+	// AchievedRate what it ran at.
+	TargetRate, AchievedRate float64
 	// Herd and Checks are copied as they are, except that a zero Herd is
 	// derived from the metrics' counters (wake-ups and requests per
 	// operation; server figures unknown).
@@ -284,19 +301,21 @@ type TimedEvent struct {
 // never started): the scenario then has no latencies.
 func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 	s := &Scenario{
-		Name:      info.Name,
-		Recipe:    info.Recipe,
-		Clients:   info.Clients,
-		Partial:   info.Partial,
-		Herd:      info.Herd,
-		Checks:    info.Checks,
-		Requests:  maps.Clone(info.Requests),
-		Notes:     slices.Clone(info.Notes),
-		Faults:    info.Faults,
-		Fencing:   info.Fencing,
-		LatencyMs: map[string]Latency{},
-		Errors:    Errors{ByKind: map[string]int64{}},
-		Metrics:   m,
+		Name:             info.Name,
+		Recipe:           info.Recipe,
+		Clients:          info.Clients,
+		Partial:          info.Partial,
+		Herd:             info.Herd,
+		Checks:           info.Checks,
+		TargetRatePerS:   info.TargetRate,
+		AchievedRatePerS: info.AchievedRate,
+		Requests:         maps.Clone(info.Requests),
+		Notes:            slices.Clone(info.Notes),
+		Faults:           info.Faults,
+		Fencing:          info.Fencing,
+		LatencyMs:        map[string]Latency{},
+		Errors:           Errors{ByKind: map[string]int64{}},
+		Metrics:          m,
 	}
 	if s.Checks.Violations == nil {
 		s.Checks.Violations = []string{}
@@ -337,28 +356,33 @@ func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 	s.Spectrum = map[string][]SpectrumPoint{}
 	for _, p := range m.Phases {
 		sum := m.Summary(p)
-		s.LatencyMs[string(p)] = Latency{
+		l := Latency{
 			Count: sum.Count, P50: sum.P50, P90: sum.P90, P99: sum.P99, P999: sum.P999, Max: sum.Max,
 			CorrectedP99: sum.CorrectedP99, Mean: sum.Mean, CorrectedP999: sum.CorrectedP999,
 			CorrectedMax: sum.CorrectedMax, Corrected: sum.HasCorrection, OverRange: sum.OverRange,
 		}
+		s.Spectrum[string(p)] = spectrum(m.Spectrum(p, sum.HasCorrection))
+		if sum.HasCorrection {
+			// Measured from the intended start: the figures to read.
+			l.ServiceP50, l.ServiceP99 = l.P50, l.P99
+			l.P50, l.P90, l.P99, l.P999, l.Max, l.Mean = sum.CorrectedP50, sum.CorrectedP90,
+				sum.CorrectedP99, sum.CorrectedP999, sum.CorrectedMax, sum.CorrectedMean
+		}
+		s.LatencyMs[string(p)] = l
 		an.OverRange += sum.OverRange
 		an.Negative += sum.Negative
 		an.Lost += sum.RecordErrors + sum.MergeDropped
-		s.Spectrum[string(p)] = spectrum(m.Spectrum(p, false))
 		if t := m.Totals[p]; t != nil && t.Raw != nil {
+			h := t.Raw
+			if sum.HasCorrection && t.Corrected != nil {
+				h = t.Corrected // open model: from the intended start
+			}
 			if s.Histogram == nil {
 				s.Histogram = map[string][]Bucket{}
 			}
-			for _, b := range metrics.LogBuckets(t.Raw, time.Microsecond) {
+			for _, b := range metrics.LogBuckets(h, time.Microsecond) {
 				s.Histogram[string(p)] = append(s.Histogram[string(p)], Bucket{UpToMs: float64(b.UpTo) / float64(time.Millisecond), Count: b.Count})
 			}
-		}
-		if sum.HasCorrection {
-			if s.CorrectedSpectrum == nil {
-				s.CorrectedSpectrum = map[string][]SpectrumPoint{}
-			}
-			s.CorrectedSpectrum[string(p)] = spectrum(m.Spectrum(p, true))
 		}
 	}
 	an.UnknownPhase = m.UnknownPhase
@@ -385,7 +409,11 @@ func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 			if pt.LatencyMs == nil {
 				pt.LatencyMs = map[string]PointLatency{}
 			}
-			pt.LatencyMs[string(p)] = PointLatency{Count: pp.Count, P50: pp.P50, P99: pp.P99, Max: pp.Max}
+			pl := PointLatency{Count: pp.Count, P50: pp.P50, P99: pp.P99, Max: pp.Max}
+			if pp.HasCorrection {
+				pl.P50, pl.P99, pl.Max = pp.CorrectedP50, pp.CorrectedP99, pp.CorrectedMax
+			}
+			pt.LatencyMs[string(p)] = pl
 		}
 		s.Timeline = append(s.Timeline, pt)
 	}

@@ -77,18 +77,18 @@ func writeScale(w io.Writer, m *ScaleModel) {
 	fmt.Fprintln(w, "\n== scale model: model vs measurements ==")
 	for _, r := range m.Recipes {
 		fmt.Fprintf(w, "%s (%s, %s model)\n", r.Name, r.Recipe, r.Shape)
-		fmt.Fprint(w, wrapLine("  ", r.PacketsModel, Width))
-		fmt.Fprint(w, wrapLine("  ", r.ThroughputModel, Width))
-		fmt.Fprintf(w, "  %9s  %-9s %14s %14s %16s %16s\n", "clients", "", "throughput/s", "model", "packets/acq", "model")
+		fmt.Fprint(w, wrapLine("  ", r.PacketsModel, widthOf(w)))
+		fmt.Fprint(w, wrapLine("  ", r.ThroughputModel, widthOf(w)))
+		fmt.Fprintf(w, "  %9s  %-9s %12s %12s %14s %14s\n", "clients", "", "throughput/s", "model", "packets/acq", "model")
 		for _, p := range r.Points {
-			row := fmt.Sprintf("  %9s  %-9s %14s %14s %16s %16s", format.Count(int64(p.Clients)), p.kind(),
+			row := fmt.Sprintf("  %9s  %-9s %12s %12s %14s %14s", format.Count(int64(p.Clients)), p.kind(),
 				fmtMaybe(p.ThroughputPerS), fmtMaybe(p.ModelThroughputPerS),
 				fmtMaybe(p.PacketsPerAcquisition), fmtMaybe(p.ModelPacketsPerAcquisition))
 			fmt.Fprintln(w, strings.TrimRight(row, " "))
 		}
 		for _, p := range r.Points {
 			if p.Excluded != "" {
-				fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("%s clients not fitted: %s", format.Count(int64(p.Clients)), p.Excluded), Width))
+				fmt.Fprint(w, wrapLine("  ", fmt.Sprintf("%s clients not fitted: %s", format.Count(int64(p.Clients)), p.Excluded), widthOf(w)))
 			}
 		}
 	}

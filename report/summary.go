@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -11,16 +12,39 @@ import (
 	"github.com/zkherd/zkherd/internal/format"
 )
 
-// Width is the widest line the terminal summary and Compare print.
-const Width = 100
+// Width is the widest line the terminal summary and Compare print: an
+// 80-column terminal.
+const Width = 80
+
+// widthWriter carries the width text is wrapped to down to the functions
+// that write parts of a summary; 0 means no wrapping (output that is not
+// a terminal, where a reader or a script wants one line per item).
+type widthWriter struct {
+	io.Writer
+	width int
+}
+
+// widthOf returns the width w wraps to: Width unless w says otherwise.
+func widthOf(w io.Writer) int {
+	if ww, ok := w.(*widthWriter); ok {
+		return ww.width
+	}
+	return Width
+}
 
 // WriteSummary prints the terminal summary of a run: per scenario the
 // operations, rate and errors, a table of phases (count, rate, p50, p90,
 // p99, p99.9, max, corrected p99), the herd measures and the checks with
 // their violations; with several scenarios, the first side by side with
 // each of the others; and the overall verdict. No line is wider than Width.
-func WriteSummary(w io.Writer, run *Run) error {
-	bw := bufio.NewWriter(w)
+func WriteSummary(w io.Writer, run *Run) error { return WriteSummaryWidth(w, run, Width) }
+
+// WriteSummaryWidth is WriteSummary with text wrapped to width columns;
+// width 0 wraps nothing (for output that is not a terminal). Tables are
+// always at most Width wide.
+func WriteSummaryWidth(w io.Writer, run *Run, width int) error {
+	buf := bufio.NewWriter(w)
+	bw := &widthWriter{buf, width}
 	writeRunHeader(bw, run)
 	for _, s := range run.Scenarios {
 		fmt.Fprintln(bw)
@@ -35,21 +59,44 @@ func WriteSummary(w io.Writer, run *Run) error {
 	}
 	writeScale(bw, run.ScaleModel)
 	fmt.Fprintln(bw)
-	failed := 0
-	for _, s := range run.Scenarios {
+	fmt.Fprintln(bw, "RESULT: "+run.Verdict())
+	return buf.Flush()
+}
+
+// Verdict sums up a run in a line: PASS, PASS with warnings, or FAIL and
+// why (checks failed, thresholds crossed), partial or not.
+func (r *Run) Verdict() string {
+	checks, crossed, warned := 0, 0, 0
+	for _, s := range r.Scenarios {
 		if !s.Checks.Passed {
-			failed++
+			checks++
+		}
+		crossed += len(s.CrossedThresholds())
+		if len(s.Checks.Warnings) > 0 {
+			warned++
 		}
 	}
-	switch {
-	case failed > 0:
-		fmt.Fprintf(bw, "RESULT: FAIL (checks failed in %d of %d scenarios)\n", failed, len(run.Scenarios))
-	case run.Partial:
-		fmt.Fprintln(bw, "RESULT: PASS (partial run)")
-	default:
-		fmt.Fprintln(bw, "RESULT: PASS")
+	var why []string
+	if checks > 0 {
+		why = append(why, fmt.Sprintf("checks failed in %d of %d scenarios", checks, len(r.Scenarios)))
 	}
-	return bw.Flush()
+	if crossed > 0 {
+		why = append(why, fmt.Sprintf("%d threshold(s) crossed", crossed))
+	}
+	if r.Partial {
+		why = append(why, "partial run")
+	}
+	if warned > 0 {
+		why = append(why, fmt.Sprintf("warnings in %d scenario(s)", warned))
+	}
+	verdict := "PASS"
+	if checks+crossed > 0 {
+		verdict = "FAIL"
+	}
+	if len(why) > 0 {
+		verdict += " (" + strings.Join(why, "; ") + ")"
+	}
+	return verdict
 }
 
 func writeRunHeader(w io.Writer, run *Run) {
@@ -66,7 +113,7 @@ func writeRunHeader(w io.Writer, run *Run) {
 	if !run.StartedAt.IsZero() {
 		items = append(items, run.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	}
-	fmt.Fprint(w, wrapItems("", items, Width))
+	fmt.Fprint(w, wrapItems("", items, widthOf(w)))
 	if run.Partial {
 		fmt.Fprintln(w, "PARTIAL: the run was stopped before it was done; figures cover what ran.")
 	}
@@ -78,66 +125,91 @@ func writeScenario(w io.Writer, s *Scenario) {
 	if s.Partial {
 		head = append(head, "PARTIAL")
 	}
-	fmt.Fprint(w, wrapItems("== "+s.Name+" ==  ", head, Width))
+	fmt.Fprint(w, wrapItems("== "+s.Name+" ==  ", head, widthOf(w)))
 
 	errs := "errors " + format.Count(s.Errors.Total)
 	if kinds := errorKinds(s.Errors.ByKind); kinds != "" {
 		errs += " (" + kinds + ")"
 	}
 	fmt.Fprint(w, wrapItems("", []string{"operations " + format.Count(s.Operations),
-		"throughput " + fmtNum(s.ThroughputPerS, 1) + "/s", errs}, Width))
+		"throughput " + fmtNum(s.ThroughputPerS, 1) + "/s", errs}, widthOf(w)))
 
 	if phases := s.Phases(); len(phases) > 0 {
+		// At most Width columns: 16 + 8 + 7 + 5*8 (+ 9 for service p99).
+		intended := false
+		for _, p := range phases {
+			intended = intended || s.LatencyMs[p].Corrected
+		}
 		fmt.Fprintln(w)
-		fmt.Fprintf(w, "%-16s %9s %8s %7s %7s %7s %7s %7s %8s  %s\n",
-			"phase", "count", "rate/s", "p50", "p90", "p99", "p99.9", "max", "corr p99", "anomalies")
+		head := fmt.Sprintf("%-16s %7s %6s %7s %7s %7s %7s %7s", "phase", "count", "rate/s", "p50", "p90", "p99", "p99.9", "max")
+		if intended {
+			head += fmt.Sprintf(" %8s", "svc p99")
+		}
+		fmt.Fprintln(w, head)
 		for _, p := range phases {
 			l := s.LatencyMs[p]
-			corr := "-"
-			if l.Corrected {
-				corr = format.Ms(l.CorrectedP99)
+			row := fmt.Sprintf("%-16s %7s %6s %7s %7s %7s %7s %7s", truncate(p, 16), fmtCount(l.Count),
+				fmtCount(int64(math.Round(ratio(float64(l.Count), s.DurationS)))), format.Ms(l.P50), format.Ms(l.P90), format.Ms(l.P99),
+				format.Ms(l.P999), format.Ms(l.Max))
+			if intended {
+				svc := "-"
+				if l.Corrected {
+					svc = format.Ms(l.ServiceP99)
+				}
+				row += fmt.Sprintf(" %8s", svc)
 			}
-			an := ""
-			if l.OverRange > 0 {
-				an = format.Count(l.OverRange) + " over"
-			}
-			row := fmt.Sprintf("%-16s %9s %8s %7s %7s %7s %7s %7s %8s  %s", truncate(p, 16), format.Count(l.Count),
-				fmtNum(ratio(float64(l.Count), s.DurationS), 1), format.Ms(l.P50), format.Ms(l.P90), format.Ms(l.P99),
-				format.Ms(l.P999), format.Ms(l.Max), corr, an)
-			fmt.Fprintln(w, strings.TrimRight(row, " "))
+			fmt.Fprintln(w, row)
+		}
+		if intended {
+			fmt.Fprint(w, wrapLine("", "Open model: latencies run from each operation's intended start (wrk2's method); svc p99 is from the call alone.", widthOf(w)))
 		}
 		fmt.Fprintln(w)
 	}
+	if rate := s.TargetRatePerS; rate > 0 {
+		fmt.Fprint(w, wrapLine("rate: ", fmt.Sprintf("target %s/s, achieved %s/s (%.0f%%)", fmtNum(rate, 1),
+			fmtNum(s.achievedRate(), 1), 100*s.achievedRate()/rate), widthOf(w)))
+	}
 
 	h := s.Herd
-	fmt.Fprint(w, wrapItems("herd: ", []string{
-		fmtNum(h.WakeupsPerRelease, 1) + " wake-ups/release",
-		fmtNum(h.ZKRequestsPerAcquisition, 1) + " zk requests/acquisition",
-		fmtPerOp(h.ServerPacketsPerAcquisition) + " server packets/acquisition",
-		fmtPerOp(h.WatchFanoutPerAcquisition) + " watch fan-out/acquisition",
-	}, Width))
+	if herdApplies(s.Recipe) {
+		fmt.Fprint(w, wrapItems("herd: ", []string{
+			fmtNum(h.WakeupsPerRelease, 1) + " wake-ups/release",
+			fmtNum(h.ZKRequestsPerAcquisition, 1) + " zk requests/acquisition",
+			fmtPerOp(h.ServerPacketsPerAcquisition) + " server packets/acquisition",
+			fmtPerOp(h.WatchFanoutPerAcquisition) + " watch fan-out/acquisition",
+		}, widthOf(w)))
+	} else {
+		fmt.Fprint(w, wrapItems("cost: ", []string{
+			fmtNum(h.ZKRequestsPerAcquisition, 1) + " zk requests/operation",
+			fmtPerOp(h.ServerPacketsPerAcquisition) + " server packets/operation",
+		}, widthOf(w)))
+	}
 	if h.MntrError != "" {
-		fmt.Fprint(w, wrapItems("      ", []string{"server counters unavailable: " + h.MntrError}, Width))
+		fmt.Fprint(w, wrapItems("      ", []string{"server counters unavailable: " + h.MntrError}, widthOf(w)))
 	}
 	if a := s.Anomalies; a != nil {
 		fmt.Fprint(w, wrapItems("latency anomalies: ", []string{
 			format.Count(a.OverRange) + " over range (recorded at the top)",
 			format.Count(a.Negative) + " negative (recorded as 0)",
 			format.Count(a.Lost) + " lost", format.Count(a.UnknownPhase) + " unknown phase",
-		}, Width))
+		}, widthOf(w)))
 	}
 	writeFaults(w, s)
-	fmt.Fprint(w, wrapItems("checks: "+passFail(s.Checks.Passed)+"  ", checkItems(s.Checks), Width))
+	fmt.Fprint(w, wrapItems("checks: "+passFail(s.Checks.Passed)+"  ", checkItems(s.Recipe, s.Checks), widthOf(w)))
 	for _, v := range s.Checks.Violations {
-		fmt.Fprint(w, wrapLine("VIOLATION: ", v, Width))
+		fmt.Fprint(w, wrapLine("VIOLATION: ", v, widthOf(w)))
 	}
+	for _, v := range s.Checks.Warnings {
+		fmt.Fprint(w, wrapLine("WARNING: ", v, widthOf(w)))
+	}
+	writeThresholds(w, s)
 	events := slices.Clone(s.Events)
 	slices.SortStableFunc(events, func(a, b Event) int { return cmpFloat(a.T, b.T) })
 	for _, e := range events {
-		fmt.Fprint(w, wrapLine(fmt.Sprintf("event %7.1fs %s: ", e.T, e.Kind), e.Detail, Width))
+		fmt.Fprint(w, wrapLine(fmt.Sprintf("event %7.1fs %s: ", e.T, e.Kind), e.Detail, widthOf(w)))
 	}
 	for _, n := range s.Notes {
-		fmt.Fprint(w, wrapLine("note: ", n, Width))
+		fmt.Fprint(w, wrapLine("note: ", n, widthOf(w)))
 	}
 }
 
@@ -163,8 +235,42 @@ func (c check) Value() string {
 	return format.Count(c.Count) + c.Extra
 }
 
-func checkList(c Checks) []check {
-	list := []check{
+// achievedRate is the rate an open-model run's schedule ran at.
+func (s *Scenario) achievedRate() float64 {
+	if s.AchievedRatePerS > 0 {
+		return s.AchievedRatePerS
+	}
+	return s.ThroughputPerS
+}
+
+// herdApplies reports whether the herd measures (wake-ups per release,
+// watch fan-out) mean something for a recipe: those that hand something
+// over on release.
+func herdApplies(recipe string) bool {
+	switch recipe {
+	case "queue", "barrier":
+		return false
+	}
+	return true
+}
+
+// checkList lists the checks that apply to recipe.
+func checkList(recipe string, c Checks) []check {
+	lock := recipe == "fair-lock" || recipe == "herd-lock" || recipe == "herd-children"
+	known := slices.Contains([]string{"fair-lock", "herd-lock", "herd-children", "rwlock", "semaphore",
+		"queue", "election", "barrier"}, recipe)
+	applies := map[string]bool{
+		"mutual exclusion":      lock || recipe == "rwlock",
+		"fencing":               lock || recipe == "election",
+		"FIFO bypasses":         c.FIFOChecked,
+		"semaphore over-issued": recipe == "semaphore",
+		"double leaders":        recipe == "election",
+		"lost items":            recipe == "queue",
+		"duplicate items":       recipe == "queue",
+		"leftover znodes":       true,
+	}
+	var list []check
+	for _, ch := range []check{
 		{"mutual exclusion", c.MutualExclusionViolations, true, true, ""},
 		{"fencing", c.FencingViolations, true, true, ""},
 		{"FIFO bypasses", c.FIFOBypasses, c.FIFOChecked, true, fmt.Sprintf(" (max %d)", c.MaxBypass)},
@@ -173,9 +279,10 @@ func checkList(c Checks) []check {
 		{"lost items", c.LostItems, true, true, ""},
 		{"duplicate items", c.DuplicateItems, true, true, ""},
 		{"leftover znodes", c.LeftoverZnodes, true, true, ""},
-	}
-	if c.Unconsumed > 0 {
-		list = append(list, check{"unconsumed items", c.Unconsumed, true, false, ""})
+	} {
+		if applies[ch.Name] || !known {
+			list = append(list, ch)
+		}
 	}
 	if c.ForeignGrants > 0 {
 		list = append(list, check{"grants of nodes another client deleted", c.ForeignGrants, true, true, ""})
@@ -190,10 +297,11 @@ func checkList(c Checks) []check {
 	return list
 }
 
-// checkItems lists every check with its count, failing ones marked "!".
-func checkItems(c Checks) []string {
+// checkItems lists the checks of recipe with their counts, failing ones
+// marked "!".
+func checkItems(recipe string, c Checks) []string {
 	var items []string
-	for _, ch := range checkList(c) {
+	for _, ch := range checkList(recipe, c) {
 		it := ch.Name + " " + ch.Value()
 		if ch.Bad() {
 			it += " !"
@@ -218,6 +326,9 @@ func errorKinds(byKind map[string]int64) string {
 // wrapLine writes head+text, wrapping text at spaces to width, continuation
 // lines indented by two spaces.
 func wrapLine(head, text string, width int) string {
+	if width <= 0 {
+		return head + strings.Join(strings.Fields(text), " ") + "\n"
+	}
 	var b strings.Builder
 	line := head
 	for i, word := range strings.Fields(text) {

@@ -155,7 +155,10 @@ func (a axis) rangeOf(values []float64) (lo, hi float64, ticks []tick) {
 	step := niceStep((vmax - vmin) / 5)
 	lo = math.Floor(vmin/step) * step
 	hi = math.Ceil(vmax/step-1e-9) * step
-	for v := lo; v <= hi+step/2; v += step {
+	if a.Max != nil {
+		hi = vmax // a fixed end (a window's, a shared scale's) is where the axis ends
+	}
+	for v := lo; v <= hi+step/2 && (a.Max == nil || v <= hi+1e-9); v += step {
 		ticks = append(ticks, tick{V: v, Label: format(v)})
 	}
 	return lo, hi, ticks

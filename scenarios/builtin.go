@@ -21,6 +21,10 @@ type builtin struct {
 	src  []byte
 }
 
+// DocURL is where the scenario format is described, field by field:
+// docs/SCENARIOS.md, kept in step with the parser by a test.
+const DocURL = "https://github.com/zkherd/zkherd/blob/main/docs/SCENARIOS.md"
+
 // builtins parses the embedded files once. A broken built-in is a bug
 // caught by the tests, so it panics.
 var builtins = sync.OnceValue(func() map[string]builtin {

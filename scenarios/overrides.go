@@ -1,6 +1,9 @@
 package scenarios
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Overrides are a user's changes to a scenario (zkherd load's --clients,
 // --duration, --ops, --session-timeout). A zero field keeps the
@@ -19,6 +22,12 @@ type Overrides struct {
 	Ops uint64
 	// SessionTimeout replaces every client session's timeout.
 	SessionTimeout time.Duration
+	// Arrival and Rate replace the arrival model (zkherd load's --arrival
+	// and --rate); see Spec.WithArrival.
+	Arrival ArrivalKind
+	Rate    float64
+	// Thresholds are added to the scenario's (zkherd load's --threshold).
+	Thresholds []Threshold
 }
 
 // Apply returns s with o applied; s and its parameter blocks are not
@@ -39,6 +48,11 @@ func (o Overrides) Apply(s Spec) Spec {
 			s.Barrier = &b
 		}
 		s.Locks = min(s.Locks, n)
+		if s.Semaphore != nil && s.Semaphore.Leases > n {
+			sem := *s.Semaphore
+			sem.Leases = n
+			s.Semaphore = &sem
+		}
 	}
 	if o.Duration > 0 {
 		s.Duration, s.Ops = o.Duration, 0
@@ -58,6 +72,12 @@ func (o Overrides) Apply(s Spec) Spec {
 	}
 	if o.SessionTimeout > 0 {
 		s.SessionTimeout = o.SessionTimeout
+	}
+	if o.Arrival != "" || o.Rate > 0 {
+		s = s.WithArrival(o.Arrival, o.Rate)
+	}
+	if len(o.Thresholds) > 0 {
+		s.Thresholds = append(slices.Clone(s.Thresholds), o.Thresholds...)
 	}
 	return s
 }

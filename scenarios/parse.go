@@ -100,14 +100,14 @@ func sortErrors(errs ErrorList) {
 var (
 	topFields = []string{"name", "description", "recipe", "clients", "locks", "duration", "ops",
 		"arrival", "ramp_up", "hold", "session_timeout", "ensemble", "seed",
-		"rwlock", "semaphore", "queue", "barrier", "faults", "compare", "ignore_lost"}
+		"rwlock", "semaphore", "queue", "barrier", "faults", "compare", "ignore_lost", "thresholds"}
 	arrivalFields   = []string{"kind", "rate", "think_time"}
 	holdFields      = []string{"kind", "value", "min", "max", "mean"}
 	rwlockFields    = []string{"read_ratio"}
 	semaphoreFields = []string{"leases"}
 	queueFields     = []string{"producers", "consumers", "items"}
 	barrierFields   = []string{"size"}
-	stepFields      = []string{"name", "description", "recipe", "rwlock", "semaphore", "queue", "barrier"}
+	stepFields      = []string{"name", "description", "recipe", "rwlock", "semaphore", "queue", "barrier", "thresholds"}
 	faultFields     = []string{"at", "every", "kind", "member", "duration", "rate", "delay", "on"}
 )
 
@@ -219,6 +219,8 @@ func (d *decoder) document(data []byte) Spec {
 			s.Compare = d.steps(v, key)
 		case "ignore_lost":
 			s.IgnoreLost = d.bool(v, key)
+		case "thresholds":
+			s.Thresholds = d.thresholds(v, key)
 		}
 	})
 	return s
@@ -574,6 +576,26 @@ func (d *decoder) faults(v *yaml.Node, path string) []Fault {
 	return faults
 }
 
+// thresholds decodes a list of threshold expressions such as
+// "acquire.p99<500ms".
+func (d *decoder) thresholds(v *yaml.Node, path string) []Threshold {
+	var ts []Threshold
+	for i, n := range d.sequence(v, path, "thresholds") {
+		field := fmt.Sprintf("%s[%d]", path, i)
+		expr := d.str(n, field)
+		if expr == "" {
+			continue
+		}
+		t, err := ParseThreshold(expr)
+		if err != nil {
+			d.errorf(n, field, "%s", strings.TrimPrefix(err.Error(), ErrThreshold.Error()+" "))
+			continue
+		}
+		ts = append(ts, t)
+	}
+	return ts
+}
+
 func (d *decoder) steps(v *yaml.Node, path string) []Step {
 	var steps []Step
 	for i, n := range d.sequence(v, path, "steps") {
@@ -596,6 +618,8 @@ func (d *decoder) steps(v *yaml.Node, path string) []Step {
 				case "recipe":
 					hasRecipe = true
 					st.Recipe = Recipe(d.str(v, field))
+				case "thresholds":
+					st.Thresholds = d.thresholds(v, field)
 				default:
 					d.param(&st.Params, key, v, field)
 				}

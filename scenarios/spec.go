@@ -216,6 +216,8 @@ type Step struct {
 	Description string
 	Recipe      Recipe
 	Params
+	// Thresholds apply to this step's run only, besides the scenario's.
+	Thresholds []Threshold
 }
 
 // Spec is a scenario: what a load run does.
@@ -272,6 +274,9 @@ type Spec struct {
 	// The run then shows the overlap with the next holder and the fencing
 	// tokens that catch it. Lock recipes and election only.
 	IgnoreLost bool
+	// Thresholds are pass/fail criteria on the run's figures (see
+	// Threshold): a run that does not meet one fails.
+	Thresholds []Threshold
 
 	src *source // positions of the fields, for a Spec that came from YAML
 }
@@ -386,7 +391,9 @@ type Run struct {
 // validate; call Validate first.
 func (s Spec) Runs() []Run {
 	if len(s.Compare) == 0 {
-		return []Run{{Spec: s.Effective(), OfSteps: 1}}
+		r := s.Effective()
+		r.Thresholds = applying(s.Thresholds, r.Name)
+		return []Run{{Spec: r, OfSteps: 1}}
 	}
 	runs := make([]Run, len(s.Compare))
 	for i, st := range s.Compare {
@@ -396,9 +403,21 @@ func (s Spec) Runs() []Run {
 		r.Recipe = st.Recipe
 		r.Description = cmp.Or(st.Description, s.Description)
 		r.Params = st.Params
+		r.Thresholds = append(applying(s.Thresholds, r.Name), st.Thresholds...)
 		runs[i] = Run{Spec: r.Effective(), Group: s.Name, Step: i, OfSteps: len(s.Compare)}
 	}
 	return runs
+}
+
+// applying returns the thresholds of ts that apply to the run called name.
+func applying(ts []Threshold, name string) []Threshold {
+	var out []Threshold
+	for _, t := range ts {
+		if t.AppliesTo(name) {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // LockFor returns which of the Locks paths client i (0-based) uses:
@@ -409,4 +428,30 @@ func (s Spec) LockFor(client int) int {
 		n = DefaultLocks
 	}
 	return client % n
+}
+
+// WithArrival returns s with its arrival replaced, for a command line's
+// --arrival and --rate: kind "" keeps the scenario's kind, or makes it
+// constant when a rate is given to a closed loop; a rate of 0 keeps the
+// scenario's rate. A think time is kept for closed loops only. The result
+// still needs Validate (an open model without a rate is a mistake).
+func (s Spec) WithArrival(kind ArrivalKind, rate float64) Spec {
+	a := s.Arrival
+	if kind == "" {
+		kind = a.Kind
+		if rate > 0 && !kind.Open() {
+			kind = Constant
+		}
+	}
+	a.Kind = kind
+	if kind.Open() {
+		a.ThinkTime = 0
+		if rate > 0 {
+			a.Rate = rate
+		}
+	} else {
+		a.Rate = 0
+	}
+	s.Arrival = a
+	return s
 }

@@ -45,6 +45,20 @@ func memberRange(n int) string {
 	return fmt.Sprintf("1..%d", n)
 }
 
+// thresholdNames reports thresholds limited to a run the scenario does
+// not have.
+func (v *validator) thresholdNames(s Spec) {
+	var names []string
+	for _, r := range s.Runs() {
+		names = append(names, r.Name)
+	}
+	for i, t := range s.Thresholds {
+		if t.Scenario != "" && !slices.Contains(names, t.Scenario) {
+			v.errorf(fmt.Sprintf("thresholds[%d]", i), "%q names no run of this scenario; its runs are %s", t.Scenario, strings.Join(names, ", "))
+		}
+	}
+}
+
 // validator collects mistakes with the positions of their fields.
 type validator struct {
 	src  *source
@@ -87,6 +101,7 @@ func (s Spec) validate(src *source) ErrorList {
 	e := s.Effective()
 
 	v.name("name", s.Name)
+	v.thresholdNames(s)
 	if len(s.Compare) == 0 {
 		if !s.Recipe.Valid() {
 			oneOf(v, "recipe", s.Recipe, Recipes())

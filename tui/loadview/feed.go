@@ -198,6 +198,10 @@ func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(ti
 // phaseOf is one phase of the progress: its summary, its histogram and its
 // percentiles per interval.
 func phaseOf(ph metrics.Phase, s metrics.Summary, p loadgen.Progress) Phase {
+	if s.HasCorrection {
+		// Open model: latency from each operation's intended start.
+		s.P50, s.P90, s.P99, s.P999, s.Max = s.CorrectedP50, s.CorrectedP90, s.CorrectedP99, s.CorrectedP999, s.CorrectedMax
+	}
 	out := Phase{
 		Name: string(ph), Count: s.Count,
 		P50: msDuration(s.P50), P90: msDuration(s.P90), P99: msDuration(s.P99),

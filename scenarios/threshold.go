@@ -1,0 +1,149 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrThreshold is matched (errors.Is) by every error ParseThreshold returns.
+var ErrThreshold = errors.New("scenarios: bad threshold")
+
+// Threshold is a pass/fail criterion on a figure of a run, as k6 has them:
+// "acquire.p99<500ms", "throughput>300", "errors<=0". A run whose figure
+// does not meet it fails.
+type Threshold struct {
+	// Scenario, when set, limits the threshold to the run of that name (a
+	// compare step); empty applies it to every run.
+	Scenario string
+	// Metric is "throughput" (operations per second of the window),
+	// "errors" (failed operations), "error_rate" (failed per completed
+	// operation), or PHASE.STAT with STAT one of ThresholdStats.
+	Metric string
+	// Op is one of <, <=, >, >=.
+	Op string
+	// Value is in milliseconds for latencies, per second for throughput,
+	// a count or a fraction otherwise.
+	Value float64
+	// Expr is the threshold as written.
+	Expr string
+}
+
+// Metrics a threshold can name that are not phase latencies.
+const (
+	MetricThroughput = "throughput"
+	MetricErrors     = "errors"
+	MetricErrorRate  = "error_rate"
+)
+
+// ThresholdStats lists the statistics of a phase's latency a threshold can
+// name: PHASE.p99 and so on.
+func ThresholdStats() []string {
+	return []string{"p50", "p90", "p99", "p99.9", "max", "mean"}
+}
+
+// thresholdOps are the comparisons, longest first so that "<=" is not
+// read as "<".
+var thresholdOps = []string{"<=", ">=", "<", ">"}
+
+// ParseThreshold parses "[SCENARIO:]METRIC OP VALUE", such as
+// "acquire.p99<500ms", "fair:acquire.p99.9 <= 2s", "throughput>300" or
+// "errors<=0". Latency values need a unit (us, ms, s).
+func ParseThreshold(expr string) (Threshold, error) {
+	t := Threshold{Expr: strings.TrimSpace(expr)}
+	s := strings.ReplaceAll(t.Expr, " ", "")
+	i := strings.IndexAny(s, "<>")
+	if i < 0 {
+		return t, fmt.Errorf("%w %q: want METRIC<VALUE or METRIC>VALUE, such as acquire.p99<500ms or throughput>300", ErrThreshold, expr)
+	}
+	lhs, rest := s[:i], s[i:]
+	for _, op := range thresholdOps {
+		if strings.HasPrefix(rest, op) {
+			t.Op, rest = op, rest[len(op):]
+			break
+		}
+	}
+	if name, metric, ok := strings.Cut(lhs, ":"); ok {
+		if name == "" {
+			return t, fmt.Errorf("%w %q: empty scenario name before ':'", ErrThreshold, expr)
+		}
+		t.Scenario, lhs = name, metric
+	}
+	t.Metric = lhs
+	switch {
+	case lhs == MetricThroughput || lhs == MetricErrors || lhs == MetricErrorRate:
+		v, err := strconv.ParseFloat(rest, 64)
+		if err != nil || v < 0 {
+			return t, fmt.Errorf("%w %q: %s takes a number, such as %s>300", ErrThreshold, expr, lhs, lhs)
+		}
+		t.Value = v
+	default:
+		phase, stat, ok := strings.Cut(lhs, ".")
+		if !ok || !validPhaseName(phase) || !validStat(stat) {
+			return t, fmt.Errorf("%w %q: unknown metric %q; use throughput, errors, error_rate or PHASE.STAT (STAT one of %s), such as acquire.p99",
+				ErrThreshold, expr, lhs, strings.Join(ThresholdStats(), ", "))
+		}
+		d, err := time.ParseDuration(rest)
+		if err != nil || d < 0 {
+			return t, fmt.Errorf("%w %q: %q is not a latency; use a unit, such as 500ms or 2s", ErrThreshold, expr, rest)
+		}
+		t.Value = float64(d) / float64(time.Millisecond)
+	}
+	return t, nil
+}
+
+func validStat(s string) bool {
+	for _, x := range ThresholdStats() {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// validPhaseName is the syntax of a phase (see the metrics package): a-z,
+// 0-9 and '_', starting with a letter.
+func validPhaseName(p string) bool {
+	if p == "" || len(p) > 40 || p[0] < 'a' || p[0] > 'z' {
+		return false
+	}
+	for _, c := range []byte(p) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
+
+// Latency reports whether the threshold is on a phase's latency; phase and
+// stat are then its parts.
+func (t Threshold) Latency() (phase, stat string, ok bool) {
+	switch t.Metric {
+	case MetricThroughput, MetricErrors, MetricErrorRate:
+		return "", "", false
+	}
+	return strings.Cut(t.Metric, ".")
+}
+
+// AppliesTo reports whether the threshold applies to the run called name.
+func (t Threshold) AppliesTo(name string) bool { return t.Scenario == "" || t.Scenario == name }
+
+// Holds reports whether value meets the threshold.
+func (t Threshold) Holds(value float64) bool {
+	switch t.Op {
+	case "<":
+		return value < t.Value
+	case "<=":
+		return value <= t.Value
+	case ">":
+		return value > t.Value
+	case ">=":
+		return value >= t.Value
+	}
+	return false
+}
+
+// String is the threshold as written.
+func (t Threshold) String() string { return t.Expr }
