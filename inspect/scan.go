@@ -151,11 +151,15 @@ type walkResult struct {
 // snapshot's way: the first snapshot (the first Locks screen) shows what
 // the servers point at (the parents of recipe-named ephemerals and watched
 // nodes) at once, and the directories the walk finds join from the
-// snapshot after it ends. One walk at a time, every RescanEvery snapshots;
-// it has its own listing cache, so that re-walks re-list only directories
+// snapshot after it ends. One walk at a time, every RescanEvery snapshots
+// and at least every RescanEvery base poll intervals: while the servers are
+// busy and snapshots are stretched, new directories (a queue whose items no
+// session owns or watches by name) must still appear within that time. It
+// has its own listing cache, so that re-walks re-list only directories
 // whose cversion changed.
 type walker struct {
 	running  bool
+	started  time.Time       // when the last walk started
 	done     chan walkResult // 1 slot; the walk goroutine sends its result
 	listings map[string]*listing
 	polls    int
@@ -171,7 +175,7 @@ func (in *Inspector) startWalk(ctx context.Context) {
 	if every <= 0 {
 		every = DefaultRescanEvery
 	}
-	due := in.scan.polls%every == 0
+	due := in.scan.polls%every == 0 || time.Since(w.started) >= time.Duration(every)*in.pollInterval()
 	if w.running || !due {
 		return
 	}
@@ -191,6 +195,7 @@ func (in *Inspector) startWalk(ctx context.Context) {
 	wctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
 	w.running = true
+	w.started = time.Now()
 	w.polls++
 	w.wg.Add(1)
 	in.mu.Unlock()

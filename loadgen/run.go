@@ -266,12 +266,15 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		return nil, err
 	}
 	cleaned := false
-	cleanup := func() error {
+	// cleanup waits up to limit for the namespace's removal: long enough
+	// for a starved or faulty ensemble, short when the run already found
+	// the servers gone (the user should not wait minutes to hear it).
+	cleanup := func(limit time.Duration) error {
 		if cleaned || r.opts.SharedNamespace {
 			return nil
 		}
 		cleaned = true
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 		defer cancel()
 		conn := admin.Conn()
 		err := removeTree(cctx, conn, r.ns)
@@ -292,7 +295,11 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		return nil
 	}
 	defer func() {
-		if cerr := cleanup(); cerr != nil && err == nil {
+		limit := 2 * time.Minute
+		if errors.Is(err, ErrServerLost) {
+			limit = 10 * time.Second
+		}
+		if cerr := cleanup(limit); cerr != nil && err == nil {
 			err = cerr
 		}
 	}()
@@ -466,7 +473,7 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	if rampErr != nil {
 		return nil, rampErr
 	}
-	if err := cleanup(); err != nil {
+	if err := cleanup(2 * time.Minute); err != nil {
 		return res, err
 	}
 	return res, nil
