@@ -600,3 +600,99 @@ func TestSequenceWrapRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestHerdLockLostDeleteReplyKeepsNextHolder is bug 9 (herd-lock-adversary:
+// "token T granted after token T"): a holder's release is carried out but
+// its reply lost; another contender creates the herd node at once; the
+// releaser, reconnected, repeated the unconditional delete and removed the
+// new holder's node under the same fixed name (whose next create and read
+// then gave two sessions the same token). The reconnect is held back until
+// the other contender holds the lock, so the order is certain.
+func TestHerdLockLostDeleteReplyKeepsNextHolder(t *testing.T) {
+	servers := sharedServers(t)
+	path := testPath(t)
+	ctx := testCtx(t, 30*time.Second)
+	p := newProxy(t, servers[0])
+	s1 := newTestSession(t, []string{p.Addr()})
+	s2 := newTestSession(t, servers)
+	l1, l2 := NewHerdLock(s1, path), NewHerdLock(s2, path)
+	if err := l1.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	arrived, release := p.HoldReconnects(s1.ID())
+	defer release()
+	cut := p.CutAfter(faultproxy.OpDelete, 1)
+	granted := make(chan error, 1)
+	go func() { granted <- l2.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the second contender to wait", func() bool { return l2.core.acquiring.Load() })
+	unlocked := make(chan error, 1)
+	go func() { unlocked <- l1.Unlock(ctx) }()
+	if err := <-granted; err != nil {
+		t.Fatalf("second Lock = %v", err)
+	}
+	<-cut
+	<-arrived
+	release()
+	if err := <-unlocked; err != nil {
+		t.Fatalf("Unlock after a lost delete reply = %v, want nil", err)
+	}
+	node := joinPath(path, HerdNodeName)
+	if owner := ownerOf(t, s2, node); owner != s2.ID() {
+		t.Fatalf("after the first holder's release, the herd node's owner is %x, want the second holder %x: the release deleted the next holder's node", owner, s2.ID())
+	}
+	if err := l2.Unlock(ctx); err != nil {
+		t.Errorf("second holder's Unlock = %v, want nil (still held)", err)
+	}
+}
+
+// TestHerdLockCreateThenReplaced is bug 9's other half: between a herd
+// create that succeeded and the read of its node (the fencing token), the
+// node was deleted and another session created it again; the read took
+// that session's node for ours and granted its token to both.
+func TestHerdLockCreateThenReplaced(t *testing.T) {
+	servers := sharedServers(t)
+	path := testPath(t)
+	ctx := testCtx(t, 30*time.Second)
+	p := newProxy(t, servers[0])
+	s1 := newTestSession(t, []string{p.Addr()})
+	s2 := newTestSession(t, servers)
+	if err := ensurePath(ctx, s2, path); err != nil {
+		t.Fatal(err)
+	}
+	node := joinPath(path, HerdNodeName)
+	var (
+		created, replaced atomic.Bool
+		hookErr           atomic.Value
+	)
+	p.OnRequest(func(req faultproxy.Request) faultproxy.Action {
+		switch {
+		case req.Op == faultproxy.OpCreate:
+			created.Store(true)
+		case req.Op == faultproxy.OpExists && created.Load() && replaced.CompareAndSwap(false, true):
+			// Before the read reaches the server: our node replaced.
+			if err := s2.Conn().Delete(node, -1); err != nil {
+				hookErr.Store(err)
+			} else if _, err := s2.Conn().Create(node, nil, zk.FlagEphemeral, openACL); err != nil {
+				hookErr.Store(err)
+			}
+		}
+		return faultproxy.Forward
+	})
+	l := NewHerdLock(s1, path)
+	err := l.Lock(ctx)
+	if e, _ := hookErr.Load().(error); e != nil {
+		t.Fatalf("replacing the node: %v", e)
+	}
+	if !replaced.Load() {
+		t.Fatal("the node was not replaced: the test did not test anything")
+	}
+	if err == nil {
+		t.Fatalf("Lock granted with token %d on another session's node (owner %x)", l.FencingToken(), ownerOf(t, s2, node))
+	}
+	if !errors.Is(err, ErrLost) {
+		t.Errorf("Lock = %v, want ErrLost (our node was deleted by another client)", err)
+	}
+	if owner := ownerOf(t, s2, node); owner != s2.ID() {
+		t.Errorf("herd node owner %x, want the other session %x", owner, s2.ID())
+	}
+}

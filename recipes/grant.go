@@ -288,29 +288,83 @@ func (c *lockCore) unlock(ctx context.Context) error {
 // asHolder writes the release mark in the deletion's transaction (see
 // Lock.acquire); it must be false for a node that was never granted.
 func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr *tracer) (byOther bool, err error) {
-	attempts := 0
-	err = retryConn(ctx, c.s, func() error {
-		attempts++
-		start := time.Now()
-		var err error
-		if asHolder {
-			_, err = c.s.Conn().Multi(
-				&zk.SetDataRequest{Path: node, Data: releasedMark, Version: -1},
-				&zk.DeleteRequest{Path: node, Version: -1},
-			)
-		} else {
-			err = c.s.Conn().Delete(node, -1)
+	start := time.Now()
+	err = c.deleteAt(node, asHolder, -1)
+	tr.request(OpDelete, start, err)
+	err = sessionErr(c.s, err)
+	if isConnErr(err) {
+		// The reply was lost: the deletion may have been carried out, and
+		// under the herd lock's fixed name another session may have
+		// created the node since. Repeating the unconditional delete would
+		// remove that holder's node; only ours is deleted (deleteIfOurs).
+		err = c.deleteIfOurs(ctx, node, asHolder, tr)
+		if errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrSessionClosed) {
+			return false, nil
 		}
-		tr.request(OpDelete, start, err)
-		return err
-	})
+		return false, err
+	}
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return attempts == 1, nil
+		return true, nil
 	case err == nil, errors.Is(err, ErrSessionExpired), errors.Is(err, ErrSessionClosed):
 		return false, nil
 	}
 	return false, err
+}
+
+// deleteAt deletes node at version (-1: any); asHolder writes the release
+// mark in the same transaction.
+func (c *lockCore) deleteAt(node string, asHolder bool, version int32) error {
+	if asHolder {
+		_, err := c.s.Conn().Multi(
+			&zk.SetDataRequest{Path: node, Data: releasedMark, Version: version},
+			&zk.DeleteRequest{Path: node, Version: -1},
+		)
+		return err
+	}
+	return c.s.Conn().Delete(node, version)
+}
+
+// deleteIfOurs deletes node if, read after a sync (see syncLost), it is
+// this session's ephemeral, at the version read: never a node another
+// session created under the same name. nil once no node of ours is there.
+func (c *lockCore) deleteIfOurs(ctx context.Context, node string, asHolder bool, tr *tracer) error {
+	for {
+		if err := syncLost(ctx, c.s, node); err != nil {
+			return err
+		}
+		var (
+			exists bool
+			stat   *zk.Stat
+		)
+		err := retryConn(ctx, c.s, func() (err error) {
+			exists, stat, err = c.s.Conn().Exists(node)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if !exists || stat.EphemeralOwner != c.s.ID() {
+			return nil
+		}
+		// Version-checked: if ours was deleted and another session's
+		// created since, or someone wrote to ours, look again.
+		start := time.Now()
+		err = c.deleteAt(node, asHolder, stat.Version)
+		tr.request(OpDelete, start, err)
+		err = sessionErr(c.s, err)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+		case isConnErr(err):
+			if werr := awaitConn(ctx, c.s); werr != nil {
+				return werr
+			}
+		default:
+			return err
+		}
+	}
 }
 
 // monitor watches one grant and closes its lost channel when the grant
@@ -432,6 +486,11 @@ func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acqui
 	}
 	if err != nil {
 		return acquired{}, fmt.Errorf("recipes: watch %s: %w", node, err)
+	}
+	if stat.EphemeralOwner != c.s.ID() {
+		// (Under the herd lock's fixed name) deleted and created since by
+		// another session: its czxid is not our token.
+		return acquired{}, c.ownGone(node)
 	}
 	return acquired{node: node, token: stat.Czxid, own: ch}, nil
 }
@@ -589,28 +648,7 @@ func (c *lockCore) discardIfOurs(ctx context.Context, node string, cause error) 
 	if c.s.alive() != nil {
 		return cause
 	}
-	discard(ctx, c.s, func(ctx context.Context) error {
-		if err := syncLost(ctx, c.s, node); err != nil {
-			return err
-		}
-		var (
-			exists bool
-			stat   *zk.Stat
-		)
-		err := retryConn(ctx, c.s, func() (err error) {
-			exists, stat, err = c.s.Conn().Exists(node)
-			return err
-		})
-		if err != nil || !exists || stat.EphemeralOwner != c.s.ID() {
-			return err
-		}
-		// Version-checked: never delete a node another session made.
-		err = retryConn(ctx, c.s, func() error { return c.s.Conn().Delete(node, stat.Version) })
-		if errors.Is(err, zk.ErrNoNode) {
-			return nil
-		}
-		return err
-	})
+	discard(ctx, c.s, func(ctx context.Context) error { return c.deleteIfOurs(ctx, node, false, nil) })
 	return cause
 }
 

@@ -220,6 +220,15 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 		s.Close()
 		return nil, s.explainConnectErr(servers, err)
 	}
+	// The first StateHasSession event can arrive before s.conn is set
+	// above (go-zookeeper connects in the background), leaving the id
+	// unread; every ownership check (an ephemeral's owner against ID)
+	// would then fail for this session.
+	s.mu.Lock()
+	if s.id == 0 {
+		s.id = conn.SessionID()
+	}
+	s.mu.Unlock()
 	return s, nil
 }
 
