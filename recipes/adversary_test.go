@@ -668,8 +668,9 @@ func TestHerdLockCreateThenReplaced(t *testing.T) {
 		switch {
 		case req.Op == faultproxy.OpCreate:
 			created.Store(true)
-		case req.Op == faultproxy.OpExists && created.Load() && replaced.CompareAndSwap(false, true):
-			// Before the read reaches the server: our node replaced.
+		case (req.Op == faultproxy.OpExists || req.Op == faultproxy.OpGetChildren2) && created.Load() && replaced.CompareAndSwap(false, true):
+			// Before the own-node watch (a child watch) reaches the server:
+			// our node replaced.
 			if err := s2.Conn().Delete(node, -1); err != nil {
 				hookErr.Store(err)
 			} else if _, err := s2.Conn().Create(node, nil, zk.FlagEphemeral, openACL); err != nil {
