@@ -104,7 +104,7 @@ func ParseThreshold(expr string) (Threshold, error) {
 		phase, stat, ok := strings.Cut(lhs, ".")
 		if !ok || !validPhaseName(phase) || !validStat(stat) {
 			return t, badThreshold(expr, "unknown metric %q; use throughput, errors, error_rate or PHASE.STAT (STAT one of %s), such as acquire.p99",
-				 lhs, strings.Join(ThresholdStats(), ", "))
+				lhs, strings.Join(ThresholdStats(), ", "))
 		}
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < 0 {
