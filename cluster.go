@@ -6,18 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/cluster"
-	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble"
-	"github.com/zkherd/zkherd/fourlw"
 	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/loadrun"
 )
@@ -107,25 +103,6 @@ a CA, the servers' and a client certificate in the ensemble's directory
 	return cmd
 }
 
-// upInfo is what "cluster up" prints once the ensemble serves; its JSON
-// form is what -o json prints.
-type upInfo struct {
-	ConnectString string             `json:"connect_string"`
-	Members       []upMember         `json:"members"`
-	TLS           *ensemble.TLSFiles `json:"tls,omitempty"`
-	// Flags are the global flags that connect to it (TLS files).
-	Flags string `json:"flags,omitempty"`
-}
-
-type upMember struct {
-	ID       int    `json:"id"`
-	Address  string `json:"address"`
-	Role     string `json:"role"`
-	PID      int    `json:"pid"`
-	AdminURL string `json:"admin_url,omitempty"`
-	LogFile  string `json:"log_file"`
-}
-
 func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error {
 	cluster.RemoveStaleRecords() // records of "cluster up" processes that died
 	ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: o.nodes, NoFsync: !o.fsync, Dir: o.dir, HeapMB: clusterHeapMB, ClientPort: o.port, TLS: o.tls}, os.Stderr)
@@ -133,96 +110,7 @@ func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error 
 		return err
 	}
 	defer ens.Stop()
-
-	notices := func(s string) { fmt.Fprintf(os.Stderr, "%s  %s\n", time.Now().Format("15:04:05"), s) }
-	token := cluster.NewToken()
-	ctl := cluster.NewController(ens, token, notices)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("control endpoint: %w", err)
-	}
-	sctx, stopServing := context.WithCancel(context.WithoutCancel(ctx))
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		ctl.Serve(sctx, l)
-	}()
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		ctl.Watch(sctx, time.Second)
-	}()
-	defer func() {
-		stopServing()
-		<-served
-		<-watched
-	}()
-	if remove, err := cluster.WriteRecord(ens, l.Addr().String(), token); err == nil {
-		defer remove()
-	} else {
-		notices(fmt.Sprintf("cannot write the cluster record (%v): cluster kill/pause/resume/restart will not find this ensemble", err))
-	}
-
-	info := describeEnsemble(ctx, ens)
-	if o.output == "json" {
-		if err := writeJSON(out, info); err != nil {
-			return err
-		}
-	} else {
-		printUpInfo(out, info)
-	}
-	<-ctx.Done()
-	fmt.Fprintln(os.Stderr, "\nstopping the ensemble...")
-	stopServing()
-	<-served
-	<-watched
-	if err := ens.Stop(); err != nil {
-		return fmt.Errorf("stopping the ensemble: %w", err)
-	}
-	fmt.Fprintln(os.Stderr, "stopped; nothing left behind.")
-	return nil
-}
-
-func describeEnsemble(ctx context.Context, ens *ensemble.Ensemble) upInfo {
-	leader, _ := ens.Leader(context.WithoutCancel(ctx))
-	members := ens.Members()
-	info := upInfo{ConnectString: ens.ConnectString(), TLS: ens.TLS()}
-	for _, m := range members {
-		role := "follower"
-		switch {
-		case len(members) == 1:
-			role = "standalone"
-		case m.ID == leader:
-			role = "leader"
-		}
-		info.Members = append(info.Members, upMember{ID: m.ID, Address: m.ClientAddr, Role: role, PID: m.PID, AdminURL: m.AdminURL, LogFile: m.LogFile})
-	}
-	if t := ens.TLS(); t != nil {
-		info.Flags = fmt.Sprintf("--tls-ca %s --tls-cert %s --tls-key %s", t.CA, t.Cert, t.Key)
-	}
-	return info
-}
-
-func printUpInfo(out io.Writer, info upInfo) {
-	fmt.Fprintf(out, "ZooKeeper ensemble up: %d member(s)", len(info.Members))
-	if info.TLS != nil {
-		fmt.Fprint(out, ", TLS only (client certificates required)")
-	}
-	fmt.Fprintln(out)
-	for _, m := range info.Members {
-		admin := m.AdminURL
-		if admin == "" {
-			admin = "(AdminServer off)"
-		}
-		fmt.Fprintf(out, "  member %d  %-21s %-10s pid %-7d admin %s\n", m.ID, m.Address, m.Role, m.PID, admin)
-	}
-	fmt.Fprintf(out, "\nconnect string: %s\n", info.ConnectString)
-	conn := "--server " + info.ConnectString
-	if info.TLS != nil {
-		fmt.Fprintf(out, "TLS: CA %s\n     client certificate %s, key %s\n", info.TLS.CA, info.TLS.Cert, info.TLS.Key)
-		conn += " " + info.Flags
-	}
-	fmt.Fprintf(out, "\n  zkherd cluster status %s\n  zkherd inspect %s\n  zkherd cluster kill|pause|resume|restart MEMBER\n\nPress Ctrl-C to stop and remove it.\n", conn, conn)
+	return cluster.Up(ctx, ens, cluster.UpOptions{JSON: o.output == "json", Out: out, Log: os.Stderr})
 }
 
 type clusterStatusOptions struct {
@@ -269,8 +157,8 @@ started by "zkherd cluster up" are found automatically.`,
 					return usageErr("cluster status needs --server host:port[,host:port...] (no single running \"zkherd cluster up\" to default to: %v)", err)
 				}
 				cs.Servers = strings.Split(rec.ConnectString(), ",")
-				if tlsCfg == nil && rec.TLS != nil {
-					if tlsCfg, err = (connstr.TLS{CA: rec.TLS.CA, Cert: rec.TLS.Cert, Key: rec.TLS.Key}).Config(); err != nil {
+				if tlsCfg == nil {
+					if tlsCfg, err = rec.TLSConfig(); err != nil {
 						return usageErr("the certificates of the running cluster up: %v", err)
 					}
 				}
@@ -278,11 +166,7 @@ started by "zkherd cluster up" are found automatically.`,
 			if len(o.adminURLs) > 0 && len(o.adminURLs) != len(cs.Servers) {
 				return usageErr("--admin-url: %d given for %d servers; give one per server, in --server order", len(o.adminURLs), len(cs.Servers))
 			}
-			members := make([]fourlw.Member, len(cs.Servers))
-			for i, addr := range cs.Servers {
-				members[i] = fourlw.Member{ID: i + 1, Addr: addr, AdminURL: adminURLFor(addr, i, o.adminURLs, tlsCfg != nil), TLS: tlsCfg}
-			}
-			st := cluster.Poll(cmd.Context(), members, o.timeout)
+			st := cluster.Poll(cmd.Context(), cluster.Members(cs.Servers, o.adminURLs, tlsCfg), o.timeout)
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
@@ -308,26 +192,6 @@ started by "zkherd cluster up" are found automatically.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 3*time.Second, "how long to wait for each member")
 	o.output.register(cmd)
 	return cmd
-}
-
-// adminURLFor picks the AdminServer to try for a member: the flag, the
-// record "cluster up" left, or the server's default port.
-func adminURLFor(addr string, i int, flagURLs []string, https bool) string {
-	if i < len(flagURLs) {
-		return flagURLs[i]
-	}
-	if u, ok := cluster.RecordedAdminURL(addr); ok {
-		return u
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return ""
-	}
-	scheme := "http://"
-	if https {
-		scheme = "https://"
-	}
-	return scheme + net.JoinHostPort(host, "8080")
 }
 
 type clusterMemberOptions struct {
@@ -365,9 +229,9 @@ several running, --server picks the one that has its addresses.`,
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			id, err := memberID(rec, args[0])
+			id, err := rec.MemberID(args[0])
 			if err != nil {
-				return err
+				return usageErr("%v", err)
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 			defer cancel()
@@ -385,18 +249,4 @@ several running, --server picks the one that has its addresses.`,
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the member (a restart waits until it serves)")
 	o.output.register(cmd)
 	return cmd
-}
-
-// memberID reads MEMBER: a number from 1 to N, or a client address.
-func memberID(rec cluster.Record, arg string) (int, error) {
-	if n, err := strconv.Atoi(arg); err == nil {
-		if n < 1 || n > len(rec.Members) {
-			return 0, usageErr("member %d: the ensemble at %s has members 1 to %d", n, rec.ConnectString(), len(rec.Members))
-		}
-		return n, nil
-	}
-	if m, ok := rec.Member(arg); ok {
-		return m.ID, nil
-	}
-	return 0, usageErr("member %q: give a member number (1 to %d) or one of %s", arg, len(rec.Members), rec.ConnectString())
 }

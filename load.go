@@ -11,8 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
+	"github.com/zkherd/zkherd/tui"
 )
 
 // loadOptions are zkherd load's flags.
@@ -27,7 +30,7 @@ type loadOptions struct {
 	rate        float64
 	arrival     string
 	thresholds  []string
-	// serverConfig is --server-config (servercfg_cmd.go).
+	// serverConfig is --server-config (ensemble.ParseServerConfig).
 	serverConfig string
 
 	// Set from which flags were given.
@@ -95,7 +98,7 @@ threshold was crossed, 2 bad input or an unreachable server, 130 interrupted
 	f.StringVar(&o.arrival, "arrival", "", "arrival model: closed, stampede, constant or poisson (default: the scenario's; constant with --rate)")
 	f.StringArrayVar(&o.thresholds, "threshold", nil, "fail the run (exit 1) unless a figure meets this, k6 style: 'acquire.p99<500ms', 'throughput>300', 'fair:errors<=0' (repeatable)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
-	f.StringVar(&o.serverConfig, "server-config", "", serverConfigHelp)
+	f.StringVar(&o.serverConfig, "server-config", "", ensemble.ServerConfigHelp)
 	f.IntVar(&o.sourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
 	o.dist.register(f)
 	return cmd
@@ -164,9 +167,9 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 	if err != nil {
 		return nil, err
 	}
-	scfg, err := parseServerConfig(o.serverConfig)
+	scfg, err := ensemble.ParseServerConfig(o.serverConfig)
 	if err != nil {
-		return nil, err
+		return nil, usageErr("--server-config %v", pkgerr.Reason(err))
 	}
 	r := &loadrun.Runner{
 		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.sourceAddrs, ServerConfig: scfg, Log: stderr},
@@ -175,7 +178,7 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 		Version: Version(),
 	}
 	if !o.noTUI && loadrun.IsTerminal(stdout) && loadrun.IsTerminal(os.Stdin) {
-		r.Display = dashboardFor(g)
+		r.Display = tui.LoadDashboard(tui.InspectOptions{SessionTimeout: g.sessionTimeout, Auth: g.auth})
 	}
 	return r, nil
 }
