@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 
@@ -59,7 +57,7 @@ namespace.`,
 				defer f.Close()
 				out = f
 			}
-			if err := writeJSON(out, doc); err != nil {
+			if err := doc.WriteJSON(out); err != nil {
 				return fmt.Errorf("writing the export: %w", err)
 			}
 			if o.out != "" && o.out != "-" {
@@ -96,9 +94,9 @@ it must be a namespace of its own, not / or /zookeeper.`,
 			if o.into == "" {
 				return usageErr("import needs --into /namespace (where the exported root goes)")
 			}
-			doc, err := readExport(cmd.InOrStdin(), args[0])
+			doc, err := subtree.ReadFile(args[0], cmd.InOrStdin())
 			if err != nil {
-				return err
+				return usageErr("%v", err)
 			}
 			s, cs, err := g.session(cmd.Context(), "import")
 			if err != nil {
@@ -126,24 +124,4 @@ it must be a namespace of its own, not / or /zookeeper.`,
 	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "replace the data of nodes that exist")
 	cmd.Flags().BoolVar(&o.acl, "acl", false, "give created nodes the exported ACLs (default world:anyone:cdrwa)")
 	return cmd
-}
-
-func readExport(stdin io.Reader, name string) (*subtree.Document, error) {
-	var r io.Reader = stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		defer f.Close()
-		r = f
-	}
-	var doc subtree.Document
-	if err := json.NewDecoder(r).Decode(&doc); err != nil {
-		return nil, usageErr("%s: not a zkherd export: %v", name, err)
-	}
-	if doc.Format != subtree.Format {
-		return nil, usageErr("%s: not a zkherd export (format %q, want %q)", name, doc.Format, subtree.Format)
-	}
-	return &doc, nil
 }

@@ -64,7 +64,7 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if errors.Is(err, recipes.ErrNoSession) && ctx.Err() == nil {
-		err = g.noSessionErr(err) // the last attempt's failure and its fix
+		err = usageErr("%s", usermsg.NoSession(err, g.tlsCfg != nil)) // the last attempt's failure and its fix
 	}
 	// One line, without the library's package prefixes (internal names
 	// that mean nothing to a user).
