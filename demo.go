@@ -39,9 +39,10 @@ and writes a report (report.html, report.json, .hgrm and .hlog files) to
 			if out == "" {
 				out = "zkherd-demo-" + time.Now().Format("20060102-150405")
 			}
-			lo := &loadOptions{scenario: demoScenario, out: out, noTUI: o.noTUI, clients: o.clients, duration: o.duration}
-			lo.timeoutSet = cmd.Flags().Changed("session-timeout")
-			lo.clientsSet, lo.durationSet = cmd.Flags().Changed("clients"), cmd.Flags().Changed("duration")
+			lo := &loadOptions{noTUI: o.noTUI, timeoutSet: cmd.Flags().Changed("session-timeout"), req: loadrun.Request{
+				Scenario: demoScenario, Out: out, Clients: o.clients, Duration: o.duration,
+				ClientsGiven: cmd.Flags().Changed("clients"), DurationGiven: cmd.Flags().Changed("duration"),
+			}}
 			ov, err := lo.overrides(g)
 			if err != nil {
 				return err

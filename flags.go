@@ -135,10 +135,3 @@ func (g *globalOptions) sessionOptions() []recipes.SessionOption {
 	}
 	return opts
 }
-
-func validateSessionTimeout(d time.Duration) error {
-	if d < time.Second || d > 10*time.Minute {
-		return usageErr("--session-timeout %v: choose between 1s and 10m (servers clamp to their min/max session timeout)", d)
-	}
-	return nil
-}

@@ -68,7 +68,7 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 	if err := g.checkAuth(); err != nil {
 		return err
 	}
-	if err := validateSessionTimeout(g.sessionTimeout); err != nil {
+	if err := loadrun.CheckSessionTimeout(g.sessionTimeout); err != nil {
 		return err
 	}
 	if o.pollInterval < 100*time.Millisecond {
