@@ -179,8 +179,12 @@ type Event struct {
 
 // Herd holds the herd-effect measures of a run's window.
 type Herd struct {
-	// WakeupsPerRelease is watch notifications delivered to clients per
-	// release (sum of every session's WatchEvents delta).
+	// WakeupsPerRelease is watch notifications that woke a waiting client,
+	// per release: notifications delivered to clients acquiring the lock,
+	// about another node than their own. The releasing holder's own-node
+	// watch fires on its own delete (it is how a holder learns that
+	// someone else deleted its node); that is no wake-up. For workloads
+	// that are not locks, every watch notification counts.
 	WakeupsPerRelease float64
 	// ZKRequestsPerAcquisition is client requests per operation.
 	ZKRequestsPerAcquisition float64
