@@ -233,6 +233,10 @@ type Checks struct {
 	// ForeignExcusedOverlaps the overlaps of holders that followed such
 	// deletes: the other client broke the lock, not the recipe.
 	ForeignRacedGrants, ForeignExcusedOverlaps int64
+	// ForeignDeletedHolders counts holders whose node another client
+	// deleted while they held it (it had listed the node as a waiter's);
+	// each must learn it lost the lock, by its release at the latest.
+	ForeignDeletedHolders int64
 	// LeftoverZnodes counts recipe nodes still in the namespace once every
 	// client had finished; LeftoverPaths names some of them.
 	LeftoverZnodes int64
