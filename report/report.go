@@ -180,7 +180,10 @@ type Checks struct {
 	ForeignGrants          int64 `json:"foreign_grants,omitempty"`
 	ForeignRacedGrants     int64 `json:"foreign_raced_grants,omitempty"`
 	ForeignExcusedOverlaps int64 `json:"foreign_excused_overlaps,omitempty"`
-	LeftoverZnodes         int64 `json:"leftover_znodes"`
+	// ForeignDeletedHolders counts holders whose node another client
+	// deleted while they held it (each must learn it lost the lock).
+	ForeignDeletedHolders int64 `json:"foreign_deleted_holders,omitempty"`
+	LeftoverZnodes        int64 `json:"leftover_znodes"`
 	// LeftoverPaths names some of the leftover znodes.
 	LeftoverPaths []string `json:"leftover_paths,omitempty"`
 	// Violations describe the failures, one line each.
