@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/zkherd/zkherd/cluster"
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/output"
 	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/loadrun"
 )
@@ -30,24 +30,9 @@ func newClusterCmd(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
-// outputFormat is the -o flag of status-like commands: text or json.
-type outputFormat string
-
-func (f *outputFormat) register(cmd *cobra.Command) {
+// registerOutput adds the -o flag of status-like commands to cmd.
+func registerOutput(cmd *cobra.Command, f *output.Format) {
 	cmd.Flags().StringVarP((*string)(f), "output", "o", "text", "output format: text or json")
-}
-
-func (f outputFormat) check() error {
-	if f != "text" && f != "json" {
-		return usageErr("--output %q: choose text or json", string(f))
-	}
-	return nil
-}
-
-func writeJSON(out io.Writer, v any) error {
-	enc := json.NewEncoder(out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // clusterHeapMB is each member's JVM heap for user-facing ensembles: room
@@ -60,7 +45,7 @@ type clusterUpOptions struct {
 	dir    string
 	port   int
 	tls    bool
-	output outputFormat
+	output output.Format
 }
 
 func newClusterUpCmd(g *globalOptions) *cobra.Command {
@@ -68,18 +53,8 @@ func newClusterUpCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a local 1-, 3-, 5- or 7-node ensemble on 127.0.0.1 and keep it until Ctrl-C",
-		Long: `Starts a local ZooKeeper ensemble on 127.0.0.1 and keeps it until Ctrl-C,
-reporting live when a member dies or the leader changes. Other terminals can
-act on its members (zkherd cluster kill|pause|resume|restart MEMBER) and
-read its status (zkherd cluster status).
-
-With --tls the members accept clients only over TLS (ZooKeeper's
-secureClientPort, no plain port) and check client certificates; zkherd makes
-a CA, the servers' and a client certificate in the ensemble's directory
-(removed with it) and prints the flags that connect.`,
-		Example: `  zkherd cluster up --nodes 3
-  zkherd cluster up --tls
-  zkherd cluster status --server <printed connect string>`,
+		Long: help("cluster-up"),
+		Example: help("cluster-up.example"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !ensemble.ValidNodes(o.nodes) {
@@ -88,7 +63,7 @@ a CA, the servers' and a client certificate in the ensemble's directory
 			if o.port < 0 || o.port > 65535-o.nodes+1 {
 				return usageErr("--port %d: choose a port from 1 to %d, or leave it out", o.port, 65535-o.nodes+1)
 			}
-			if err := o.output.check(); err != nil {
+			if err := o.output.Check(); err != nil {
 				return err
 			}
 			return runClusterUp(cmd.Context(), cmd.OutOrStdout(), o)
@@ -99,7 +74,7 @@ a CA, the servers' and a client certificate in the ensemble's directory
 	cmd.Flags().IntVar(&o.port, "port", 0, "client port of member 1 (member i uses port+i-1; default: free ports)")
 	cmd.Flags().StringVar(&o.dir, "dir", "", "directory for data and logs (default: a temporary directory, removed on exit; a directory you name is kept)")
 	cmd.Flags().BoolVar(&o.tls, "tls", false, "accept clients only over TLS, with certificates zkherd makes (printed on start)")
-	o.output.register(cmd)
+	registerOutput(cmd, &o.output)
 	return cmd
 }
 
@@ -110,13 +85,13 @@ func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error 
 		return err
 	}
 	defer ens.Stop()
-	return cluster.Up(ctx, ens, cluster.UpOptions{JSON: o.output == "json", Out: out, Log: os.Stderr})
+	return cluster.Up(ctx, ens, cluster.UpOptions{JSON: o.output == output.JSON, Out: out, Log: os.Stderr})
 }
 
 type clusterStatusOptions struct {
 	adminURLs []string
 	timeout   time.Duration
-	output    outputFormat
+	output    output.Format
 }
 
 func newClusterStatusCmd(g *globalOptions) *cobra.Command {
@@ -124,25 +99,11 @@ func newClusterStatusCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show each member's mode, zxid, connections, znodes, and which admin interfaces answer",
-		Long: `Polls every server of --server once: mode, last zxid, connections, znode count,
-watches, outstanding requests and latency, then says which four-letter words
-and AdminServer commands answer, and the exact config line that enables what
-is missing.
-
-Exit status: 0 when every member answers and one leads; 1 when a member is
-down or no leader is elected (the status is printed all the same); 2 when no
-member answers.
-
-Without --server, the ensemble is the one "zkherd cluster up" of yours is
-running (with its certificates, for a TLS one).
-
-The AdminServer is looked for at http://<host>:8080 (https with --tls-ca)
-unless --admin-url names it (one per server, in --server order); ensembles
-started by "zkherd cluster up" are found automatically.`,
+		Long: help("cluster-status"),
 		Example: "  zkherd cluster status --server 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183\n  zkherd cluster status --server 127.0.0.1:2181 -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.output.check(); err != nil {
+			if err := o.output.Check(); err != nil {
 				return err
 			}
 			cs, ok, err := g.connectString()
@@ -170,12 +131,7 @@ started by "zkherd cluster up" are found automatically.`,
 			if err := cmd.Context().Err(); err != nil {
 				return err
 			}
-			if o.output == "json" {
-				err = writeJSON(cmd.OutOrStdout(), st)
-			} else {
-				err = st.WriteText(cmd.OutOrStdout())
-			}
-			if err != nil {
+			if err := o.output.Write(cmd.OutOrStdout(), st, st.WriteText); err != nil {
 				return err
 			}
 			switch {
@@ -190,13 +146,13 @@ started by "zkherd cluster up" are found automatically.`,
 	}
 	cmd.Flags().StringSliceVar(&o.adminURLs, "admin-url", nil, "AdminServer base URL per server, e.g. http://127.0.0.1:8080")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 3*time.Second, "how long to wait for each member")
-	o.output.register(cmd)
+	registerOutput(cmd, &o.output)
 	return cmd
 }
 
 type clusterMemberOptions struct {
 	timeout time.Duration
-	output  outputFormat
+	output  output.Format
 }
 
 func newClusterMemberCmd(g *globalOptions, op string) *cobra.Command {
@@ -218,7 +174,7 @@ several running, --server picks the one that has its addresses.`,
 		Example: fmt.Sprintf("  zkherd cluster %s 2\n  zkherd cluster %s 127.0.0.1:2182 --server 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183", op, op),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.output.check(); err != nil {
+			if err := o.output.Check(); err != nil {
 				return err
 			}
 			cs, _, err := g.connectString()
@@ -239,14 +195,13 @@ several running, --server picks the one that has its addresses.`,
 			if err != nil {
 				return usageErr("%s member %d: %v", op, id, err)
 			}
-			if o.output == "json" {
-				return writeJSON(cmd.OutOrStdout(), r)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), r.Message)
-			return nil
+			return o.output.Write(cmd.OutOrStdout(), r, func(w io.Writer) error {
+				_, err := fmt.Fprintln(w, r.Message)
+				return err
+			})
 		},
 	}
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the member (a restart waits until it serves)")
-	o.output.register(cmd)
+	registerOutput(cmd, &o.output)
 	return cmd
 }

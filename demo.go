@@ -25,14 +25,8 @@ func newDemoCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start a local ensemble and run the herd-vs-fair scenario",
-		Long: `Run the herd-vs-fair scenario: a thousand clients stampede one lock, first the
-naive herd lock, then the fair lock, with the same hold time, on a local
-1-node ZooKeeper started for the demo (or on --server). Prints the comparison
-and writes a report (report.html, report.json, .hgrm and .hlog files) to
-./zkherd-demo-<time>/ or --out. On a small machine, scale it down with
---clients and --duration.`,
-		Example: `  zkherd demo
-  zkherd demo --clients 200 --duration 5s`,
+		Long: help("demo"),
+		Example: help("demo.example"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := o.out

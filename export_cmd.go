@@ -22,11 +22,7 @@ func newExportCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export PATH",
 		Short: "Write a znode subtree to JSON: paths, data, stat essentials and (with --acl) ACLs",
-		Long: `Reads the subtree at PATH (below the connect string's chroot, if any) and
-writes it as JSON: every node, parents first, with its path, its data (UTF-8
-text as is, anything else in base64), the essentials of its stat and, with
---acl, its ACL. Read-only. "zkherd import" writes such a file back into a
-namespace.`,
+		Long: help("export"),
 		Example: "  zkherd export /app/config --server 127.0.0.1:2181 > config.json\n  zkherd export / --acl --out all.json --server 127.0.0.1:2181",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -82,12 +78,7 @@ func newImportCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import FILE",
 		Short: "Write an export's nodes into a namespace (for tests), refusing to overwrite unless told",
-		Long: `Writes the nodes of FILE (made by "zkherd export"; - reads standard input) below
---into: the exported root becomes --into, and every other node keeps its path
-relative to it. Nodes are created persistent with their data; ephemeral nodes
-become persistent. When any target node exists, nothing is written unless
---overwrite is given (then their data is replaced). Only --into is touched:
-it must be a namespace of its own, not / or /zookeeper.`,
+		Long: help("import"),
 		Example: "  zkherd import config.json --into /test/config --server 127.0.0.1:2181",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -29,39 +29,8 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load --scenario NAME|FILE",
 		Short: "Run a load scenario with many contending ZooKeeper sessions",
-		Long: `Run a load scenario: many clients, each with its own ZooKeeper session, drive a
-recipe (fair lock, herd locks, read/write lock, semaphore, queue, election,
-barrier) while zkherd records latencies per phase, measures the herd effect
-and checks correctness (mutual exclusion, FIFO order, semaphore limit, single
-leader, queue items exactly once, no znode left behind).
-
-Without --server, a local ZooKeeper ensemble is started for the run and removed
-afterwards. The run works under /zkherd/runs/<id> and removes it at the end.
-The first Ctrl-C stops the run gracefully and writes a partial report; a
-second one exits at once.
-
-Every run writes its report directory (report.json, report.html, .hgrm and
-.hlog files) to --out, by default ./zkherd-load-<run id>/, and prints its path.
-
---rate R runs an open model: R operations per second whatever the server's
-pace, latency measured from each operation's intended start; the report gives
-the target rate next to the achieved one and says who could not keep up.
---threshold EXPR adds a pass/fail criterion on a figure, as k6 has them; a
-crossed threshold fails the run. Scenario files: docs/SCENARIOS.md.
-
-Exit status: 0 all checks passed and thresholds held, 1 a check failed or a
-threshold was crossed, 2 bad input or an unreachable server, 130 interrupted
-(Ctrl-C, SIGTERM or SIGHUP: the run stops and writes a partial report).`,
-		Example: `  zkherd load --scenario herd-vs-fair
-  zkherd load --scenario fair-lock --clients 200 --duration 30s --out ./run1
-  zkherd load --scenario semaphore --rate 300 --threshold 'acquire.p99<500ms' --threshold 'throughput>280' 
-  zkherd load --scenario my-scenario.yaml --server 10.0.0.5:2181
-  zkherd load --scenario fair-lock-chaos --out ./chaos          # faults: expiries, kills, cuts
-  zkherd load --scenario fair-lock-adversary --server-config skip-acl  # lagging member, foreign deletes
-  zkherd load --scenario fair-lock --processes 3 --run-id r1 --server 10.0.0.5:2181
-  zkherd load --join r1 --server 10.0.0.5:2181                   # on each other host
-  zkherd load --scenario herd-vs-fair --sweep 100,500,1000,2000  # scale model
-  zkherd scenarios list`,
+		Long: help("load"),
+		Example: help("load.example"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, q := cmd.Flags(), &o.req

@@ -87,16 +87,7 @@ func newRootCmdWith(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "zkherd",
 		Short: "See and stress how ZooKeeper coordination behaves",
-		Long: `zkherd shows and stresses how ZooKeeper coordination behaves.
-
-  zkherd demo        start a local ensemble and run the herd-vs-fair scenario
-  zkherd inspect     live terminal view of an ensemble: tree, locks, queues, sessions, servers
-  zkherd load        run a load scenario with thousands of contending sessions
-  zkherd cluster     start a local ensemble and act on its members, or show the status of any ensemble
-  zkherd export      write a znode subtree to JSON (zkherd import writes it back into a namespace)
-
-Without --server, commands that need ZooKeeper start a local ensemble
-(Apache ZooKeeper from the zookeeper package) and remove it afterwards.`,
+		Long: help("zkherd"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -17,10 +17,7 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Print or compare load reports",
-		Long: `Print a load report's summary again, or compare two reports side by side
-(before/after a change, herd/fair, two servers). A report is the report.json
-that zkherd load --out DIR and zkherd demo write; a directory holding one
-works too.`,
+		Long: help("report"),
 	}
 	cmd.AddCommand(
 		&cobra.Command{
@@ -50,14 +47,8 @@ func newReportCompareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare A/report.json B/report.json",
 		Short: "Print two load reports side by side, with the ratio of every figure",
-		Long: `Print two load reports side by side, with the ratio B/A of every figure.
-
-With --fail-if-worse P, exit 1 when a main figure of B is more than P percent
-worse than in A (throughput, the main phase's p50 and p99, the error rate;
-checks that passed in A and fail in B), and name each regression: a CI gate
-against a baseline report.`,
-		Example: `  zkherd report compare ./before/report.json ./after/report.json
-  zkherd report compare baseline/ ./zkherd-load-*/ --fail-if-worse 10%`,
+		Long: help("report-compare"),
+		Example: help("report-compare.example"),
 		Args: exactArgs(2, "two report.json files (or directories holding them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tolerance := -1.0
