@@ -51,11 +51,11 @@ type clusterUpOptions struct {
 func newClusterUpCmd(g *globalOptions) *cobra.Command {
 	o := clusterUpOptions{}
 	cmd := &cobra.Command{
-		Use:   "up",
-		Short: "Start a local 1-, 3-, 5- or 7-node ensemble on 127.0.0.1 and keep it until Ctrl-C",
-		Long: help("cluster-up"),
+		Use:     "up",
+		Short:   "Start a local 1-, 3-, 5- or 7-node ensemble on 127.0.0.1 and keep it until Ctrl-C",
+		Long:    help("cluster-up"),
 		Example: help("cluster-up.example"),
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !ensemble.ValidNodes(o.nodes) {
 				return usageErr("--nodes %d: choose 1, 3, 5 or 7", o.nodes)
@@ -97,9 +97,9 @@ type clusterStatusOptions struct {
 func newClusterStatusCmd(g *globalOptions) *cobra.Command {
 	o := clusterStatusOptions{}
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Show each member's mode, zxid, connections, znodes, and which admin interfaces answer",
-		Long: help("cluster-status"),
+		Use:     "status",
+		Short:   "Show each member's mode, zxid, connections, znodes, and which admin interfaces answer",
+		Long:    help("cluster-status"),
 		Example: "  zkherd cluster status --server 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183\n  zkherd cluster status --server 127.0.0.1:2181 -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -23,11 +23,11 @@ type demoOptions struct {
 func newDemoCmd(g *globalOptions) *cobra.Command {
 	o := &demoOptions{}
 	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Start a local ensemble and run the herd-vs-fair scenario",
-		Long: help("demo"),
+		Use:     "demo",
+		Short:   "Start a local ensemble and run the herd-vs-fair scenario",
+		Long:    help("demo"),
 		Example: help("demo.example"),
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			out := o.out
 			if out == "" {

@@ -20,9 +20,9 @@ type exportOptions struct {
 func newExportCmd(g *globalOptions) *cobra.Command {
 	o := exportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export PATH",
-		Short: "Write a znode subtree to JSON: paths, data, stat essentials and (with --acl) ACLs",
-		Long: help("export"),
+		Use:     "export PATH",
+		Short:   "Write a znode subtree to JSON: paths, data, stat essentials and (with --acl) ACLs",
+		Long:    help("export"),
 		Example: "  zkherd export /app/config --server 127.0.0.1:2181 > config.json\n  zkherd export / --acl --out all.json --server 127.0.0.1:2181",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,9 +76,9 @@ type importOptions struct {
 func newImportCmd(g *globalOptions) *cobra.Command {
 	o := importOptions{}
 	cmd := &cobra.Command{
-		Use:   "import FILE",
-		Short: "Write an export's nodes into a namespace (for tests), refusing to overwrite unless told",
-		Long: help("import"),
+		Use:     "import FILE",
+		Short:   "Write an export's nodes into a namespace (for tests), refusing to overwrite unless told",
+		Long:    help("import"),
 		Example: "  zkherd import config.json --into /test/config --server 127.0.0.1:2181",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -27,11 +27,11 @@ type inspectOptions struct {
 func newInspectCmd(g *globalOptions) *cobra.Command {
 	o := inspectOptions{}
 	cmd := &cobra.Command{
-		Use:   "inspect",
-		Short: "Live terminal view of an ensemble: tree, locks, queues, sessions, servers",
-		Long: help("inspect"),
+		Use:     "inspect",
+		Short:   "Live terminal view of an ensemble: tree, locks, queues, sessions, servers",
+		Long:    help("inspect"),
 		Example: help("inspect.example"),
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runInspect(cmd.Context(), g, o)
 		},

@@ -27,11 +27,11 @@ type loadOptions struct {
 func newLoadCmd(g *globalOptions) *cobra.Command {
 	o := &loadOptions{}
 	cmd := &cobra.Command{
-		Use:   "load --scenario NAME|FILE",
-		Short: "Run a load scenario with many contending ZooKeeper sessions",
-		Long: help("load"),
+		Use:     "load --scenario NAME|FILE",
+		Short:   "Run a load scenario with many contending ZooKeeper sessions",
+		Long:    help("load"),
 		Example: help("load.example"),
-		Args: cobra.NoArgs,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, q := cmd.Flags(), &o.req
 			q.ClientsGiven, q.DurationGiven, q.OpsGiven, q.RateGiven = f.Changed("clients"), f.Changed("duration"), f.Changed("ops"), f.Changed("rate")

@@ -85,9 +85,9 @@ func newRootCmd() *cobra.Command { return newRootCmdWith(&globalOptions{}) }
 // newRootCmdWith builds the command tree around the shared flags g.
 func newRootCmdWith(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "zkherd",
-		Short: "See and stress how ZooKeeper coordination behaves",
-		Long: help("zkherd"),
+		Use:           "zkherd",
+		Short:         "See and stress how ZooKeeper coordination behaves",
+		Long:          help("zkherd"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

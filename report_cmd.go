@@ -17,7 +17,7 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Print or compare load reports",
-		Long: help("report"),
+		Long:  help("report"),
 	}
 	cmd.AddCommand(
 		&cobra.Command{
@@ -45,11 +45,11 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 func newReportCompareCmd() *cobra.Command {
 	var failIfWorse string
 	cmd := &cobra.Command{
-		Use:   "compare A/report.json B/report.json",
-		Short: "Print two load reports side by side, with the ratio of every figure",
-		Long: help("report-compare"),
+		Use:     "compare A/report.json B/report.json",
+		Short:   "Print two load reports side by side, with the ratio of every figure",
+		Long:    help("report-compare"),
 		Example: help("report-compare.example"),
-		Args: exactArgs(2, "two report.json files (or directories holding them)"),
+		Args:    exactArgs(2, "two report.json files (or directories holding them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tolerance := -1.0
 			if failIfWorse != "" {
