@@ -50,25 +50,18 @@ type clusterUpOptions struct {
 
 func newClusterUpCmd(g *globalOptions) *cobra.Command {
 	o := clusterUpOptions{}
-	cmd := &cobra.Command{
-		Use:     "up",
-		Short:   "Start a local 1-, 3-, 5- or 7-node ensemble on 127.0.0.1 and keep it until Ctrl-C",
-		Long:    help("cluster-up"),
-		Example: help("cluster-up.example"),
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !ensemble.ValidNodes(o.nodes) {
-				return usageErr("--nodes %d: choose 1, 3, 5 or 7", o.nodes)
-			}
-			if o.port < 0 || o.port > 65535-o.nodes+1 {
-				return usageErr("--port %d: choose a port from 1 to %d, or leave it out", o.port, 65535-o.nodes+1)
-			}
-			if err := o.output.Check(); err != nil {
-				return err
-			}
-			return runClusterUp(cmd.Context(), cmd.OutOrStdout(), o)
-		},
-	}
+	cmd := newCommand("up", "Start a local 1-, 3-, 5- or 7-node ensemble on 127.0.0.1 and keep it until Ctrl-C", "cluster-up", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
+		if !ensemble.ValidNodes(o.nodes) {
+			return usageErr("--nodes %d: choose 1, 3, 5 or 7", o.nodes)
+		}
+		if o.port < 0 || o.port > 65535-o.nodes+1 {
+			return usageErr("--port %d: choose a port from 1 to %d, or leave it out", o.port, 65535-o.nodes+1)
+		}
+		if err := o.output.Check(); err != nil {
+			return err
+		}
+		return runClusterUp(cmd.Context(), cmd.OutOrStdout(), o)
+	})
 	cmd.Flags().IntVar(&o.nodes, "nodes", 1, "ensemble size: 1, 3, 5 or 7")
 	cmd.Flags().BoolVar(&o.fsync, "fsync", true, "fsync the transaction log (--fsync=false is faster, for tests and demos)")
 	cmd.Flags().IntVar(&o.port, "port", 0, "client port of member 1 (member i uses port+i-1; default: free ports)")
@@ -96,54 +89,47 @@ type clusterStatusOptions struct {
 
 func newClusterStatusCmd(g *globalOptions) *cobra.Command {
 	o := clusterStatusOptions{}
-	cmd := &cobra.Command{
-		Use:     "status",
-		Short:   "Show each member's mode, zxid, connections, znodes, and which admin interfaces answer",
-		Long:    help("cluster-status"),
-		Example: "  zkherd cluster status --server 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183\n  zkherd cluster status --server 127.0.0.1:2181 -o json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.output.Check(); err != nil {
-				return err
-			}
-			cs, ok, err := g.connectString()
+	cmd := newCommand("status", "Show each member's mode, zxid, connections, znodes, and which admin interfaces answer", "cluster-status", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
+		if err := o.output.Check(); err != nil {
+			return err
+		}
+		cs, ok, err := g.connectString()
+		if err != nil {
+			return err
+		}
+		tlsCfg := g.tlsCfg
+		if !ok {
+			// The one running "cluster up" of this user, with its certificates.
+			rec, err := cluster.Find(nil)
 			if err != nil {
-				return err
+				return usageErr("cluster status needs --server host:port[,host:port...] (no single running \"zkherd cluster up\" to default to: %v)", err)
 			}
-			tlsCfg := g.tlsCfg
-			if !ok {
-				// The one running "cluster up" of this user, with its certificates.
-				rec, err := cluster.Find(nil)
-				if err != nil {
-					return usageErr("cluster status needs --server host:port[,host:port...] (no single running \"zkherd cluster up\" to default to: %v)", err)
-				}
-				cs.Servers = strings.Split(rec.ConnectString(), ",")
-				if tlsCfg == nil {
-					if tlsCfg, err = rec.TLSConfig(); err != nil {
-						return usageErr("the certificates of the running cluster up: %v", err)
-					}
+			cs.Servers = strings.Split(rec.ConnectString(), ",")
+			if tlsCfg == nil {
+				if tlsCfg, err = rec.TLSConfig(); err != nil {
+					return usageErr("the certificates of the running cluster up: %v", err)
 				}
 			}
-			if len(o.adminURLs) > 0 && len(o.adminURLs) != len(cs.Servers) {
-				return usageErr("--admin-url: %d given for %d servers; give one per server, in --server order", len(o.adminURLs), len(cs.Servers))
-			}
-			st := cluster.Poll(cmd.Context(), cluster.Members(cs.Servers, o.adminURLs, tlsCfg), o.timeout)
-			if err := cmd.Context().Err(); err != nil {
-				return err
-			}
-			if err := o.output.Write(cmd.OutOrStdout(), st, st.WriteText); err != nil {
-				return err
-			}
-			switch {
-			case st.Up == 0:
-				reason := st.Members[0].Error
-				return usageErr("no member of %s answered: %s (%s; start one with: zkherd cluster up)", cs.String(), reason, usermsg.ConnectFix(reason, tlsCfg != nil))
-			case !st.Healthy:
-				return &exitError{Code: exitCheckFailed, Err: errors.New(st.Problem)}
-			}
-			return nil
-		},
-	}
+		}
+		if len(o.adminURLs) > 0 && len(o.adminURLs) != len(cs.Servers) {
+			return usageErr("--admin-url: %d given for %d servers; give one per server, in --server order", len(o.adminURLs), len(cs.Servers))
+		}
+		st := cluster.Poll(cmd.Context(), cluster.Members(cs.Servers, o.adminURLs, tlsCfg), o.timeout)
+		if err := cmd.Context().Err(); err != nil {
+			return err
+		}
+		if err := o.output.Write(cmd.OutOrStdout(), st, st.WriteText); err != nil {
+			return err
+		}
+		switch {
+		case st.Up == 0:
+			reason := st.Members[0].Error
+			return usageErr("no member of %s answered: %s (%s; start one with: zkherd cluster up)", cs.String(), reason, usermsg.ConnectFix(reason, tlsCfg != nil))
+		case !st.Healthy:
+			return &exitError{Code: exitCheckFailed, Err: errors.New(st.Problem)}
+		}
+		return nil
+	})
 	cmd.Flags().StringSliceVar(&o.adminURLs, "admin-url", nil, "AdminServer base URL per server, e.g. http://127.0.0.1:8080")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 3*time.Second, "how long to wait for each member")
 	registerOutput(cmd, &o.output)

@@ -19,49 +19,42 @@ type exportOptions struct {
 
 func newExportCmd(g *globalOptions) *cobra.Command {
 	o := exportOptions{}
-	cmd := &cobra.Command{
-		Use:     "export PATH",
-		Short:   "Write a znode subtree to JSON: paths, data, stat essentials and (with --acl) ACLs",
-		Long:    help("export"),
-		Example: "  zkherd export /app/config --server 127.0.0.1:2181 > config.json\n  zkherd export / --acl --out all.json --server 127.0.0.1:2181",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			root := args[0]
-			s, cs, err := g.session(cmd.Context(), "export")
+	cmd := newCommand("export PATH", "Write a znode subtree to JSON: paths, data, stat essentials and (with --acl) ACLs", "export", cobra.ExactArgs(1), func(cmd *cobra.Command, args []string) error {
+		root := args[0]
+		s, cs, err := g.session(cmd.Context(), "export")
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		if cs.Chroot != "" {
+			root = path.Clean(cs.Chroot + "/" + root)
+		}
+		doc, err := subtree.Export(cmd.Context(), s.Conn(), root, subtree.ExportOptions{ACL: o.acl})
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return usageErr("export %s: no such node", args[0])
+		case errors.Is(err, zk.ErrNoAuth):
+			return usageErr("export %s: %v: its ACL denies this session (give --auth user:password)", args[0], err)
+		case err != nil:
+			return usageErr("export %s: %v", args[0], err)
+		}
+		out := cmd.OutOrStdout()
+		if o.out != "" && o.out != "-" {
+			f, err := os.Create(o.out)
 			if err != nil {
-				return err
+				return usageErr("--out: %v", err)
 			}
-			defer s.Close()
-			if cs.Chroot != "" {
-				root = path.Clean(cs.Chroot + "/" + root)
-			}
-			doc, err := subtree.Export(cmd.Context(), s.Conn(), root, subtree.ExportOptions{ACL: o.acl})
-			switch {
-			case errors.Is(err, zk.ErrNoNode):
-				return usageErr("export %s: no such node", args[0])
-			case errors.Is(err, zk.ErrNoAuth):
-				return usageErr("export %s: %v: its ACL denies this session (give --auth user:password)", args[0], err)
-			case err != nil:
-				return usageErr("export %s: %v", args[0], err)
-			}
-			out := cmd.OutOrStdout()
-			if o.out != "" && o.out != "-" {
-				f, err := os.Create(o.out)
-				if err != nil {
-					return usageErr("--out: %v", err)
-				}
-				defer f.Close()
-				out = f
-			}
-			if err := doc.WriteJSON(out); err != nil {
-				return fmt.Errorf("writing the export: %w", err)
-			}
-			if o.out != "" && o.out != "-" {
-				fmt.Fprintf(cmd.ErrOrStderr(), "exported %d nodes of %s to %s\n", len(doc.Nodes), args[0], o.out)
-			}
-			return nil
-		},
-	}
+			defer f.Close()
+			out = f
+		}
+		if err := doc.WriteJSON(out); err != nil {
+			return fmt.Errorf("writing the export: %w", err)
+		}
+		if o.out != "" && o.out != "-" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "exported %d nodes of %s to %s\n", len(doc.Nodes), args[0], o.out)
+		}
+		return nil
+	})
 	cmd.Flags().BoolVar(&o.acl, "acl", false, "include each node's ACL")
 	cmd.Flags().StringVar(&o.out, "out", "", "write to this file instead of standard output")
 	return cmd
@@ -75,42 +68,35 @@ type importOptions struct {
 
 func newImportCmd(g *globalOptions) *cobra.Command {
 	o := importOptions{}
-	cmd := &cobra.Command{
-		Use:     "import FILE",
-		Short:   "Write an export's nodes into a namespace (for tests), refusing to overwrite unless told",
-		Long:    help("import"),
-		Example: "  zkherd import config.json --into /test/config --server 127.0.0.1:2181",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.into == "" {
-				return usageErr("import needs --into /namespace (where the exported root goes)")
-			}
-			doc, err := subtree.ReadFile(args[0], cmd.InOrStdin())
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			s, cs, err := g.session(cmd.Context(), "import")
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			into := o.into
-			if cs.Chroot != "" {
-				into = path.Clean(cs.Chroot + "/" + into)
-			}
-			res, err := subtree.Import(cmd.Context(), s.Conn(), doc, subtree.ImportOptions{Into: into, Overwrite: o.overwrite, ACL: o.acl})
-			switch {
-			case errors.Is(err, subtree.ErrExists):
-				return usageErr("%v (give --overwrite to replace their data)", err)
-			case errors.Is(err, zk.ErrNoAuth):
-				return usageErr("import into %s: not allowed to write there (give --auth user:password)", o.into)
-			case err != nil:
-				return usageErr("import into %s: %v", o.into, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "imported %d nodes into %s: %d created, %d updated\n", res.Created+res.Updated, o.into, res.Created, res.Updated)
-			return nil
-		},
-	}
+	cmd := newCommand("import FILE", "Write an export's nodes into a namespace (for tests), refusing to overwrite unless told", "import", cobra.ExactArgs(1), func(cmd *cobra.Command, args []string) error {
+		if o.into == "" {
+			return usageErr("import needs --into /namespace (where the exported root goes)")
+		}
+		doc, err := subtree.ReadFile(args[0], cmd.InOrStdin())
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		s, cs, err := g.session(cmd.Context(), "import")
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		into := o.into
+		if cs.Chroot != "" {
+			into = path.Clean(cs.Chroot + "/" + into)
+		}
+		res, err := subtree.Import(cmd.Context(), s.Conn(), doc, subtree.ImportOptions{Into: into, Overwrite: o.overwrite, ACL: o.acl})
+		switch {
+		case errors.Is(err, subtree.ErrExists):
+			return usageErr("%v (give --overwrite to replace their data)", err)
+		case errors.Is(err, zk.ErrNoAuth):
+			return usageErr("import into %s: not allowed to write there (give --auth user:password)", o.into)
+		case err != nil:
+			return usageErr("import into %s: %v", o.into, err)
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "imported %d nodes into %s: %d created, %d updated\n", res.Created+res.Updated, o.into, res.Created, res.Updated)
+		return nil
+	})
 	cmd.Flags().StringVar(&o.into, "into", "", "namespace the exported root becomes, e.g. /test/config (required)")
 	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "replace the data of nodes that exist")
 	cmd.Flags().BoolVar(&o.acl, "acl", false, "give created nodes the exported ACLs (default world:anyone:cdrwa)")

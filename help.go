@@ -3,6 +3,8 @@ package main
 import (
 	"embed"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // The long help and examples of the commands are prose, kept as text in
@@ -20,4 +22,11 @@ func help(name string) string {
 		panic("zkherd: no help/" + name + ".txt")
 	}
 	return strings.TrimSuffix(string(b), "\n")
+}
+
+// newCommand is a command whose long help is help/NAME.txt and whose
+// examples, if any, help/NAME.example.txt.
+func newCommand(use, short, name string, args cobra.PositionalArgs, run func(*cobra.Command, []string) error) *cobra.Command {
+	example, _ := helpFiles.ReadFile("help/" + name + ".example.txt")
+	return &cobra.Command{Use: use, Short: short, Long: help(name), Example: strings.TrimSuffix(string(example), "\n"), Args: args, RunE: run}
 }

@@ -26,16 +26,9 @@ type inspectOptions struct {
 
 func newInspectCmd(g *globalOptions) *cobra.Command {
 	o := inspectOptions{}
-	cmd := &cobra.Command{
-		Use:     "inspect",
-		Short:   "Live terminal view of an ensemble: tree, locks, queues, sessions, servers",
-		Long:    help("inspect"),
-		Example: help("inspect.example"),
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runInspect(cmd.Context(), g, o)
-		},
-	}
+	cmd := newCommand("inspect", "Live terminal view of an ensemble: tree, locks, queues, sessions, servers", "inspect", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
+		return runInspect(cmd.Context(), g, o)
+	})
 	cmd.Flags().BoolVar(&o.allowWrites, "allow-writes", false, "allow creating, editing and deleting nodes and setting ACLs (each asks for confirmation)")
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "no colours (NO_COLOR in the environment does the same)")
 	cmd.Flags().DurationVar(&o.pollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy)")

@@ -26,20 +26,13 @@ type loadOptions struct {
 
 func newLoadCmd(g *globalOptions) *cobra.Command {
 	o := &loadOptions{}
-	cmd := &cobra.Command{
-		Use:     "load --scenario NAME|FILE",
-		Short:   "Run a load scenario with many contending ZooKeeper sessions",
-		Long:    help("load"),
-		Example: help("load.example"),
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, q := cmd.Flags(), &o.req
-			q.ClientsGiven, q.DurationGiven, q.OpsGiven, q.RateGiven = f.Changed("clients"), f.Changed("duration"), f.Changed("ops"), f.Changed("rate")
-			q.JoinGiven, q.ProcessesGiven, q.SweepGiven = f.Changed("join"), f.Changed("processes"), f.Changed("sweep")
-			o.timeoutSet = f.Changed("session-timeout")
-			return runLoad(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
-		},
-	}
+	cmd := newCommand("load --scenario NAME|FILE", "Run a load scenario with many contending ZooKeeper sessions", "load", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
+		f, q := cmd.Flags(), &o.req
+		q.ClientsGiven, q.DurationGiven, q.OpsGiven, q.RateGiven = f.Changed("clients"), f.Changed("duration"), f.Changed("ops"), f.Changed("rate")
+		q.JoinGiven, q.ProcessesGiven, q.SweepGiven = f.Changed("join"), f.Changed("processes"), f.Changed("sweep")
+		o.timeoutSet = f.Changed("session-timeout")
+		return runLoad(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
+	})
 	f, q := cmd.Flags(), &o.req
 	f.StringVar(&q.Scenario, "scenario", "", "built-in scenario name or YAML file (see zkherd scenarios list)")
 	f.IntVar(&q.Clients, "clients", 0, "number of clients, each its own ZooKeeper session (default: the scenario's)")
