@@ -69,15 +69,7 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 	// One line, without the library's package prefixes (internal names
 	// that mean nothing to a user).
 	fmt.Fprintf(stderr, "zkherd: %s\n", usermsg.Clean(err.Error()))
-	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-		return ee.Code
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		return exitInterrupted
-	default:
-		return exitUsage
-	}
+	return exit.Code(err, ctx.Err() != nil)
 }
 
 func newRootCmd() *cobra.Command { return newRootCmdWith(&globalOptions{}) }
