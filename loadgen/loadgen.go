@@ -180,8 +180,12 @@ type Event struct {
 // Herd holds the herd-effect measures of a run's window. report.json
 // writes it as it is, under the JSON names below.
 type Herd struct {
-	// WakeupsPerRelease is watch notifications delivered to clients per
-	// release (sum of every session's WatchEvents delta).
+	// WakeupsPerRelease is watch notifications that woke a waiting client,
+	// per release: notifications delivered to clients acquiring the lock,
+	// about another node than their own. The releasing holder's own-node
+	// watch fires on its own delete (it is how a holder learns that
+	// someone else deleted its node); that is no wake-up. For workloads
+	// that are not locks, every watch notification counts.
 	WakeupsPerRelease float64 `json:"wakeups_per_release"`
 	// ZKRequestsPerAcquisition is client requests per operation.
 	ZKRequestsPerAcquisition float64 `json:"zk_requests_per_acquisition"`
@@ -240,6 +244,10 @@ type Checks struct {
 	// deletes: the other client broke the lock, not the recipe.
 	ForeignRacedGrants     int64 `json:"foreign_raced_grants,omitempty"`
 	ForeignExcusedOverlaps int64 `json:"foreign_excused_overlaps,omitempty"`
+	// ForeignDeletedHolders counts holders whose node another client
+	// deleted while they held it (it had listed the node as a waiter's);
+	// each must learn it lost the lock, by its release at the latest.
+	ForeignDeletedHolders int64 `json:"foreign_deleted_holders,omitempty"`
 	// LeftoverZnodes counts recipe nodes still in the namespace once every
 	// client had finished; LeftoverPaths names some of them.
 	LeftoverZnodes int64    `json:"leftover_znodes"`

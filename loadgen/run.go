@@ -589,7 +589,7 @@ func (r *runner) pollServers(ctx context.Context, stop <-chan struct{}, done cha
 func (r *runner) snapshot(ctx context.Context) snapshot {
 	s := snapshot{at: time.Now(), requests: r.wire.total.Load(), byKind: r.wire.byKind()}
 	for _, c := range r.clients {
-		s.wakeups += c.watchEvents()
+		s.wakeups += c.wakeups()
 	}
 	s.server, s.serverErr = readCounters(ctx, r.opts.Members, r.opts.TLS)
 	return s
@@ -727,7 +727,6 @@ func (r *runner) closeSessions() {
 		if s == nil {
 			continue
 		}
-		c.retiredWatch.Add(s.WatchEvents())
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -980,7 +979,6 @@ func (r *runner) session(c *client) *recipes.Session {
 	if r.stopping() {
 		return nil
 	}
-	c.retiredWatch.Add(s.WatchEvents())
 	c.sess.Store(nil)
 	r.alive.Add(-1)
 	r.rec.AddSessions(-1)
@@ -1119,7 +1117,7 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 func (r *runner) addCounters(lastWake, lastReq *int64) {
 	var wake int64
 	for _, c := range r.clients {
-		wake += c.watchEvents()
+		wake += c.wakeups()
 	}
 	req := r.wire.total.Load()
 	r.rec.AddWakeups(wake - *lastWake)
