@@ -126,6 +126,10 @@ func BenchmarkInspectorCost(b *testing.B) {
 				}
 				time.Sleep(50 * time.Millisecond)
 			}
+			if r.firstLocks == 0 {
+				screen, _ := tm("capture-pane", "-p", "-t", "inspect")
+				b.Errorf("window %d: no Locks screen with a lock directory within 60 s:\n%s", i, screen)
+			}
 			out, _ := tm("list-panes", "-t", "inspect", "-F", "#{pane_pid}")
 			pid, _ = strconv.Atoi(strings.TrimSpace(out))
 			r.rssStart = rssKiB(pid)

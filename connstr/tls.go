@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"net"
 	"os"
+
+	"github.com/zkherd/zkherd/internal/pkgerr"
 )
 
 // ErrTLSConfig marks TLS files that cannot be used.
-var ErrTLSConfig = errors.New("connstr: bad TLS configuration")
+var ErrTLSConfig = errors.New("bad TLS configuration")
 
 // TLS names, by file, how a client reaches servers that accept only TLS
 // (ZooKeeper's secureClientPort): the one connection setting every part of
@@ -34,8 +36,14 @@ type TLS struct {
 func (t TLS) Enabled() bool { return t != TLS{} }
 
 // Config loads the files into a client configuration; nil when TLS is not
-// enabled. Errors name the file and what is wrong with it.
+// enabled. Errors name the file and what is wrong with it, marked as
+// connstr's (package pkgerr).
 func (t TLS) Config() (*tls.Config, error) {
+	cfg, err := t.config()
+	return cfg, pkgerr.Wrap("connstr", err)
+}
+
+func (t TLS) config() (*tls.Config, error) {
 	if !t.Enabled() {
 		return nil, nil
 	}

@@ -104,6 +104,9 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 	if v, ok := intKey(p.Mntr, "zk_watch_count"); ok {
 		w.count = v
 	}
+	if p.Pending {
+		return // nothing answered yet: nothing to fold in
+	}
 	if p.Err != nil {
 		w.wchp, w.cons, w.dump, w.note, w.lastAt = nil, nil, nil, "", time.Time{}
 		clear(w.next)

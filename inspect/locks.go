@@ -176,7 +176,7 @@ func buildLock(in lockInput) Lock {
 	if c.WatchesUnknown {
 		// Without the servers' watch lists a waiter's watch cannot be
 		// seen: it is unknown, not missing.
-		l.WatchUnknown = true
+		l.WatchUnknown, l.WatchPending = true, c.WatchesPending
 	} else {
 		flagChildHerd(&l, in, herdMin)
 		flagWaiters(&l, in.Nodes)

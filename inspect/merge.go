@@ -14,9 +14,12 @@ import (
 type memberPoll struct {
 	Addr string
 	Err  error
-	Srvr *srvrInfo
-	Mntr map[string]string
-	Cons []consEntry
+	// Pending is set until the member's first poll has ended: nothing is
+	// known of it yet (it is not down).
+	Pending bool
+	Srvr    *srvrInfo
+	Mntr    map[string]string
+	Cons    []consEntry
 	// Wchp maps a path to the sessions holding a data watch on it.
 	Wchp map[string][]int64
 	Dump *dumpInfo
@@ -80,6 +83,11 @@ func mergePolls(at time.Time, polls []memberPoll) Cluster {
 	for _, p := range polls {
 		c.Members = append(c.Members, memberFrom(p))
 		c.Capabilities = append(c.Capabilities, p.Caps...)
+		if p.Pending {
+			// Its sessions and watches are still to come.
+			c.Pending, c.SessionsComplete, c.WatchesUnknown = true, false, true
+			continue
+		}
 		if p.Err != nil {
 			// A member that is down has no sessions of its own any more;
 			// its clients are reconnecting elsewhere.
@@ -152,7 +160,10 @@ func mergePolls(at time.Time, polls []memberPoll) Cluster {
 }
 
 func memberFrom(p memberPoll) Member {
-	m := Member{Addr: p.Addr, Up: p.Err == nil}
+	m := Member{Addr: p.Addr, Up: p.Err == nil && !p.Pending, Pending: p.Pending}
+	if p.Pending {
+		return m
+	}
 	if p.Err != nil {
 		m.Err = p.Err.Error()
 		return m

@@ -157,19 +157,21 @@ func TestCapabilities(t *testing.T) {
 
 func TestMemberStates(t *testing.T) {
 	tests := []struct {
-		name string
-		st   fourlw.MemberStatus
-		err  string
+		name    string
+		st      fourlw.MemberStatus
+		err     string
+		pending bool
 	}{
-		{"not polled yet", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}}, "not polled yet"},
-		{"refused", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}, Polled: true, Err: errors.New("dial tcp: connection refused")}, "dial tcp: connection refused"},
-		{"no quorum", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}, Polled: true, Err: fourlw.ErrNotServing}, "not serving requests (no quorum?)"},
+		// Not polled yet: neither up nor down (its first poll is in flight).
+		{"not polled yet", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}}, "", true},
+		{"refused", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}, Polled: true, Err: errors.New("dial tcp: connection refused")}, "dial tcp: connection refused", false},
+		{"no quorum", fourlw.MemberStatus{Member: fourlw.Member{Addr: "a"}, Polled: true, Err: fourlw.ErrNotServing}, "not serving requests (no quorum?)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := memberFrom(fromStatus(tt.st))
-			if m.Up || m.Err != tt.err {
-				t.Errorf("member = up %v, err %q; want down with %q", m.Up, m.Err, tt.err)
+			if m.Up || m.Err != tt.err || m.Pending != tt.pending {
+				t.Errorf("member = up %v, pending %v, err %q; want down, pending %v, err %q", m.Up, m.Pending, m.Err, tt.pending, tt.err)
 			}
 		})
 	}

@@ -22,6 +22,9 @@ type Snapshot struct {
 	Notices []string
 	// Cost is what this snapshot asked of the servers.
 	Cost Cost
+	// Scanning is set until the first walk of the tree has ended: locks
+	// and queues it finds join later ("none found" is not known yet).
+	Scanning bool
 }
 
 // Cost is what one snapshot asked of the servers, so that the inspector's
@@ -62,6 +65,14 @@ type Cluster struct {
 	// missing from Watches may still watch. WatchesNote says why.
 	WatchesUnknown bool
 	WatchesNote    string
+	// Pending is set while a member's first poll is still in flight: its
+	// sessions and watches are being confirmed, not missing (the first
+	// snapshot shows the tree's locks without waiting for them).
+	Pending bool
+	// WatchesPending is set when the watch lists are unknown only because
+	// they are on their way (a first poll in flight, or wchp asked in the
+	// next one): views say "confirming…", not "unknown".
+	WatchesPending bool
 	Capabilities   []Capability
 	// Self is the inspector's own session (0 when unknown). Its watches are
 	// not counted in lock chains: looking at a node must not change what
@@ -111,8 +122,11 @@ func (c *Cluster) UpMembers() int {
 
 // Member is one ensemble member as its last poll saw it.
 type Member struct {
-	Addr    string
-	Up      bool
+	Addr string
+	Up   bool
+	// Pending: the member's first poll has not ended yet (neither up nor
+	// down as far as the inspector knows).
+	Pending bool
 	Err     string // why it is down, or what part of the poll failed
 	Mode    string // leader, follower, standalone, observer
 	Version string
@@ -188,6 +202,9 @@ type Lock struct {
 	// WatchUnknown is set when the servers' watch lists were not seen:
 	// waiters are not judged (a missing watch may just be unseen).
 	WatchUnknown bool
+	// WatchPending is set with WatchUnknown while the watch lists are on
+	// their way (Cluster.WatchesPending): waiters are being confirmed.
+	WatchPending bool
 	Anomalies    []Anomaly
 }
 

@@ -62,18 +62,7 @@ func (p *fourlwPoller) stop() {
 // commands cmds returns for it, and waits until they end, ctx ends or the
 // poll timeout passes; it returns each member's latest state.
 func (p *fourlwPoller) Poll(ctx context.Context, cmds func(i int) []fourlw.Command) []memberPoll {
-	p.mu.Lock()
-	waits := make([]chan struct{}, 0, len(p.members))
-	for i := range p.members {
-		if p.inFlight[i] == nil && p.ctx.Err() == nil {
-			done := make(chan struct{})
-			p.inFlight[i] = done
-			p.wg.Add(1)
-			go p.pollMember(i, cmds(i), done)
-		}
-		waits = append(waits, p.inFlight[i])
-	}
-	p.mu.Unlock()
+	waits := p.start(cmds)
 	// A member's poll asks several commands, each within the timeout; a
 	// member still answering after one timeout is left to finish on its
 	// own and shows its previous state meanwhile.
@@ -92,6 +81,30 @@ func (p *fourlwPoller) Poll(ctx context.Context, cmds func(i int) []fourlw.Comma
 			break
 		}
 	}
+	return p.Latest()
+}
+
+// start starts a poll of every member that has none in flight and returns
+// the channels that close when each member's poll in flight ends.
+func (p *fourlwPoller) start(cmds func(i int) []fourlw.Command) []chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	waits := make([]chan struct{}, 0, len(p.members))
+	for i := range p.members {
+		if p.inFlight[i] == nil && p.ctx.Err() == nil {
+			done := make(chan struct{})
+			p.inFlight[i] = done
+			p.wg.Add(1)
+			go p.pollMember(i, cmds(i), done)
+		}
+		waits = append(waits, p.inFlight[i])
+	}
+	return waits
+}
+
+// Latest returns each member's latest state at once, without waiting for
+// the polls in flight: a member whose first poll has not ended is Pending.
+func (p *fourlwPoller) Latest() []memberPoll {
 	p.mu.Lock()
 	latest := slices.Clone(p.latest)
 	p.mu.Unlock()
@@ -119,7 +132,7 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 	mp := memberPoll{Addr: st.Member.Addr, Caps: capsFrom(st)}
 	switch {
 	case !st.Polled:
-		mp.Err = errors.New("not polled yet")
+		mp.Pending = true
 		return mp
 	case !st.Up:
 		mp.Err = shortErr(st.Err)

@@ -66,9 +66,9 @@ func (in *Inspector) Run(ctx context.Context) <-chan *Snapshot {
 	out := make(chan *Snapshot)
 	go func() {
 		defer close(out)
-		for {
+		for first := true; ; first = false {
 			start := time.Now()
-			snap := in.Snapshot(ctx)
+			snap := in.snapshot(ctx, first)
 			select {
 			case out <- snap:
 			case <-ctx.Done():
@@ -86,33 +86,65 @@ func (in *Inspector) Run(ctx context.Context) <-chan *Snapshot {
 	return out
 }
 
+// firstWalkWait bounds how long the first snapshot waits for the first
+// walk of the tree: the first Locks screen shows what the walk found
+// without waiting for the servers' four-letter words.
+const firstWalkWait = time.Second
+
 // Snapshot polls every member, merges their answers, and scans the tree for
 // locks and queues. Problems become notices: a snapshot always comes back.
-func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
+func (in *Inspector) Snapshot(ctx context.Context) *Snapshot { return in.snapshot(ctx, false) }
+
+// snapshot is Snapshot; the first one of Run does not wait for the
+// members' polls (cons, dump and the capability probe can take seconds on
+// a large ensemble) but for the walk of the tree, at most firstWalkWait,
+// and shows the locks it found with the members' answers marked pending.
+// The next snapshot, taken at once, waits for the polls.
+func (in *Inspector) snapshot(ctx context.Context, first bool) *Snapshot {
 	in.scanMu.Lock()
 	defer in.scanMu.Unlock()
 	now := time.Now()
 	in.startWalk(ctx)
 	need, never, budget := in.needWatches.Load(), in.opts.NoWatches, in.watchBudget()
 	asked := 0
-	polls := in.poller.Poll(ctx, func(i int) []fourlw.Command {
+	cmds := func(i int) []fourlw.Command {
 		now := time.Now()
 		ok, _ := wantWchp(&in.watches[i], need, never, budget, now)
 		if ok {
 			asked++
 		}
 		return commandsFor(&in.watches[i], ok, now)
-	})
+	}
+	var polls []memberPoll
+	if first {
+		in.poller.start(cmds)
+		in.awaitWalk(ctx, firstWalkWait)
+		polls = in.poller.Latest()
+	} else {
+		polls = in.poller.Poll(ctx, cmds)
+	}
 	var notes []string
+	watchesPending := true
 	for i := range polls {
-		updateWatches(&in.watches[i], &polls[i], in.pollInterval(), need, never, budget)
-		if n := in.watches[i].note; n != "" && polls[i].Err == nil && !slices.Contains(notes, n) {
+		p := &polls[i]
+		updateWatches(&in.watches[i], p, in.pollInterval(), need, never, budget)
+		if n := in.watches[i].note; n != "" && p.Err == nil && !p.Pending && !slices.Contains(notes, n) {
 			notes = append(notes, n)
+		}
+		// The watch list is on its way when the member's first poll is
+		// in flight, or when it is asked in the next poll.
+		if p.Err == nil && p.Wchp == nil {
+			next, _ := wantWchp(&in.watches[i], need, never, budget, time.Now())
+			watchesPending = watchesPending && !never && (p.Pending || next)
 		}
 	}
 	snap := &Snapshot{At: now, Cluster: mergePolls(now, polls)}
 	snap.Cluster.Self = in.SessionID()
 	snap.Cluster.WatchesNote = strings.Join(notes, "; ")
+	snap.Cluster.WatchesPending = snap.Cluster.WatchesUnknown && watchesPending
+	if snap.Cluster.WatchesPending {
+		snap.Cluster.WatchesNote = ""
+	}
 	snap.Cost.Wchp = asked
 	for _, p := range polls {
 		if p.Err != nil {
@@ -126,10 +158,14 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot {
 	in.backoff = nextBackoff(in.backoff, busy != "")
 	snap.Cost.Backoff, snap.Cost.BusyReason = in.backoff, busy
 	snap.Cost.Interval = in.pollInterval() * time.Duration(in.backoff)
+	if first {
+		snap.Cost.Interval = 0 // the next snapshot brings the members' answers
+	}
 	if busy != "" {
 		snap.Notices = append(snap.Notices, fmt.Sprintf("servers busy (%s): polling every %s", busy, snap.Cost.Interval))
 	}
 	in.takeWalk(snap)
+	snap.Scanning = !in.walker.walked
 	c, err := in.conn(ctx)
 	if err != nil {
 		snap.Notices = append(snap.Notices, "no session: "+err.Error())
@@ -159,6 +195,7 @@ type walkResult struct {
 // whose cversion changed.
 type walker struct {
 	running  bool
+	walked   bool            // a walk has ended
 	started  time.Time       // when the last walk started
 	done     chan walkResult // 1 slot; the walk goroutine sends its result
 	listings map[string]*listing
@@ -215,7 +252,7 @@ func (in *Inspector) takeWalk(snap *Snapshot) {
 	}
 	select {
 	case r := <-w.done:
-		w.running = false
+		w.running, w.walked = false, true
 		in.scan.init()
 		for _, d := range r.found {
 			if _, ok := in.scan.dirs[d]; !ok {
@@ -228,6 +265,23 @@ func (in *Inspector) takeWalk(snap *Snapshot) {
 	}
 	if in.walkTruncated {
 		snap.Notices = append(snap.Notices, fmt.Sprintf("tree scan stopped after %d directories; locks and queues deeper down may be missing (narrow it with --scan-root)", in.maxScanDirs()))
+	}
+}
+
+// awaitWalk waits until the walk in progress, if any, has its result
+// ready for takeWalk, at most d or until ctx ends. Called with scanMu held.
+func (in *Inspector) awaitWalk(ctx context.Context, d time.Duration) {
+	w := &in.walker
+	if !w.running {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case r := <-w.done:
+		w.done <- r // the slot is free: takeWalk takes it back
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 

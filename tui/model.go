@@ -562,8 +562,15 @@ func (m Model) summary() string {
 	var parts []string
 	if m.snap != nil {
 		c := &m.snap.Cluster
-		parts = append(parts, fmt.Sprintf("%d/%d members up", c.UpMembers(), len(c.Members)),
-			common.Plural(len(c.Sessions), "session", "sessions"),
+		members := fmt.Sprintf("%d/%d members up", c.UpMembers(), len(c.Members))
+		sessions := common.Plural(len(c.Sessions), "session", "sessions")
+		if c.Pending {
+			members += " (polling…)"
+			if c.SessionsUnknown {
+				sessions = "sessions: confirming…"
+			}
+		}
+		parts = append(parts, members, sessions,
 			common.Plural(len(m.snap.Locks), "lock", "locks"),
 			"polled "+c.At.Format("15:04:05"))
 	}

@@ -119,6 +119,13 @@ func (r chainRows) row(i int) []string {
 		if r.width < 120 {
 			watch = "? unknown"
 		}
+		if r.lock.WatchPending {
+			// The servers' watch lists are on their way.
+			watch, state = "…", "confirming…"
+			if r.width < 120 {
+				watch = "confirming…"
+			}
+		}
 	}
 	if e.Flags != 0 {
 		state = s.Bad.Render(state)

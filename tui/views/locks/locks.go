@@ -225,8 +225,14 @@ func (m Model) View() string {
 	if n := len(m.snap.Herds); n > 0 {
 		head += " · " + m.Styles.Warn.Render(common.Plural(n, "watched-node herd", "watched-node herds")+" (Sessions)")
 	}
-	if c := &m.snap.Cluster; c.WatchesUnknown {
+	switch c := &m.snap.Cluster; {
+	case c.WatchesPending:
+		head += " · " + m.Styles.Dim.Render("confirming watches…")
+	case c.WatchesUnknown:
 		head += " · " + m.Styles.Dim.Render("watches unknown")
+	}
+	if m.snap.Scanning {
+		head += " · " + m.Styles.Dim.Render("scanning the tree…")
 	}
 	lines := []string{m.list.Heading("Locks", head), m.list.View()}
 	for _, a := range m.anomalyLines() {
@@ -242,6 +248,9 @@ func (m Model) View() string {
 func (m Model) chainHeader() string {
 	l := m.selected()
 	if l == nil {
+		if len(m.snap.Locks) == 0 && m.snap.Scanning {
+			return m.Styles.Dim.Render("scanning the tree for locks…")
+		}
 		if len(m.snap.Locks) == 0 {
 			return m.Styles.Dim.Render("no lock found: directories whose children follow a Curator, kazoo, go-zookeeper, ZooKeeper or zkherd layout show here")
 		}

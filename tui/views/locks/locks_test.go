@@ -91,3 +91,41 @@ func TestLocksComeAndGo(t *testing.T) {
 		t.Errorf("after reordering selected %q, want /app/locks/stale", got)
 	}
 }
+
+// TestConfirming: the first snapshot, taken before the servers' first
+// answers, shows the chain with its waiters' watches being confirmed, not
+// unknown and not missing.
+func TestConfirming(t *testing.T) {
+	l := tuitest.Chain(4, false)
+	for i := range l.Entries {
+		l.Entries[i].Watching, l.Entries[i].Endpoint = nil, ""
+	}
+	l.WatchUnknown, l.WatchPending = true, true
+	snap := &inspect.Snapshot{
+		Cluster: inspect.Cluster{Pending: true, WatchesUnknown: true, WatchesPending: true, SessionsUnknown: true,
+			Members: []inspect.Member{{Addr: "127.0.0.1:2181", Pending: true}}},
+		Locks: []inspect.Lock{*l},
+	}
+	for _, width := range []int{80, 120} {
+		m := New(common.New(width, 24))
+		m.SetSize(width, 24)
+		m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+		got := tuitest.Plain(m.View())
+		if !strings.Contains(got, "confirming watches…") || strings.Count(got, "confirming…") != 3 {
+			t.Errorf("width %d: want the heading and each of the 3 waiters confirming:\n%s", width, got)
+		}
+		for _, wrong := range []string{"unknown", "none", "no watch"} {
+			if strings.Contains(got, wrong) {
+				t.Errorf("width %d: screen says %q before the servers answered:\n%s", width, wrong, got)
+			}
+		}
+	}
+	// Scanning: before the first walk of the tree ends, no lock found yet
+	// is not "no lock found".
+	m := New(common.New(80, 24))
+	m.SetSize(80, 24)
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: &inspect.Snapshot{Scanning: true, Cluster: snap.Cluster}})
+	if got := tuitest.Plain(m.View()); !strings.Contains(got, "scanning the tree for locks…") || strings.Contains(got, "no lock found") {
+		t.Errorf("while scanning:\n%s", got)
+	}
+}

@@ -143,6 +143,9 @@ type memberRows struct {
 func (r memberRows) memberRow(i int) []string {
 	mb := &r.snap.Cluster.Members[i]
 	s := r.styles
+	if mb.Pending {
+		return []string{mb.Addr, s.Dim.Render("polling…"), "-"}
+	}
 	if !mb.Up {
 		return []string{mb.Addr, s.Bad.Render("DOWN"), "-"}
 	}
@@ -173,7 +176,7 @@ func (m Model) detailLines() []string {
 		lines = append(lines, fmt.Sprintf("watches: %s data watches itemised; child watches unknown (mntr or wchp missing)", common.Count(c.ItemisedWatches)))
 	}
 	for _, mb := range c.Members {
-		if !mb.Up {
+		if !mb.Up && !mb.Pending {
 			reason := mb.Err
 			if reason == "" {
 				reason = "not answering"
@@ -301,6 +304,9 @@ func (m Model) View() string {
 	}
 	c := &m.snap.Cluster
 	head := fmt.Sprintf("%d members, %d up", len(c.Members), c.UpMembers())
+	if c.Pending {
+		head += " (polling…)"
+	}
 	for _, mb := range c.Members {
 		if mb.Up && (mb.Mode == "leader" || mb.Mode == "standalone") {
 			head += " · " + mb.Mode + " " + mb.Addr

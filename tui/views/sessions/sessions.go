@@ -250,11 +250,17 @@ func (m Model) View() string {
 	}
 	c := &m.snap.Cluster
 	sessions := common.Count(int64(len(c.Sessions))) + " sessions"
-	if c.SessionsUnknown {
+	switch {
+	case c.SessionsUnknown && c.Pending:
+		sessions = m.Styles.Dim.Render("sessions: confirming… (waiting for the servers' first answers)")
+	case c.SessionsUnknown:
 		sessions = m.Styles.Warn.Render("sessions unknown (no member answers cons or dump)")
 	}
 	watches := fmt.Sprintf("%s data watches on %s paths", common.Count(c.ItemisedWatches), common.Count(int64(len(c.Watches))))
-	if c.WatchesUnknown {
+	switch {
+	case c.WatchesPending:
+		watches = m.Styles.Dim.Render("watches: confirming…")
+	case c.WatchesUnknown:
 		watches = m.Styles.Warn.Render("watches unknown")
 		if c.WatchesNote != "" {
 			watches += m.Styles.Dim.Render(" (" + c.WatchesNote + ")")
@@ -264,15 +270,17 @@ func (m Model) View() string {
 	if n := len(m.snap.Herds); n > 0 {
 		head += " · " + m.Styles.Bad.Render(common.Plural(n, "herd", "herds")+" of watched nodes (! below)")
 	}
-	if n, ok := c.ChildWatches(); ok {
+	switch n, ok := c.ChildWatches(); {
+	case ok:
 		head += fmt.Sprintf(" · child watches (not itemised): %s", common.Count(n))
-	} else {
+	case c.Pending:
+	default:
 		head += " · child watches: unknown"
 	}
 	if f := m.top.Filter(); f != "" {
 		head += " · filter: " + f
 	}
-	if !c.SessionsComplete {
+	if !c.SessionsComplete && !c.Pending {
 		head += " · " + m.Styles.Warn.Render("partial: not every member answered cons")
 	}
 	lines := []string{

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/internal/tuitest"
 )
@@ -31,5 +32,26 @@ func TestFilter(t *testing.T) {
 	tuitest.Golden(t, got)
 	if !strings.Contains(got, "filter: herd-lock") {
 		t.Errorf("header does not show the filter:\n%s", got)
+	}
+}
+
+// TestConfirming: before the servers' first answers, sessions and watches
+// are being confirmed, not unknown.
+func TestConfirming(t *testing.T) {
+	m := New(common.New(120, 24))
+	m.SetSize(120, 24)
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: &inspect.Snapshot{Cluster: inspect.Cluster{
+		Pending: true, WatchesUnknown: true, WatchesPending: true, SessionsUnknown: true, SessionsComplete: false, TotalWatches: -1,
+		Members: []inspect.Member{{Addr: "127.0.0.1:2181", Pending: true}}}}})
+	got := tuitest.Plain(m.View())
+	for _, want := range []string{"sessions: confirming…", "watches: confirming…"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("screen lacks %q:\n%s", want, got)
+		}
+	}
+	for _, wrong := range []string{"unknown", "partial"} {
+		if strings.Contains(got, wrong) {
+			t.Errorf("screen says %q before the servers answered:\n%s", wrong, got)
+		}
 	}
 }
