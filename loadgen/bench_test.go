@@ -79,7 +79,7 @@ func memBreakdown() string {
 		"/memory/classes/heap/stacks:bytes", "/memory/classes/total:bytes",
 		"/memory/classes/heap/released:bytes", "/sched/goroutines:goroutines",
 		"/gc/cycles/total:gc-cycles", "/cpu/classes/gc/total:cpu-seconds", "/cpu/classes/total:cpu-seconds",
-		"/cpu/classes/gc/mark/idle:cpu-seconds",
+		"/cpu/classes/gc/mark/idle:cpu-seconds", "/gc/gomemlimit:bytes",
 	}
 	s := make([]metrics.Sample, len(names))
 	for i, n := range names {
@@ -87,8 +87,12 @@ func memBreakdown() string {
 	}
 	metrics.Read(s)
 	mib := func(i int) uint64 { return s[i].Value.Uint64() >> 20 }
-	return fmt.Sprintf("live %d MiB, goal %d, objects %d, free %d, unused %d, stacks %d, released %d, runtime total %d; %d goroutines; %d GCs, GC CPU %.1f of %.1f s (besides %.1f s of idle-time marking)",
-		mib(0), mib(1), mib(2), mib(3), mib(4), mib(5), mib(7), mib(6), s[8].Value.Uint64(),
+	limit := "none"
+	if l := s[13].Value.Uint64(); l < 1<<62 {
+		limit = fmt.Sprint(l >> 20)
+	}
+	return fmt.Sprintf("limit %s, live %d MiB, goal %d, objects %d, free %d, unused %d, stacks %d, released %d, runtime total %d; %d goroutines; %d GCs, GC CPU %.1f of %.1f s (besides %.1f s of idle-time marking)",
+		limit, mib(0), mib(1), mib(2), mib(3), mib(4), mib(5), mib(7), mib(6), s[8].Value.Uint64(),
 		s[9].Value.Uint64(), s[10].Value.Float64()-s[12].Value.Float64(), s[11].Value.Float64()-s[12].Value.Float64(), s[12].Value.Float64())
 }
 

@@ -33,6 +33,7 @@ func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, pkgerr.Wrap("loadgen", err)
 	}
+	defer governMemory(run.Clients)()
 	res, err := r.execute(ctx)
 	return res, pkgerr.Wrap("loadgen", err)
 }
