@@ -69,9 +69,10 @@ func benchLog(format string, args ...any) {
 // own accounts (runtime/metrics), to set beside its RSS: the live heap
 // (as of the last GC), the heap goal, heap memory held but not in use
 // (free spans not yet returned to the OS, and unused room in spans),
-// goroutine stacks, the number of goroutines, and the GC's CPU time (the
-// runtime's estimate; marking on otherwise idle processors is shown
-// apart, as it takes no time from the program).
+// goroutine stacks, the number of goroutines, the GC cycles and the GC
+// workers' time (the runtime's estimate, wall time of the processors they
+// held: on a busy machine it overstates their CPU; marking on otherwise
+// idle processors is shown apart), and the process's CPU (getrusage).
 func memBreakdown() string {
 	names := []string{
 		"/gc/heap/live:bytes", "/gc/heap/goal:bytes", "/memory/classes/heap/objects:bytes",
@@ -91,9 +92,9 @@ func memBreakdown() string {
 	if l := s[13].Value.Uint64(); l < 1<<62 {
 		limit = fmt.Sprint(l >> 20)
 	}
-	return fmt.Sprintf("limit %s, live %d MiB, goal %d, objects %d, free %d, unused %d, stacks %d, released %d, runtime total %d; %d goroutines; %d GCs, GC CPU %.1f of %.1f s (besides %.1f s of idle-time marking)",
+	return fmt.Sprintf("limit %s, live %d MiB, goal %d, objects %d, free %d, unused %d, stacks %d, released %d, runtime total %d; %d goroutines; %d GCs, GC workers %.1f s (besides %.1f s of idle-time marking), process CPU %.1f s",
 		limit, mib(0), mib(1), mib(2), mib(3), mib(4), mib(5), mib(7), mib(6), s[8].Value.Uint64(),
-		s[9].Value.Uint64(), s[10].Value.Float64()-s[12].Value.Float64(), s[11].Value.Float64()-s[12].Value.Float64(), s[12].Value.Float64())
+		s[9].Value.Uint64(), s[10].Value.Float64()-s[12].Value.Float64(), s[12].Value.Float64(), cpuTime().Seconds())
 }
 
 // writeHeapProfile writes the heap profile (as of the last GC) to
@@ -284,9 +285,9 @@ func BenchmarkFiveThousandContenders(b *testing.B) {
 		if msg := overBudget("5,000 contenders", hwm, fiveThousandContendersBudgetMiB); msg != "" {
 			b.Error(msg)
 		}
-		b.Logf("%d acquisitions in %v (%.0f/s), acquire p99 %.1f ms, checks passed %v, errors %v",
+		b.Logf("%d acquisitions in %v (%.0f/s), acquire p99 %.1f ms, checks passed %v, errors %v; peak RSS %d MiB; %s",
 			res.Ops, res.Stop.Sub(res.WindowStart).Round(time.Millisecond), res.Throughput,
-			res.Metrics.Summary("acquire").P99, res.Checks.Passed, res.Metrics.Counts.ErrorsByKind)
+			res.Metrics.Summary("acquire").P99, res.Checks.Passed, res.Metrics.Counts.ErrorsByKind, hwm>>10, memBreakdown())
 		logRunDetail(b, res)
 	}
 }
