@@ -170,7 +170,12 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 }
 
 // sendBufferSize is a client session's send buffer: every request a
-// recipe sends (paths, small node data) fits with room to spare.
+// recipe sends (paths, small node data) fits with room to spare, and so
+// does the re-arming of a session's watches after a reconnection (one
+// setWatches packet with every watched path: about 30 paths of 100
+// bytes). It is the largest buffer an idle session holds (issue 13), but
+// it stays: go-zookeeper only logs a setWatches that does not fit, and
+// the session's watches are then lost without an error.
 const sendBufferSize = 4 << 10
 
 // childListBuffer is the receive buffer a session needs to list a
