@@ -33,7 +33,7 @@ func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, pkgerr.Wrap("loadgen", err)
 	}
-	defer governMemory(run.Clients)()
+	defer r.stopGoverning()
 	res, err := r.execute(ctx)
 	return res, pkgerr.Wrap("loadgen", err)
 }
@@ -77,6 +77,10 @@ type runner struct {
 
 	admin    *recipes.Session
 	adminLog lastLine
+
+	// stopGoverning ends the run's memory limit (memlimit.go), set once
+	// every session is open.
+	stopGoverning func()
 
 	fx *faultRun // faults and fencing (faults.go); nil when neither applies
 
@@ -136,11 +140,12 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 		opts.SessionOptions = append(slices.Clone(opts.SessionOptions), recipes.WithTLS(opts.TLS))
 	}
 	r := &runner{
-		run:        run,
-		opts:       opts,
-		logf:       opts.Logf,
-		windowOpen: make(chan struct{}),
-		stopCh:     make(chan struct{}),
+		stopGoverning: func() {},
+		run:           run,
+		opts:          opts,
+		logf:          opts.Logf,
+		windowOpen:    make(chan struct{}),
+		stopCh:        make(chan struct{}),
 	}
 	if r.logf == nil {
 		r.logf = func(string, ...any) {}
@@ -472,6 +477,13 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 			out.loops.start(work(c))
 		}
 	})
+	if out.err == nil {
+		// Once every session is open: opening them is go-zookeeper's 1.5
+		// MiB of garbage per session, and a limit then makes the runtime
+		// return freed pages that the next opening faults in again
+		// (memlimit.go).
+		r.stopGoverning = governMemory(r.run.Clients)
+	}
 	if out.err == nil && !closed {
 		open := r.run.Arrival.Kind.Open()
 		if open {
