@@ -37,10 +37,12 @@ import (
 // all the time. When a caller's limit is in place, or another run in the
 // process is governed, the run is left alone. The previous limit is back
 // when the run returns.
+// memLimitMinClients: below it the process is under ~150 MiB and trading
+// GC work for memory is not worth it. A variable only for
+// TestRunGovernsMemory, which runs a few sessions.
+var memLimitMinClients = 2000
+
 const (
-	// memLimitMinClients: below it the process is under ~150 MiB and
-	// trading GC work for memory is not worth it.
-	memLimitMinClients = 2000
 	// memLimitGrowth is the heap growth allowed over the scanned memory
 	// (GOGC's is 100).
 	memLimitGrowth = 75

@@ -33,7 +33,7 @@ func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, pkgerr.Wrap("loadgen", err)
 	}
-	defer r.stopGoverning()
+	defer func() { r.stopGoverning() }() // set during the run, once its sessions are open
 	res, err := r.execute(ctx)
 	return res, pkgerr.Wrap("loadgen", err)
 }
