@@ -85,6 +85,9 @@ type runner struct {
 	self selfWatch
 
 	throughput []float64 // ops per second per interval; the ticker's
+	// busiest is the lock's wait graph at the window's busiest tick; the
+	// ticker's, read by account once it has stopped.
+	busiest *WaitGraph
 
 	// The server counters at the window's start and the latest poll, for
 	// live packets per operation.
@@ -612,6 +615,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		Ops:         r.ops.Load(),
 		Releases:    r.releases.Load(),
 		Requests:    requestsBetween(before, end.after),
+		Lock:        r.busiest,
 	}
 	if w := res.Stop.Sub(res.WindowStart).Seconds(); w > 0 && !res.WindowStart.IsZero() {
 		res.Throughput = float64(res.Ops) / w
@@ -639,7 +643,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 	res.Events = append(r.chk.violationEvents(), res.Events...)
 	r.keptUp(res)
 	res.Metrics = r.rec.Finish(time.Now())
-	r.progress("done", res.Metrics.Intervals)
+	r.progress("done", res.Metrics.Intervals, nil)
 	return res
 }
 
@@ -1109,7 +1113,14 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			case r.windowStartTime().IsZero():
 				state = "ramping up"
 			}
-			r.progress(state, nil)
+			var g *WaitGraph
+			if inWindow := state == "running"; inWindow || r.opts.ProgressPhases {
+				g = r.lockGraph(time.Now()) // not the tick's time: clients moved since
+				if inWindow {
+					r.keepBusiest(g)
+				}
+			}
+			r.progress(state, nil, g)
 		}
 	}
 }
@@ -1150,8 +1161,8 @@ func joinServers(s []string) string {
 }
 
 // progress reports the run's state; intervals, when given, are the final
-// timeline.
-func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
+// timeline; lock is the lock's wait graph now (nil in the final report).
+func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock *WaitGraph) {
 	if r.opts.Progress == nil {
 		return
 	}
@@ -1206,7 +1217,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 			p.PacketsPerAcquisition = float64(n.packets-b.packets) / float64(ops)
 		}
 	}
-	r.addLive(&p, intervals != nil)
+	r.addLive(&p, lock)
 	r.opts.Progress(p)
 }
 
