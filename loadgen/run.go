@@ -465,7 +465,7 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 	if out.err == nil && !closed {
 		open := r.run.Arrival.Kind.Open()
 		if open {
-			r.tickets = make(chan time.Time, r.run.Clients) // dispatch closes it
+			r.tickets = make(chan time.Time, r.run.Clients)
 		}
 		for _, c := range r.clients {
 			out.loops.start(work(c))
@@ -474,7 +474,10 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 		r.noteBefore(out.before)
 		r.openWindow(time.Now())
 		if open {
-			out.loops.start(r.dispatch)
+			out.loops.start(func() {
+				defer close(r.tickets) // its only sender is done
+				r.dispatch()
+			})
 		}
 	}
 	if err := r.startFaults(); err != nil && out.err == nil {
@@ -791,7 +794,6 @@ func (r *runner) stopping() bool {
 // dispatch hands out open-loop arrivals: the intended start of each
 // operation, on the pacer's schedule, to whichever client is free.
 func (r *runner) dispatch() {
-	defer close(r.tickets)
 	pacer := scenarios.PacerFor(r.run)
 	open, _ := pacer.(scenarios.OpenPacer)
 	ws := r.windowStartTime()
