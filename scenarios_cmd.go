@@ -11,46 +11,15 @@ import (
 )
 
 func newScenariosCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "scenarios",
-		Short: "List and explain the built-in load scenarios",
-		Long: `List and explain the built-in load scenarios.
-
-A scenario is a YAML file: which recipe, how many clients, how they arrive,
-how long they hold, for how long, which faults and thresholds. Every field,
-recipe, arrival model, distribution and fault kind is described in
-` + scenarios.DocURL + `.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			scenarios.WriteList(cmd.OutOrStdout())
-			return nil
-		},
+	list := func(cmd *cobra.Command, _ []string) error {
+		scenarios.WriteList(cmd.OutOrStdout())
+		return nil
 	}
+	cmd := newCommand("scenarios", "List and explain the built-in load scenarios", "scenarios", cobra.NoArgs, list)
 	cmd.AddCommand(
-		&cobra.Command{
-			Use:   "list",
-			Short: "List the built-in scenarios",
-			Args:  cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				scenarios.WriteList(cmd.OutOrStdout())
-				return nil
-			},
-		},
-		&cobra.Command{
-			Use:   "show NAME|FILE",
-			Short: "Print a scenario as YAML, explained in comments (a starting point for your own)",
-			Long: `Print a scenario as YAML, what it does in comments: the output is a valid
-scenario file.
-
-  zkherd scenarios show fair-lock > my.yaml   # edit, then
-  zkherd load --scenario my.yaml
-
-Every field is described in ` + scenarios.DocURL + `.`,
-			Args: cobra.ExactArgs(1),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				return showScenario(cmd.OutOrStdout(), args[0])
-			},
-		},
+		&cobra.Command{Use: "list", Short: "List the built-in scenarios", Args: cobra.NoArgs, RunE: list},
+		newCommand("show NAME|FILE", "Print a scenario as YAML, explained in comments (a starting point for your own)", "scenarios-show", cobra.ExactArgs(1),
+			func(cmd *cobra.Command, args []string) error { return showScenario(cmd.OutOrStdout(), args[0]) }),
 	)
 	return cmd
 }
