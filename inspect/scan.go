@@ -202,6 +202,11 @@ type walker struct {
 	polls    int
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+
+	// found is what the walk in progress has found so far, for the first
+	// snapshot, which does not wait for the whole walk.
+	foundMu sync.Mutex
+	found   []string
 }
 
 // startWalk starts a walk when one is due and none is running. Called
@@ -236,10 +241,17 @@ func (in *Inspector) startWalk(ctx context.Context) {
 	w.polls++
 	w.wg.Add(1)
 	in.mu.Unlock()
+	w.foundMu.Lock()
+	w.found = nil
+	w.foundMu.Unlock()
 	go func() {
 		defer w.wg.Done()
 		defer cancel()
-		w.done <- in.walk(wctx, c, w.listings, w.polls)
+		w.done <- in.walk(wctx, c, w.listings, w.polls, func(dir string) {
+			w.foundMu.Lock()
+			w.found = append(w.found, dir)
+			w.foundMu.Unlock()
+		})
 	}()
 }
 
@@ -269,7 +281,9 @@ func (in *Inspector) takeWalk(snap *Snapshot) {
 }
 
 // awaitWalk waits until the walk in progress, if any, has its result
-// ready for takeWalk, at most d or until ctx ends. Called with scanMu held.
+// ready for takeWalk, at most d or until ctx ends; if the walk is still
+// running then, the directories it found so far join the scan. Called with
+// scanMu held.
 func (in *Inspector) awaitWalk(ctx context.Context, d time.Duration) {
 	w := &in.walker
 	if !w.running {
@@ -280,8 +294,18 @@ func (in *Inspector) awaitWalk(ctx context.Context, d time.Duration) {
 	select {
 	case r := <-w.done:
 		w.done <- r // the slot is free: takeWalk takes it back
+		return
 	case <-t.C:
 	case <-ctx.Done():
+	}
+	w.foundMu.Lock()
+	found := slices.Clone(w.found)
+	w.foundMu.Unlock()
+	in.scan.init()
+	for _, d := range found {
+		if _, ok := in.scan.dirs[d]; !ok {
+			in.scan.dirs[d] = dirNone // classified when read
+		}
 	}
 }
 
@@ -439,12 +463,16 @@ func (in *Inspector) statLimit() int {
 	return DefaultStatLimit
 }
 
+// walkChunk is how many directories of one level the walk lists before it
+// reports what it found so far.
+const walkChunk = 8 * pipelineDepth
+
 // walk visits the tree breadth first from the scan roots, one level at a
 // time (each level's listings pipelined), remembering every directory whose
-// children parse as a recipe layout. It does not descend into recognised
-// recipe nodes, nor into directories with more than MaxScanFanout
-// children, and stops after MaxScanDirs directories.
-func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int) (r walkResult) {
+// children parse as a recipe layout, and telling found as it goes. It does
+// not descend into recognised recipe nodes, nor into directories with more
+// than MaxScanFanout children, and stops after MaxScanDirs directories.
+func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int, found func(dir string)) (r walkResult) {
 	roots := in.opts.ScanRoots
 	if len(roots) == 0 {
 		roots = []string{"/"}
@@ -463,26 +491,29 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*lis
 			level, r.truncated = level[:limit-r.visited], true
 		}
 		r.visited += len(level)
-		lists := in.listDirs(ctx, c, cache, poll, level, &r.cost)
 		var next []string
-		for _, dir := range level {
-			l := lists[dir]
-			if l == nil {
-				continue
-			}
-			nodes, unrecognised := recipes.ParseChildren(l.names)
-			if classify(nodes) != dirNone {
-				r.found = append(r.found, dir)
-			}
-			if len(l.names) > fanout {
-				continue
-			}
-			for _, name := range unrecognised {
-				child := path.Join(dir, name)
-				if child == "/zookeeper" {
+		for chunk := range slices.Chunk(level, walkChunk) {
+			lists := in.listDirs(ctx, c, cache, poll, chunk, &r.cost)
+			for _, dir := range chunk {
+				l := lists[dir]
+				if l == nil {
 					continue
 				}
-				next = append(next, child)
+				nodes, unrecognised := recipes.ParseChildren(l.names)
+				if classify(nodes) != dirNone {
+					r.found = append(r.found, dir)
+					found(dir)
+				}
+				if len(l.names) > fanout {
+					continue
+				}
+				for _, name := range unrecognised {
+					child := path.Join(dir, name)
+					if child == "/zookeeper" {
+						continue
+					}
+					next = append(next, child)
+				}
 			}
 		}
 		if r.truncated {
