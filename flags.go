@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui"
@@ -43,7 +43,7 @@ func (g *globalOptions) register(root *cobra.Command) {
 func (g *globalOptions) load() error {
 	cfg, err := g.tlsFiles.Config()
 	if err != nil {
-		return usageErr("--tls-*: %s", strings.TrimPrefix(err.Error(), "connstr: "))
+		return usageErr("--tls-*: %v", pkgerr.Reason(err))
 	}
 	g.tlsCfg = cfg
 	return nil
@@ -56,7 +56,7 @@ func (g *globalOptions) connectString() (cs connstr.ConnectString, ok bool, err 
 	}
 	cs, err = connstr.Parse(g.server)
 	if err != nil {
-		return cs, true, usageErr("--server: %v", err)
+		return cs, true, usageErr("--server: %v", pkgerr.Reason(err))
 	}
 	return cs, true, nil
 }
@@ -161,5 +161,3 @@ func validateSessionTimeout(d time.Duration) error {
 	}
 	return nil
 }
-
-var _ = fmt.Sprintf

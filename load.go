@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"slices"
@@ -127,7 +128,11 @@ func (o *loadOptions) overrides(g *globalOptions) (scenarios.Overrides, error) {
 	for _, expr := range o.thresholds {
 		t, err := scenarios.ParseThreshold(expr)
 		if err != nil {
-			return ov, usageErr("--threshold %s", strings.TrimPrefix(err.Error(), scenarios.ErrThreshold.Error()+" "))
+			var te *scenarios.ThresholdError
+			if errors.As(err, &te) {
+				return ov, usageErr("--threshold %s", te.Detail())
+			}
+			return ov, usageErr("--threshold %v", err)
 		}
 		ov.Thresholds = append(ov.Thresholds, t)
 	}

@@ -11,13 +11,15 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/pkgerr"
 )
 
 // DefaultPort is ZooKeeper's client port, used when a host names none.
 const DefaultPort = 2181
 
 // ErrMalformed marks a connect string that cannot be parsed.
-var ErrMalformed = errors.New("connstr: malformed connect string")
+var ErrMalformed = errors.New("malformed connect string")
 
 // ConnectString is a parsed connect string.
 type ConnectString struct {
@@ -31,8 +33,14 @@ func (c ConnectString) String() string {
 }
 
 // Parse reads "h1[:p1][,h2[:p2]...][/chroot]". Hosts may be names, IPv4, or
-// bracketed IPv6 ("[::1]:2181").
+// bracketed IPv6 ("[::1]:2181"). Errors match ErrMalformed and are marked
+// as connstr's (package pkgerr).
 func Parse(s string) (ConnectString, error) {
+	cs, err := parse(s)
+	return cs, pkgerr.Wrap("connstr", err)
+}
+
+func parse(s string) (ConnectString, error) {
 	raw := strings.TrimSpace(s)
 	if raw == "" {
 		return ConnectString{}, fmt.Errorf("%w: empty; expected host:port[,host:port...][/chroot], e.g. 127.0.0.1:2181", ErrMalformed)

@@ -9,10 +9,12 @@ import (
 	"net"
 	"os"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/pkgerr"
 )
 
 // ErrTLSConfig marks TLS files that cannot be used.
-var ErrTLSConfig = errors.New("connstr: bad TLS configuration")
+var ErrTLSConfig = errors.New("bad TLS configuration")
 
 // TLS names, by file, how a client reaches servers that accept only TLS
 // (ZooKeeper's secureClientPort): the one connection setting every part of
@@ -35,8 +37,14 @@ type TLS struct {
 func (t TLS) Enabled() bool { return t != TLS{} }
 
 // Config loads the files into a client configuration; nil when TLS is not
-// enabled. Errors name the file and what is wrong with it.
+// enabled. Errors name the file and what is wrong with it, marked as
+// connstr's (package pkgerr).
 func (t TLS) Config() (*tls.Config, error) {
+	cfg, err := t.config()
+	return cfg, pkgerr.Wrap("connstr", err)
+}
+
+func (t TLS) config() (*tls.Config, error) {
 	if !t.Enabled() {
 		return nil, nil
 	}
@@ -106,7 +114,7 @@ func Dial(ctx context.Context, addr string, cfg *tls.Config) (net.Conn, error) {
 // ErrTLSOnly is returned (wrapped) by Reachable for a server reached
 // without TLS settings that answers only a TLS handshake (ZooKeeper's
 // secureClientPort).
-var ErrTLSOnly = errors.New("connstr: the server accepts only TLS")
+var ErrTLSOnly = errors.New("the server accepts only TLS")
 
 // plainProbeWait bounds the wait for a plain server's reply to the probe
 // in Reachable: a ZooKeeper server answers a four-letter word at once.

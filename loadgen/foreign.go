@@ -24,8 +24,12 @@ import (
 //   - a grant to a waiter whose node it had deleted is a violation, unless
 //     the delete raced the grant (within raceWindow) and the holder then
 //     learnt it lost the grant (Lost() closed, or Unlock said ErrLost);
-//   - two holders at once right after such a race, and a stale holder's
-//     fenced writes, are the operator's doing (counted, not violations);
+//   - a holder whose node it deleted while it held (it listed the node as
+//     a waiter's, then the node was granted before its delete) lost the
+//     lock: it must learn that too, by its release at the latest;
+//   - two holders at once while a holder of either kind is inside, and
+//     that holder's fenced writes, are the operator's doing (counted, not
+//     violations);
 //   - a queue item it deleted is counted as deleted by another client,
 //     not as lost.
 type foreigner struct {
@@ -46,8 +50,23 @@ type foreigner struct {
 	racedIn     map[string]int
 	racedTokens map[string]map[uint64]bool
 	items       map[int64]bool // queue items deleted
+	// held are the grants inside now, by node path (grant to exit), so
+	// that a delete of a held node marks its holder; deleting is the node
+	// whose delete is under way (at most one: the client acts in turn).
+	held     map[string]*foreignHeld
+	deleting string
 	// Figures for the result.
-	races, learnt, excused int64
+	races, learnt, excused, deletedHeld int64
+}
+
+// foreignHeld is one grant inside, as the foreign client sees it.
+type foreignHeld struct {
+	dir   string
+	token uint64
+	// raced: the node was deleted while held, or its grant raced a
+	// delete: the holder must learn it lost. pending: marked only because
+	// a delete of it is under way (undone if the delete fails).
+	raced, pending bool
 }
 
 // foreignRace is how long before a grant returned a delete of the
@@ -98,14 +117,7 @@ func (r *runner) startForeign(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the foreign client's session: %w", err)
 	}
-	f := &foreigner{
-		r: r, s: s, leases: 1, race: raceWindow(r.run.Faults),
-		rng:         rand.New(rand.NewPCG(r.run.Seed, 0x666f726569676e)),
-		deleted:     make(map[string]time.Time),
-		racedIn:     make(map[string]int),
-		racedTokens: make(map[string]map[uint64]bool),
-		items:       make(map[int64]bool),
-	}
+	f := newForeigner(r, s)
 	switch r.run.Recipe {
 	case scenarios.Queue:
 		f.dirs = []string{r.ns + "/queue"}
@@ -124,6 +136,18 @@ func (r *runner) startForeign(ctx context.Context) error {
 	}
 	r.fx.foreign = f
 	return nil
+}
+
+func newForeigner(r *runner, s *recipes.Session) *foreigner {
+	return &foreigner{
+		r: r, s: s, leases: 1, race: raceWindow(r.run.Faults),
+		rng:         rand.New(rand.NewPCG(r.run.Seed, 0x666f726569676e)),
+		deleted:     make(map[string]time.Time),
+		racedIn:     make(map[string]int),
+		racedTokens: make(map[string]map[uint64]bool),
+		items:       make(map[int64]bool),
+		held:        make(map[string]*foreignHeld),
+	}
 }
 
 // closeForeign closes the foreign client's session.
@@ -204,74 +228,168 @@ func (f *foreigner) Act(ctx context.Context, kind scenarios.FaultKind) (faults.F
 		}
 		return act, nil
 	}
+	// The node was listed as a waiter's, but it may be granted by now:
+	// its holder is marked before the delete is sent, since the server
+	// may hand the lock on before this client hears the reply.
+	f.deleteStarted(p)
 	err = conn.Delete(p, st.Version)
 	switch {
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+		f.deleteDone(p, 0, false)
 		return faults.ForeignAct{}, nil
 	case errors.Is(err, zk.ErrNoAuth):
+		f.deleteDone(p, 0, false)
 		act.Refused = true
 		return act, nil
 	case err != nil:
+		// Unknown outcome (connection lost): taken as deleted, so that
+		// its holder, if any, is held to learn it only if it is gone.
+		f.deleteDone(p, st.Czxid, true)
 		return faults.ForeignAct{}, fmt.Errorf("delete %s: %w", p, err)
 	}
-	f.mu.Lock()
-	f.deleted[p] = time.Now()
+	if held := f.deleteDone(p, st.Czxid, true); held {
+		act.What = strings.Replace(act.What, "waiter's node", "node just granted", 1)
+	}
 	if f.r.run.Recipe == scenarios.Queue {
+		f.mu.Lock()
 		if id, _, ok := parseItem(data); ok {
 			f.items[id] = true
 		}
+		f.mu.Unlock()
 	}
-	f.mu.Unlock()
 	return act, nil
 }
 
-// grant checks a grant of node (with fencing token, 0 for none),
-// returned at granted, against the deletes: raced is set when the node's
-// delete raced the grant (the holder must then learn it lost it, and
-// holders that overlap it meanwhile are the other client's doing, until
-// exit); a grant of a node deleted before is a violation, noted here.
-func (f *foreigner) grant(node string, token uint64, granted time.Time) (raced bool, exit func()) {
-	if node == "" {
-		return false, nil
-	}
-	dir := node[:max(strings.LastIndexByte(node, '/'), 0)]
+// deleteStarted notes that a delete of node p is about to be sent: a
+// holder of p, now or granted before the delete's outcome is known, has
+// lost the lock (if the delete goes through) and may overlap the next one.
+func (f *foreigner) deleteStarted(p string) {
 	f.mu.Lock()
-	at, ok := f.deleted[node]
-	if !ok || at.After(granted) {
-		f.mu.Unlock()
-		return false, nil
+	defer f.mu.Unlock()
+	f.deleting = p
+	if h := f.held[p]; h != nil && !h.raced {
+		f.markRaced(h)
+		h.pending = true
 	}
-	if at.Before(granted.Add(-f.race)) {
-		f.mu.Unlock()
-		f.r.chk.note("foreign delete", &f.r.chk.foreignGrant, "%s granted %v after another client deleted it", node, granted.Sub(at).Round(time.Millisecond))
-		return false, nil
-	}
-	f.races++
-	f.racedIn[dir]++
-	if token != 0 {
-		if f.racedTokens[dir] == nil {
-			f.racedTokens[dir] = make(map[uint64]bool)
-		}
-		f.racedTokens[dir][token] = true
-	}
-	f.mu.Unlock()
-	return true, sync.OnceFunc(func() {
-		f.mu.Lock()
-		f.racedIn[dir]--
-		f.mu.Unlock()
-	})
 }
 
-// released checks a raced grant's end: the holder must have learnt that
-// its node was gone.
-func (f *foreigner) released(node string, learnt bool) {
-	if learnt {
-		f.mu.Lock()
-		f.learnt++
-		f.mu.Unlock()
+// deleteDone notes the outcome of the delete of p (with the creation zxid
+// czxid read before it); gone says it was applied (or may have been). It
+// reports whether p was held when deleted: the foreign client took it for
+// a waiter's node, and the holder must learn it lost the lock. A held
+// node's creation zxid is its holder's fencing token (the recipes' token),
+// which confirms that the node deleted is the one granted, not a namesake.
+func (f *foreigner) deleteDone(p string, czxid int64, gone bool) (held bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.deleting = ""
+	h := f.held[p]
+	if h != nil && h.pending {
+		h.pending = false
+		if !gone {
+			f.unmarkRaced(h) // the node is still there: still held
+		}
+	}
+	if !gone {
+		return false
+	}
+	f.deleted[p] = time.Now()
+	if h == nil || (h.token != 0 && uint64(czxid) != h.token) {
+		return false
+	}
+	f.markRaced(h)
+	f.deletedHeld++
+	return true
+}
+
+// markRaced marks a grant whose node was deleted: until it exits, overlaps
+// on its lock and its fenced writes are the other client's doing. Called
+// with f.mu held.
+func (f *foreigner) markRaced(h *foreignHeld) {
+	if h.raced {
 		return
 	}
-	f.r.chk.note("foreign delete", &f.r.chk.foreignGrant, "%s was deleted by another client as it was granted, and its holder never learnt it (Lost() stayed open, Unlock succeeded)", node)
+	h.raced = true
+	f.racedIn[h.dir]++
+	if h.token != 0 {
+		if f.racedTokens[h.dir] == nil {
+			f.racedTokens[h.dir] = make(map[uint64]bool)
+		}
+		f.racedTokens[h.dir][h.token] = true
+	}
+}
+
+// unmarkRaced undoes markRaced. Called with f.mu held.
+func (f *foreigner) unmarkRaced(h *foreignHeld) {
+	if !h.raced {
+		return
+	}
+	h.raced = false
+	f.racedIn[h.dir]--
+	delete(f.racedTokens[h.dir], h.token)
+}
+
+// grant checks a grant of node (with fencing token, 0 for none),
+// returned at granted, against the deletes, and follows the holder until
+// exit (it leaves the critical section) and done (its release returned;
+// learnt says whether it was told it lost the grant: Lost() closed, or
+// Unlock said ErrLost). Both are nil when node is "".
+//
+// A grant of a node deleted before (longer ago than the race window) is a
+// violation, noted here. A delete that raced the grant, is under way, or
+// comes while the grant is inside (the client listed the node as a
+// waiter's before it was granted: deleteDone) ends the grant: until exit,
+// a second holder and the holder's fenced writes are the other client's
+// doing; by done, the holder must have learnt it, else it is a violation.
+func (f *foreigner) grant(node string, token uint64, granted time.Time) (exit func(), done func(learnt bool)) {
+	if node == "" {
+		return nil, nil
+	}
+	dir := node[:max(strings.LastIndexByte(node, '/'), 0)]
+	h := &foreignHeld{dir: dir, token: token}
+	exit = sync.OnceFunc(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if h.raced {
+			f.racedIn[dir]--
+		}
+		if f.held[node] == h {
+			delete(f.held, node)
+		}
+	})
+	done = func(learnt bool) {
+		f.mu.Lock()
+		_, deleted := f.deleted[node]
+		ended := h.raced && deleted
+		if ended && learnt {
+			f.learnt++
+		}
+		f.mu.Unlock()
+		if ended && !learnt {
+			f.r.chk.note("foreign delete", &f.r.chk.foreignGrant, "%s was deleted by another client as it was granted or while held, and its holder never learnt it (Lost() stayed open, Unlock succeeded)", node)
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.held[node] = h
+	at, ok := f.deleted[node]
+	switch {
+	case f.deleting == node:
+		f.markRaced(h)
+		h.pending = true
+	case !ok:
+	case at.Before(granted.Add(-f.race)):
+		f.r.chk.note("foreign delete", &f.r.chk.foreignGrant, "%s granted %v after another client deleted it", node, granted.Sub(at).Round(time.Millisecond))
+	case !at.After(granted):
+		f.races++
+		f.markRaced(h)
+	default:
+		// Deleted after the grant returned, before it was registered
+		// here: deleteDone found no holder.
+		f.markRaced(h)
+		f.deletedHeld++
+	}
+	return exit, done
 }
 
 // excuse reports whether two holders at once on lock dir are the other
@@ -312,5 +430,6 @@ func (f *foreigner) result(res *Result) {
 	defer f.mu.Unlock()
 	c := &res.Checks
 	c.ForeignRacedGrants, c.ForeignExcusedOverlaps = f.races, f.excused
+	c.ForeignDeletedHolders = f.deletedHeld
 	c.ForeignDeletedItems = int64(len(f.items))
 }

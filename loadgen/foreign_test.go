@@ -202,3 +202,103 @@ func TestLagMemberRun(t *testing.T) {
 	}
 	assertNamespaceGone(t, ens, res.Namespace)
 }
+
+// TestForeignDeleteOfHolder: the other client lists a lock, takes a node
+// for a waiter's, and deletes it after it was granted (in the long
+// fair-lock-adversary runs, an overlap about once per 3 minutes). The
+// holder has lost the lock, and the next waiter is granted while it is
+// still inside: that overlap is the other client's doing, as long as the
+// recipe tells the holder (Lost() closes or Unlock says ErrLost); when
+// the holder is never told, it is a violation. The deleted node's creation
+// zxid is the holder's fencing token: the node deleted is the one granted.
+func TestForeignDeleteOfHolder(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	for _, told := range []bool{true, false} {
+		name := map[bool]string{true: "holder told", false: "holder not told"}[told]
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			open := func() *recipes.Session {
+				s, err := recipes.NewSession(ctx, ens.Servers())
+				if err != nil {
+					t.Fatalf("session: %v", err)
+				}
+				t.Cleanup(s.Close)
+				return s
+			}
+			sa, sb, fs := open(), open(), open()
+			dir := "/foreign-holder-" + strings.ReplaceAll(name, " ", "-")
+			r := &runner{}
+			r.run.Recipe = scenarios.FairLock
+			f := newForeigner(r, fs)
+			r.chk.excuse = f.excuse // as the run sets it
+			g := &lockGuard{path: dir}
+
+			a := recipes.NewLock(sa, dir)
+			if err := a.Lock(ctx); err != nil {
+				t.Fatalf("a: Lock: %v", err)
+			}
+			exitA, doneA := f.grant(a.Node(), a.FencingToken(), time.Now())
+			g.enterExclusive(&r.chk, a.FencingToken(), seqOf(a.Node()))
+
+			// The other client deletes a's node, as Act does with a node
+			// it listed as a waiter's.
+			p := a.Node()
+			_, st, err := fs.Conn().Get(p)
+			if err != nil {
+				t.Fatalf("foreign get: %v", err)
+			}
+			f.deleteStarted(p)
+			err = fs.Conn().Delete(p, st.Version)
+			if err != nil {
+				t.Fatalf("foreign delete: %v", err)
+			}
+			if !f.deleteDone(p, st.Czxid, true) {
+				t.Errorf("delete of held node %s (czxid %d, holder's token %d) not seen as a holder's", p, st.Czxid, a.FencingToken())
+			}
+
+			b := recipes.NewLock(sb, dir)
+			if err := b.Lock(ctx); err != nil {
+				t.Fatalf("b: Lock: %v", err)
+			}
+			exitB, doneB := f.grant(b.Node(), b.FencingToken(), time.Now())
+			g.enterExclusive(&r.chk, b.FencingToken(), seqOf(b.Node())) // a still inside
+
+			learnt := false
+			if told {
+				select {
+				case <-a.Lost():
+				case <-ctx.Done():
+					t.Fatal("a: Lost() not closed after its node was deleted")
+				}
+				learnt = true
+			}
+			g.exitExclusive()
+			exitA()
+			if err := a.Unlock(ctx); told && !errors.Is(err, recipes.ErrLost) {
+				t.Errorf("a: Unlock = %v, want ErrLost", err)
+			}
+			doneA(learnt)
+			g.exitExclusive()
+			exitB()
+			if err := b.Unlock(ctx); err != nil {
+				t.Errorf("b: Unlock: %v", err)
+			}
+			doneB(false)
+
+			if got := r.chk.mutex.Load(); got != 0 {
+				t.Errorf("mutual-exclusion violations = %d, want 0 (the other client's doing): %v", got, r.chk.violations())
+			}
+			wantForeign := int64(0)
+			if !told {
+				wantForeign = 1
+			}
+			if got := r.chk.foreignGrant.Load(); got != wantForeign {
+				t.Errorf("holders never told = %d, want %d: %v", got, wantForeign, r.chk.violations())
+			}
+			if f.deletedHeld != 1 || f.excused != 1 {
+				t.Errorf("deleted holders %d, excused overlaps %d, want 1 and 1", f.deletedHeld, f.excused)
+			}
+		})
+	}
+}

@@ -177,71 +177,90 @@ type Event struct {
 	Detail string
 }
 
-// Herd holds the herd-effect measures of a run's window.
+// Herd holds the herd-effect measures of a run's window. report.json
+// writes it as it is, under the JSON names below.
 type Herd struct {
-	// WakeupsPerRelease is watch notifications delivered to clients per
-	// release (sum of every session's WatchEvents delta).
-	WakeupsPerRelease float64
+	// WakeupsPerRelease is watch notifications that woke a waiting client,
+	// per release: notifications delivered to clients acquiring the lock,
+	// about another node than their own. The releasing holder's own-node
+	// watch fires on its own delete (it is how a holder learns that
+	// someone else deleted its node); that is no wake-up. For workloads
+	// that are not locks, every watch notification counts.
+	WakeupsPerRelease float64 `json:"wakeups_per_release"`
 	// ZKRequestsPerAcquisition is client requests per operation.
-	ZKRequestsPerAcquisition float64
+	ZKRequestsPerAcquisition float64 `json:"zk_requests_per_acquisition"`
 	// ServerPacketsPerAcquisition is the servers' packets received plus
 	// sent, summed over every member (mntr deltas), per operation; -1 when
 	// mntr could not be read.
-	ServerPacketsPerAcquisition float64
+	ServerPacketsPerAcquisition float64 `json:"server_packets_per_acquisition"`
 	// WatchFanoutPerAcquisition is watches triggered on the servers
 	// (mntr's *_watch_count sums), per operation; -1 when unknown.
-	WatchFanoutPerAcquisition float64
+	WatchFanoutPerAcquisition float64 `json:"watch_fanout_per_acquisition"`
 	// The totals behind the ratios.
-	Wakeups, ZKRequests, ServerPackets, WatchFanout int64
+	Wakeups       int64 `json:"wakeups"`
+	ZKRequests    int64 `json:"zk_requests"`
+	ServerPackets int64 `json:"server_packets"`
+	WatchFanout   int64 `json:"watch_fanout"`
 	// MntrError says why server counters are missing, if they are.
-	MntrError string
+	MntrError string `json:"mntr_error,omitempty"`
 }
 
 // Checks are the correctness checks of a run. Passed is false when any
-// counter below that marks a violation is above zero.
+// counter below that marks a violation is above zero. report.json writes
+// it as it is, under the JSON names below.
 type Checks struct {
 	// MutualExclusionViolations counts grants that found another holder in
 	// the critical section (for a read/write lock: a writer with anyone).
-	MutualExclusionViolations int64
+	MutualExclusionViolations int64 `json:"mutual_exclusion_violations"`
 	// FencingViolations counts grants whose fencing token did not exceed
 	// the previous holder's.
-	FencingViolations int64
+	FencingViolations int64 `json:"fencing_violations"`
 	// FIFOBypasses counts fair-lock grants given out of node creation order;
 	// MaxBypass is the most grants that overtook one waiter.
-	FIFOBypasses, MaxBypass int64
+	FIFOBypasses int64 `json:"fifo_bypasses"`
+	MaxBypass    int64 `json:"max_bypass"`
 	// FIFOChecked says whether FIFO order was checked (fair lock only).
-	FIFOChecked bool
+	FIFOChecked bool `json:"fifo_checked"`
 	// SemaphoreOverIssued counts grants that made more holders than leases.
-	SemaphoreOverIssued int64
+	SemaphoreOverIssued int64 `json:"semaphore_over_issued"`
 	// DoubleLeaders counts times two clients were leader at once.
-	DoubleLeaders int64
+	DoubleLeaders int64 `json:"double_leaders"`
 	// LostItems and DuplicateItems count queue items consumed never or
-	// twice; Unconsumed counts items still queued when the run stopped.
-	LostItems, DuplicateItems, Unconsumed int64
+	// twice; Unconsumed counts items still queued when the run stopped
+	// (not a failure: they were removed with the namespace, and a backlog
+	// that grew through the window is a warning).
+	LostItems      int64 `json:"lost_items"`
+	DuplicateItems int64 `json:"duplicate_items"`
+	Unconsumed     int64 `json:"unconsumed"`
 	// ForeignDeletedItems counts queue items another client deleted
 	// (foreign-delete): gone, but not lost by the recipe.
-	ForeignDeletedItems int64
+	ForeignDeletedItems int64 `json:"foreign_deleted_items,omitempty"`
 	// ForeignGrants counts violations: grants to waiters whose node another
 	// client had deleted, or raced grants whose holder never learnt it.
-	ForeignGrants int64
+	ForeignGrants int64 `json:"foreign_grants,omitempty"`
 	// ForeignRacedGrants counts grants that raced another client's delete
 	// of the granted node (the holder must then learn it lost the grant);
 	// ForeignExcusedOverlaps the overlaps of holders that followed such
 	// deletes: the other client broke the lock, not the recipe.
-	ForeignRacedGrants, ForeignExcusedOverlaps int64
+	ForeignRacedGrants     int64 `json:"foreign_raced_grants,omitempty"`
+	ForeignExcusedOverlaps int64 `json:"foreign_excused_overlaps,omitempty"`
+	// ForeignDeletedHolders counts holders whose node another client
+	// deleted while they held it (it had listed the node as a waiter's);
+	// each must learn it lost the lock, by its release at the latest.
+	ForeignDeletedHolders int64 `json:"foreign_deleted_holders,omitempty"`
 	// LeftoverZnodes counts recipe nodes still in the namespace once every
 	// client had finished; LeftoverPaths names some of them.
-	LeftoverZnodes int64
-	LeftoverPaths  []string
+	LeftoverZnodes int64    `json:"leftover_znodes"`
+	LeftoverPaths  []string `json:"leftover_paths,omitempty"`
 	// Violations describe the failures, one line each (at most a few per
 	// kind).
-	Violations []string
+	Violations []string `json:"violations"`
 	// Passed is true when no check failed.
-	Passed bool
+	Passed bool `json:"passed"`
 	// Warnings are findings that fail no check but must not read as a
 	// pass: a queue backlog that grew through the window, an open-model
 	// run that missed its rate.
-	Warnings []string
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Progress is a run's state once per interval.

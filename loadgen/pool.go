@@ -26,20 +26,13 @@ type client struct {
 	tap   *tap
 
 	sess atomic.Pointer[recipes.Session]
-	// retiredWatch sums the watch events of this client's ended sessions.
-	retiredWatch atomic.Int64
 }
 
 func (c *client) session() *recipes.Session { return c.sess.Load() }
 
-// watchEvents is every watch notification this client's sessions received.
-func (c *client) watchEvents() int64 {
-	n := c.retiredWatch.Load()
-	if s := c.sess.Load(); s != nil {
-		n += s.WatchEvents()
-	}
-	return n
-}
+// wakeups is every watch notification that woke this client while it
+// waited, over all its sessions (seen.fired).
+func (c *client) wakeups() int64 { return c.tap.wakeups.Load() }
 
 // sessionParams are what every client session is opened with.
 type sessionParams struct {

@@ -232,8 +232,12 @@ func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
 	return s, nil
 }
 
-// execute runs the run; see Run.
-func (r *runner) execute(ctx context.Context) (res *Result, err error) {
+// execute runs the run in its stages: prepare (admin session, namespace,
+// network, clients), ramp (sessions opened, loops started, window opened),
+// window (until the duration, the operations or the caller's end), drain
+// (loops finished) and account (the Result, assembled in one place); see
+// Run.
+func (r *runner) execute(ctx context.Context) (*Result, error) {
 	r.parent = ctx
 	runCtx, fail := context.WithCancelCause(ctx)
 	defer fail(nil)
@@ -241,8 +245,47 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	r.opCtx, r.opCancel = context.WithCancel(context.WithoutCancel(ctx))
 	defer r.opCancel()
 
-	// The admin session sets up and tears down the namespace and watches
-	// the server for the run.
+	env, err := r.prepare(ctx, runCtx)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.measure(ctx, runCtx, env.admin)
+	if err = env.close(ctx, err); err != nil && res == nil {
+		return nil, err
+	}
+	return res, err
+}
+
+// measure runs the stages between prepare and the namespace's removal:
+// the ticker and server poller go for as long as the clients do.
+func (r *runner) measure(ctx, runCtx context.Context, admin *recipes.Session) (*Result, error) {
+	bg := r.background(runCtx)
+	defer bg.stop()
+	ramped := r.ramp(runCtx)
+	end := r.window(ctx, runCtx, ramped)
+	r.drain(ramped.loops)
+	bg.stop()
+	res := r.account(ctx, admin.Conn(), ramped.before, end)
+	if end.err != nil {
+		return nil, end.err
+	}
+	return res, nil
+}
+
+// env is what prepare set up and close tears down.
+type env struct {
+	r       *runner
+	admin   *recipes.Session
+	lister  *recipes.Session // nil without one
+	network bool             // startNetwork succeeded
+}
+
+// prepare opens the admin session (it sets up and tears down the
+// namespace and watches the servers for the run), makes the namespace,
+// prepares the workload, opens the lister session and the fault network,
+// and makes the recorder and the clients. On error it has undone what it
+// did.
+func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
 	adminOpts := append(slices.Clone(r.opts.SessionOptions),
 		recipes.WithSessionTimeout(r.run.SessionTimeout), recipes.WithLogger(&r.adminLog))
 	actx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
@@ -255,7 +298,6 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		return nil, err
 	}
 	r.admin = admin
-	defer admin.Close()
 	r.params.serverUp = func() bool { return admin.State() == recipes.StateConnected }
 
 	info, _ := json.Marshal(map[string]any{
@@ -263,65 +305,30 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		"started": time.Now().UTC().Format(time.RFC3339), "pid": os.Getpid(), "host": hostname(),
 	})
 	if err := r.makeNamespace(admin.Conn(), info); err != nil {
+		admin.Close()
 		return nil, err
 	}
-	cleaned := false
-	// cleanup waits up to limit for the namespace's removal: long enough
-	// for a starved or faulty ensemble, short when the run already found
-	// the servers gone (the user should not wait minutes to hear it).
-	cleanup := func(limit time.Duration) error {
-		if cleaned || r.opts.SharedNamespace {
-			return nil
-		}
-		cleaned = true
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
-		defer cancel()
-		conn := admin.Conn()
-		err := removeTree(cctx, conn, r.ns)
-		if err != nil && cctx.Err() == nil {
-			// The admin session ended or cannot reach a server (expired
-			// or cut off on a starved or faulty ensemble): a fresh one
-			// removes the namespace.
-			if fresh, ferr := recipes.NewSession(cctx, r.opts.Servers, r.opts.SessionOptions...); ferr == nil {
-				defer fresh.Close()
-				conn = fresh.Conn()
-				err = removeTree(cctx, conn, r.ns)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("could not remove the run's namespace %s: %w", r.ns, err)
-		}
-		removeEmptyParents(conn, r.ns, r.opts.Chroot)
-		return nil
-	}
+	e = &env{r: r, admin: admin}
 	defer func() {
-		limit := 2 * time.Minute
-		if errors.Is(err, ErrServerLost) {
-			limit = 10 * time.Second
-		}
-		if cerr := cleanup(limit); cerr != nil && err == nil {
-			err = cerr
+		if err != nil {
+			err = e.close(ctx, err)
+			e = nil
 		}
 	}()
 	if err := r.work.prepare(runCtx, admin.Conn()); err != nil {
-		return nil, err
+		return e, err
 	}
-	listerSess, err := r.openLister(runCtx)
-	if err != nil {
-		return nil, err
-	}
-	if listerSess != nil {
-		defer listerSess.Close()
+	if e.lister, err = r.openLister(runCtx); err != nil {
+		return e, err
 	}
 	if err := r.startNetwork(runCtx); err != nil {
-		return nil, err
+		return e, err
 	}
-	defer r.closeNetwork()
+	e.network = true
 
 	r.start = time.Now()
-	r.rec, err = metrics.NewRecorder(r.start, metrics.WithPhases(r.work.extraPhases()...))
-	if err != nil {
-		return nil, err
+	if r.rec, err = metrics.NewRecorder(r.start, metrics.WithPhases(r.work.extraPhases()...)); err != nil {
+		return e, err
 	}
 	shards := make([]*metrics.Shard, min(r.run.Clients, 32))
 	for i := range shards {
@@ -335,70 +342,166 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 	if n := r.params.sourceAddrs; n > 1 {
 		r.logf("spreading %d client connections over %d loopback source addresses (127.0.0.1-127.0.0.%d)", r.run.Clients, n, n)
 	}
+	return e, nil
+}
 
-	before := r.snapshot(runCtx)
-	r.noteBefore(before)
-	tickDone := make(chan struct{})
-	tickStop := make(chan struct{})
-	pollDone := make(chan struct{})
-	go r.ticker(runCtx, tickStop, tickDone)
-	go r.pollServers(runCtx, tickStop, pollDone)
-	stopTicker := sync.OnceFunc(func() { close(tickStop); <-tickDone; <-pollDone })
-	defer stopTicker()
-
-	var loops sync.WaitGroup
-	startLoop := func(c *client) {
-		loops.Add(1)
-		go func() {
-			defer loops.Done()
-			r.work.loop(c)
-		}()
+// close tears down what prepare set up, in reverse: the fault network,
+// the lister session, the namespace, the admin session. runErr is why the
+// run stopped, if it did; close returns it, or else the namespace's
+// removal's error.
+func (e *env) close(ctx context.Context, runErr error) error {
+	r := e.r
+	if e.network {
+		r.closeNetwork()
 	}
-	ramp := scenarios.RampFor(r.run)
+	if e.lister != nil {
+		e.lister.Close()
+	}
+	defer e.admin.Close()
+	if r.opts.SharedNamespace {
+		return runErr
+	}
+	// Wait long enough for a starved or faulty ensemble, short when the
+	// run already found the servers gone (the user should not wait
+	// minutes to hear it).
+	limit := 2 * time.Minute
+	if errors.Is(runErr, ErrServerLost) {
+		limit = 10 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
+	defer cancel()
+	conn := e.admin.Conn()
+	err := removeTree(cctx, conn, r.ns)
+	if err != nil && cctx.Err() == nil {
+		// The admin session ended or cannot reach a server (expired or
+		// cut off on a starved or faulty ensemble): a fresh one removes
+		// the namespace.
+		if fresh, ferr := recipes.NewSession(cctx, r.opts.Servers, r.opts.SessionOptions...); ferr == nil {
+			defer fresh.Close()
+			conn = fresh.Conn()
+			err = removeTree(cctx, conn, r.ns)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if err != nil {
+		return fmt.Errorf("could not remove the run's namespace %s: %w", r.ns, err)
+	}
+	removeEmptyParents(conn, r.ns, r.opts.Chroot)
+	return nil
+}
+
+// background is the ticker and the server poller; stop ends both and
+// waits for them (idempotent).
+type background struct {
+	stop func()
+}
+
+func (r *runner) background(ctx context.Context) background {
+	stop := make(chan struct{})
+	tickDone, pollDone := make(chan struct{}), make(chan struct{})
+	go r.ticker(ctx, stop, tickDone)
+	go r.pollServers(ctx, stop, pollDone)
+	return background{stop: sync.OnceFunc(func() { close(stop); <-tickDone; <-pollDone })}
+}
+
+// loops are the clients' loops and the open-loop dispatcher: done closes
+// once every one has returned (after seal).
+type loops struct {
+	wg   sync.WaitGroup
+	done chan struct{}
+}
+
+func (l *loops) start(f func()) {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		f()
+	}()
+}
+
+// seal closes done once the loops started so far have returned; no loop
+// starts after it.
+func (l *loops) seal() {
+	l.done = make(chan struct{})
+	go func() {
+		defer close(l.done)
+		l.wg.Wait()
+	}()
+}
+
+// ramped is what the ramp-up leaves: the loops, the counters at the
+// window's start, and why the run cannot go on (sessions refused, faults
+// that could not start, the caller's end).
+type ramped struct {
+	loops  *loops
+	before snapshot
+	err    error
+}
+
+// ramp opens the clients' sessions on the scenario's schedule and starts
+// their loops: a closed loop's as each session opens (its window opens
+// at the start), others' once every session is open, when the window
+// opens; then the faults start.
+func (r *runner) ramp(runCtx context.Context) ramped {
+	out := ramped{loops: &loops{}, before: r.snapshot(runCtx)}
+	r.noteBefore(out.before)
+	work := func(c *client) func() { return func() { r.work.loop(c) } }
 	closed := r.run.Arrival.Kind == scenarios.Closed
 	if closed {
 		r.openWindow(r.start)
 	}
-	rampErr := r.params.rampUp(runCtx, r.clients, r.start, ramp.At, func(c *client) {
+	out.err = r.params.rampUp(runCtx, r.clients, r.start, scenarios.RampFor(r.run).At, func(c *client) {
 		r.alive.Add(1)
 		r.rec.AddSessions(1)
 		if closed {
-			startLoop(c)
+			out.loops.start(work(c))
 		}
 	})
-	if rampErr == nil && !closed {
-		if r.run.Arrival.Kind.Open() {
-			r.tickets = make(chan time.Time, r.run.Clients)
+	if out.err == nil && !closed {
+		open := r.run.Arrival.Kind.Open()
+		if open {
+			r.tickets = make(chan time.Time, r.run.Clients) // dispatch closes it
 		}
 		for _, c := range r.clients {
-			startLoop(c)
+			out.loops.start(work(c))
 		}
-		before = r.snapshot(runCtx)
-		r.noteBefore(before)
+		out.before = r.snapshot(runCtx)
+		r.noteBefore(out.before)
 		r.openWindow(time.Now())
-		if r.run.Arrival.Kind.Open() {
-			loops.Add(1)
-			go func() {
-				defer loops.Done()
-				r.dispatch()
-			}()
+		if open {
+			out.loops.start(r.dispatch)
 		}
 	}
-	if err := r.startFaults(); err != nil && rampErr == nil {
-		rampErr = err
+	if err := r.startFaults(); err != nil && out.err == nil {
+		out.err = err
 	}
-	loopsDone := make(chan struct{})
-	go func() {
-		loops.Wait()
-		close(loopsDone)
-	}()
+	out.loops.seal()
+	return out
+}
 
-	partial := false
-	if rampErr != nil {
+// windowEnd is how the window ended.
+type windowEnd struct {
+	// partial: the caller ended the run early; err: the run failed.
+	partial bool
+	err     error
+	// self is the generator's own load and after the counters, both read
+	// when the window closed.
+	self  selfLoad
+	after snapshot
+}
+
+// window waits for the window's end (its duration, every loop done, or
+// the run's context), undoes the faults and stops the clients' operations.
+func (r *runner) window(ctx, runCtx context.Context, ramped ramped) windowEnd {
+	var end windowEnd
+	if ramped.err != nil {
 		r.stop()
 		if ctx.Err() != nil {
-			partial = true
-			rampErr = nil
+			end.partial = true
+		} else {
+			end.err = ramped.err
 		}
 	} else {
 		var timeout <-chan time.Time
@@ -409,12 +512,12 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		}
 		select {
 		case <-timeout:
-		case <-loopsDone:
+		case <-ramped.loops.done:
 		case <-runCtx.Done():
 			if ctx.Err() != nil {
-				partial = true
+				end.partial = true
 			} else {
-				rampErr = context.Cause(runCtx)
+				end.err = context.Cause(runCtx)
 			}
 		}
 		// Undo the faults (restart killed members...) before the clients
@@ -422,61 +525,24 @@ func (r *runner) execute(ctx context.Context) (res *Result, err error) {
 		r.stopFaults()
 		r.stop()
 	}
-	selfAtStop := readSelfLoad()
-	after := r.snapshot(context.WithoutCancel(ctx))
+	end.self = readSelfLoad()
+	end.after = r.snapshot(context.WithoutCancel(ctx))
+	return end
+}
 
-	// Let holders release and waiters give up; closing the sessions ends
-	// any loop that is still stuck (a server gone).
-	grace := time.NewTimer(r.run.SessionTimeout + 10*time.Second)
+// drain lets holders release and waiters give up; closing the sessions
+// ends any loop that is still stuck (a server gone).
+func (r *runner) drain(l *loops) {
+	grace := r.run.SessionTimeout + 10*time.Second
+	t := time.NewTimer(grace)
+	defer t.Stop()
 	select {
-	case <-loopsDone:
-		grace.Stop()
-	case <-grace.C:
-		r.logf("some clients did not stop within %v; closing their sessions", r.run.SessionTimeout+10*time.Second)
+	case <-l.done:
+	case <-t.C:
+		r.logf("some clients did not stop within %v; closing their sessions", grace)
 		r.closeSessions()
-		<-loopsDone
+		<-l.done
 	}
-	stopTicker()
-	var gen Generator
-	if !r.windowStartTime().IsZero() {
-		gen = r.self.result(selfAtStop)
-	}
-	fin := context.WithoutCancel(ctx)
-	res = &Result{
-		Run:         r.run,
-		RunID:       r.opts.RunID,
-		Namespace:   r.ns,
-		Partial:     partial,
-		Start:       r.start,
-		WindowStart: r.windowStartTime(),
-		Stop:        r.stopAt,
-		SourceAddrs: r.params.sourceAddrs,
-		Generator:   gen,
-	}
-	if gen.Behind {
-		res.Notes = append(res.Notes, gen.note())
-	}
-	if rampErr == nil || errors.Is(rampErr, ErrServerLost) {
-		r.work.finish(fin, admin.Conn(), res)
-		if r.opts.SharedNamespace {
-			r.checkOwnLeftovers(fin, admin.Conn(), res)
-		} else {
-			r.checkLeftovers(fin, admin.Conn(), res)
-		}
-	}
-	r.closeSessions()
-	r.faultResult(res)
-	r.account(res, before, after)
-	r.keptUp(res)
-	res.Metrics = r.rec.Finish(time.Now())
-	r.progress("done", res.Metrics.Intervals)
-	if rampErr != nil {
-		return nil, rampErr
-	}
-	if err := cleanup(2 * time.Minute); err != nil {
-		return res, err
-	}
-	return res, nil
 }
 
 // snapshot is what the herd measures compare between the window's ends.
@@ -523,41 +589,96 @@ func (r *runner) pollServers(ctx context.Context, stop <-chan struct{}, done cha
 func (r *runner) snapshot(ctx context.Context) snapshot {
 	s := snapshot{at: time.Now(), requests: r.wire.total.Load(), byKind: r.wire.byKind()}
 	for _, c := range r.clients {
-		s.wakeups += c.watchEvents()
+		s.wakeups += c.wakeups()
 	}
 	s.server, s.serverErr = readCounters(ctx, r.opts.Members, r.opts.TLS)
 	return s
 }
 
-// account fills in the result's counts, herd measures and checks.
-func (r *runner) account(res *Result, before, after snapshot) {
-	res.Ops = r.ops.Load()
-	res.Releases = r.releases.Load()
+// account assembles the Result: the window's counts and herd measures,
+// then what the post-run checks find (the workload's, leftovers, faults
+// and fencing, the checker's, the open model's rate), then the metrics.
+// Every client session is closed on return, and the final progress sent.
+func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, end windowEnd) *Result {
+	res := &Result{
+		Run:         r.run,
+		RunID:       r.opts.RunID,
+		Namespace:   r.ns,
+		Partial:     end.partial,
+		Start:       r.start,
+		WindowStart: r.windowStartTime(),
+		Stop:        r.stopAt,
+		SourceAddrs: r.params.sourceAddrs,
+		Ops:         r.ops.Load(),
+		Releases:    r.releases.Load(),
+		Requests:    requestsBetween(before, end.after),
+	}
 	if w := res.Stop.Sub(res.WindowStart).Seconds(); w > 0 && !res.WindowStart.IsZero() {
 		res.Throughput = float64(res.Ops) / w
 	}
-	res.Requests = make(map[string]int64)
-	for k, n := range after.byKind {
-		if d := n - before.byKind[k]; d > 0 {
-			res.Requests[k] = d
+	res.Herd = herdBetween(before, end.after, res.Ops, res.Releases)
+	if !res.WindowStart.IsZero() {
+		res.Generator = r.self.result(end.self)
+	}
+	if res.Generator.Behind {
+		res.Notes = append(res.Notes, res.Generator.note())
+	}
+
+	fin := context.WithoutCancel(ctx)
+	if end.err == nil || errors.Is(end.err, ErrServerLost) {
+		r.work.finish(fin, conn, res)
+		if r.opts.SharedNamespace {
+			r.checkOwnLeftovers(fin, conn, res)
+		} else {
+			r.checkLeftovers(fin, conn, res)
 		}
 	}
-	h := &res.Herd
-	h.Wakeups = after.wakeups - before.wakeups
-	h.ZKRequests = after.requests - before.requests
-	h.WakeupsPerRelease = ratio(h.Wakeups, res.Releases)
-	h.ZKRequestsPerAcquisition = ratio(h.ZKRequests, res.Ops)
+	r.closeSessions()
+	r.faultResult(res)
+	r.checkerResult(&res.Checks)
+	res.Events = append(r.chk.violationEvents(), res.Events...)
+	r.keptUp(res)
+	res.Metrics = r.rec.Finish(time.Now())
+	r.progress("done", res.Metrics.Intervals)
+	return res
+}
+
+// requestsBetween counts the clients' requests by kind between two
+// snapshots.
+func requestsBetween(before, after snapshot) map[string]int64 {
+	out := make(map[string]int64)
+	for k, n := range after.byKind {
+		if d := n - before.byKind[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// herdBetween is the herd measures between two snapshots, for ops
+// operations and releases releases.
+func herdBetween(before, after snapshot, ops, releases int64) Herd {
+	h := Herd{
+		Wakeups:    after.wakeups - before.wakeups,
+		ZKRequests: after.requests - before.requests,
+	}
+	h.WakeupsPerRelease = ratio(h.Wakeups, releases)
+	h.ZKRequestsPerAcquisition = ratio(h.ZKRequests, ops)
 	if err := errors.Join(before.serverErr, after.serverErr); err != nil {
 		h.MntrError = err.Error()
 		h.ServerPacketsPerAcquisition, h.WatchFanoutPerAcquisition = -1, -1
 	} else {
 		d := after.server.sub(before.server)
 		h.ServerPackets, h.WatchFanout = d.packets, d.fanout
-		h.ServerPacketsPerAcquisition = ratio(d.packets, res.Ops)
-		h.WatchFanoutPerAcquisition = ratio(d.fanout, res.Ops)
+		h.ServerPacketsPerAcquisition = ratio(d.packets, ops)
+		h.WatchFanoutPerAcquisition = ratio(d.fanout, ops)
 	}
+	return h
+}
 
-	c := &res.Checks
+// checkerResult adds the checker's counts and violations to c, whose
+// violations so far (the post-run checks') come after the checker's.
+func (r *runner) checkerResult(c *Checks) {
 	c.MutualExclusionViolations = r.chk.mutex.Load()
 	c.FencingViolations = r.chk.fencing.Load()
 	c.FIFOChecked = r.run.Recipe == scenarios.FairLock
@@ -567,7 +688,6 @@ func (r *runner) account(res *Result, before, after snapshot) {
 	c.DoubleLeaders = r.chk.doubleLeader.Load()
 	c.ForeignGrants = r.chk.foreignGrant.Load()
 	c.Violations = append(r.chk.violations(), c.Violations...)
-	res.Events = append(r.chk.violationEvents(), res.Events...)
 	c.Passed = len(c.Violations) == 0
 }
 
@@ -607,7 +727,6 @@ func (r *runner) closeSessions() {
 		if s == nil {
 			continue
 		}
-		c.retiredWatch.Add(s.WatchEvents())
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -860,7 +979,6 @@ func (r *runner) session(c *client) *recipes.Session {
 	if r.stopping() {
 		return nil
 	}
-	c.retiredWatch.Add(s.WatchEvents())
 	c.sess.Store(nil)
 	r.alive.Add(-1)
 	r.rec.AddSessions(-1)
@@ -999,7 +1117,7 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 func (r *runner) addCounters(lastWake, lastReq *int64) {
 	var wake int64
 	for _, c := range r.clients {
-		wake += c.watchEvents()
+		wake += c.wakeups()
 	}
 	req := r.wire.total.Load()
 	r.rec.AddWakeups(wake - *lastWake)

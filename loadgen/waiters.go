@@ -36,9 +36,10 @@ type WaitGraph struct {
 	// most maxFan paths: one waiter per node in a fair lock; everybody on
 	// one node (herd-lock) or directory (herd-children) in a herd.
 	Fan []WatchCount
-	// WokePerRelease is watch notifications delivered to clients per
-	// release during the last interval: 1 when a release wakes its
-	// successor only, about WaitersTotal when it wakes the whole herd.
+	// WokePerRelease is watch notifications delivered to waiting clients
+	// per release during the last interval (see Herd.WakeupsPerRelease):
+	// 1 when a release wakes its successor only, about WaitersTotal when
+	// it wakes the whole herd.
 	WokePerRelease float64
 	// Releases counts releases during the last interval.
 	Releases int64
@@ -90,11 +91,13 @@ type seen struct {
 	node       string // full path of the node created in this acquisition
 	watching   string // the pending watch's key (dir + "/" for children)
 	watchSince time.Time
+	tracked    bool // begin was called: the client acquires locks
 }
 
 // begin, hold and rest are called by the hold loop.
 func (s *seen) begin(at time.Time) {
 	s.mu.Lock()
+	s.tracked = true
 	s.doing, s.since, s.node, s.watching = acquiring, at, "", ""
 	s.mu.Unlock()
 }
@@ -139,12 +142,23 @@ func (s *seen) watch(key string, at time.Time) {
 	s.mu.Unlock()
 }
 
-func (s *seen) fired(key string) {
+// fired notes a notification for key and says whether it woke a waiter:
+// a client acquiring, about another node than its own. A holder's
+// notification about its own node (the watch that tells it when someone
+// else deleted its node, which its own release fires too) and one that
+// reaches a client between acquisitions are no wake-ups. Clients whose
+// workload is not a lock (no acquisition ever began) count every one.
+func (s *seen) fired(key string) (woke bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.watching == key {
 		s.watching = ""
 	}
-	s.mu.Unlock()
+	if !s.tracked {
+		return true
+	}
+	own := s.node != "" && (key == s.node || key == s.node+"/")
+	return s.doing == acquiring && !own
 }
 
 // graphClock remembers the counters of the previous graph, for the
@@ -180,7 +194,7 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 	fan := map[string]int{}
 	var wakeups int64
 	for _, c := range r.clients {
-		wakeups += c.watchEvents()
+		wakeups += c.wakeups()
 		if c.slot != 0 || c.tap == nil {
 			continue
 		}

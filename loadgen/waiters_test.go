@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -150,5 +151,63 @@ func BenchmarkLockGraph(b *testing.B) {
 		if g.WaitersTotal != 9999 || len(g.Holders) != 1 {
 			b.Fatalf("graph of %d waiters and %d holders, want 9,999 and 1", g.WaitersTotal, len(g.Holders))
 		}
+	}
+}
+
+// TestWakeupsPerRelease: in a real run a fair lock's release wakes its one
+// successor and a herd lock's wakes every waiter. A notification delivered
+// to the releasing client about its own node (the holder's own-node watch,
+// which tells it when someone else deleted its node) is no wake-up: it
+// used to count, and the fair lock showed 2.00 per release.
+func TestWakeupsPerRelease(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	const clients = 12
+	tests := []struct {
+		scenario string
+		min, max float64
+	}{
+		{"fair-lock", 0.8, 1.2},
+		// Every waiter still queued, minus the ones between a grant and
+		// their next acquisition: about clients-1.
+		{"herd-lock", clients / 2, clients},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			run := shortRun(t, tt.scenario, clients, 3*time.Second)
+			var (
+				mu       sync.Mutex
+				dashWoke []float64
+			)
+			res, err := Run(context.Background(), run, Options{
+				Servers: ens.Servers(), Interval: 250 * time.Millisecond, ProgressPhases: true,
+				Progress: func(p Progress) {
+					mu.Lock()
+					defer mu.Unlock()
+					if p.Lock != nil && p.State == "running" && p.Lock.Releases > 5 {
+						dashWoke = append(dashWoke, p.Lock.WokePerRelease)
+					}
+				},
+			})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if res.Releases < 20 {
+				t.Fatalf("%d releases, want at least 20", res.Releases)
+			}
+			t.Logf("%.2f wake-ups per release over %d releases", res.Herd.WakeupsPerRelease, res.Releases)
+			if got := res.Herd.WakeupsPerRelease; got < tt.min || got > tt.max {
+				t.Errorf("report: %.2f wake-ups per release (%d over %d releases), want %.1f to %.1f",
+					got, res.Herd.Wakeups, res.Releases, tt.min, tt.max)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(dashWoke) == 0 {
+				t.Fatal("no dashboard interval with releases")
+			}
+			slices.Sort(dashWoke)
+			if got := dashWoke[len(dashWoke)/2]; got < tt.min || got > tt.max {
+				t.Errorf("dashboard: median %.2f woken per release over %d intervals, want %.1f to %.1f", got, len(dashWoke), tt.min, tt.max)
+			}
+		})
 	}
 }

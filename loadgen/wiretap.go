@@ -206,6 +206,9 @@ type tap struct {
 	stats *wireStats
 	shard *metrics.Shard
 	seen  seen // what the client does and watches (waiters.go)
+	// wakeups counts the watch notifications that woke this client while
+	// it waited (seen.fired), over all its sessions.
+	wakeups atomic.Int64
 }
 
 // wrap returns c instrumented by t.
@@ -537,7 +540,9 @@ func (c *tapConn) watchEvent(b []byte, now time.Time) {
 	if typ == evNodeChildrenChanged {
 		key = path + "/"
 	}
-	c.tap.seen.fired(key)
+	if c.tap.seen.fired(key) {
+		c.tap.wakeups.Add(1)
+	}
 	if c.tap.shard == nil {
 		return
 	}

@@ -248,17 +248,15 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		granted := time.Now()
 		c.tap.seen.hold(granted)
 		var (
-			raced      bool
-			node       string
-			racedLeave func()
+			foreignExit func()
+			foreignDone func(learnt bool)
 		)
 		if f := r.fx.foreignClient(); f != nil && h.node != nil {
 			var token uint64
 			if h.token != nil {
 				token = h.token()
 			}
-			node = h.node()
-			raced, racedLeave = f.grant(node, token, granted)
+			foreignExit, foreignDone = f.grant(h.node(), token, granted)
 		}
 		counted := r.opDone()
 		if counted {
@@ -285,8 +283,8 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		if h.exit != nil {
 			h.exit()
 		}
-		if racedLeave != nil {
-			racedLeave()
+		if foreignExit != nil {
+			foreignExit()
 		}
 		if g != nil {
 			g.released(relStart)
@@ -298,8 +296,8 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			c.shard.Record(metrics.Release, time.Since(relStart))
 			r.releases.Add(1)
 		}
-		if raced {
-			r.fx.foreign.released(node, lost || isClosed(h.lost) || errors.Is(err, recipes.ErrLost))
+		if foreignDone != nil {
+			foreignDone(lost || isClosed(h.lost) || errors.Is(err, recipes.ErrLost))
 		}
 		switch {
 		case lost:

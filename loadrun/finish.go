@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/zkherd/zkherd/faults"
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/report"
@@ -43,9 +41,7 @@ func (r Report) Build(results []*loadgen.Result, partial bool) *report.Run {
 			rep.RunID = res.RunID
 			rep.StartedAt = res.Start
 		}
-		sc := report.NewScenario(scenarioInfo(res), res.Metrics)
-		sc.CheckThresholds(res.Run.Thresholds)
-		rep.Scenarios = append(rep.Scenarios, sc)
+		rep.Scenarios = append(rep.Scenarios, report.NewScenario(res))
 	}
 	return rep
 }
@@ -119,71 +115,3 @@ func crossedThresholds(r *report.Run) []string {
 	}
 	return out
 }
-
-// scenarioInfo is what the report needs from a loadgen result beyond its
-// metrics.
-func scenarioInfo(res *loadgen.Result) report.ScenarioInfo {
-	info := report.ScenarioInfo{
-		Name:         res.Run.Name,
-		Recipe:       string(res.Run.Recipe),
-		Clients:      res.Run.Clients,
-		Partial:      res.Partial,
-		WindowStart:  res.WindowStart,
-		WindowStop:   res.Stop,
-		Ops:          res.Ops,
-		TargetRate:   res.TargetRate,
-		AchievedRate: res.AchievedRate,
-		Herd:         report.Herd(res.Herd),
-		Checks:       report.Checks(res.Checks),
-		Requests:     res.Requests,
-		QueueDepth:   res.QueueDepth,
-		Notes:        res.Notes,
-	}
-	for _, e := range res.Events {
-		info.Events = append(info.Events, report.TimedEvent{At: e.At, Kind: e.Kind, Detail: e.Detail})
-	}
-	info.Faults, info.Fencing = faultsInfo(res)
-	return info
-}
-
-// faultsInfo turns a run's faults summary and fencing figures into the
-// report's.
-func faultsInfo(res *loadgen.Result) (*report.Faults, *report.Fencing) {
-	var f *report.Faults
-	if s := res.Faults; s != nil {
-		f = &report.Faults{
-			Occurrences: s.Occurrences, Skipped: s.Skipped, SessionsExpired: s.SessionsExpired,
-			LeaderKills: s.LeaderKills, MemberKills: s.MemberKills, Pauses: s.Pauses,
-			ConnectionsCut: s.ConnectionsCut, CutsOnCreate: s.CutsOnCreate, CutsOnDelete: s.CutsOnDelete,
-			CutsOnSetData: s.CutsOnSetData, CutsOnMulti: s.CutsOnMulti,
-			ConnectionsDropped: s.ConnectionsDropped, Delays: s.Delays,
-			Lags: s.Lags, LagSeconds: s.LagTime.Seconds(),
-			ForeignDeletes: s.ForeignDeletes, ForeignWrites: s.ForeignWrites, ForeignRefused: s.ForeignRefused,
-			SessionTimeoutMs: ms(s.SessionTimeout), Problems: s.Problems,
-		}
-		for _, st := range s.Stats() {
-			f.Recovery = append(f.Recovery, report.Recovery{
-				What: st.What, Description: faults.Describe(st.What), Count: st.Count, Recovered: st.Recovered,
-				MeanMs: ms(st.Mean), P50Ms: ms(st.P50), MaxMs: ms(st.Max),
-			})
-		}
-	}
-	var fe *report.Fencing
-	if s := res.Fencing; s != nil {
-		fe = &report.Fencing{Writes: s.Writes, Rejected: s.Rejected, WriteErrors: s.WriteErrors, OverlapCount: s.OverlapCount, IgnoreLost: s.IgnoreLost}
-		start := res.Start
-		if res.Metrics != nil {
-			start = res.Metrics.Start
-		}
-		for _, o := range s.Overlaps {
-			fe.Overlaps = append(fe.Overlaps, report.Overlap{
-				Lock: o.Lock, StaleToken: o.StaleToken, NewerToken: o.NewerToken,
-				StaleSession: fmt.Sprintf("0x%x", o.StaleSession), NewerSession: fmt.Sprintf("0x%x", o.NewerSession),
-				T: float64(o.At.Sub(start).Milliseconds()) / 1000, Rejected: o.Rejected, StaleLost: o.StaleLost,
-			})
-		}
-	}
-	return f, fe
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -3,8 +3,9 @@
 // comparison of two runs, .hgrm and .hlog files per phase, and report.html,
 // one self-contained page with inline SVG plots.
 //
-// A Run holds Scenarios. NewScenario builds one from what the metrics
-// package measured (a *metrics.Result) and what the load generator knows
-// (ScenarioInfo: herd measures, checks, events). WriteDir writes every file
+// A Run holds Scenarios. NewScenario builds one from a load generator's
+// result (a *loadgen.Result: its metrics, herd measures, checks, events);
+// Herd and Checks are loadgen's types, written as they are, and durations
+// and times become milliseconds and seconds there and nowhere else. WriteDir writes every file
 // of a run into a directory; ReadJSON reads a report.json back for Compare.
 package report

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
+	"github.com/zkherd/zkherd/faults"
 	"github.com/zkherd/zkherd/internal/format"
+	"github.com/zkherd/zkherd/loadgen"
 )
 
 // Faults is what a scenario's faults did and what they cost.
@@ -38,6 +41,56 @@ type Faults struct {
 	// Recovery sums up how long things took to come back after the faults.
 	Recovery []Recovery `json:"recovery,omitempty"`
 }
+
+// newFaults turns a run's faults summary into the report's: durations in
+// milliseconds or seconds. nil for a run without faults.
+func newFaults(s *faults.Summary) *Faults {
+	if s == nil {
+		return nil
+	}
+	f := &Faults{
+		Occurrences: s.Occurrences, Skipped: s.Skipped, SessionsExpired: s.SessionsExpired,
+		LeaderKills: s.LeaderKills, MemberKills: s.MemberKills, Pauses: s.Pauses,
+		ConnectionsCut: s.ConnectionsCut, CutsOnCreate: s.CutsOnCreate, CutsOnDelete: s.CutsOnDelete,
+		CutsOnSetData: s.CutsOnSetData, CutsOnMulti: s.CutsOnMulti,
+		ConnectionsDropped: s.ConnectionsDropped, Delays: s.Delays,
+		Lags: s.Lags, LagSeconds: s.LagTime.Seconds(),
+		ForeignDeletes: s.ForeignDeletes, ForeignWrites: s.ForeignWrites, ForeignRefused: s.ForeignRefused,
+		SessionTimeoutMs: ms(s.SessionTimeout), Problems: s.Problems,
+	}
+	for _, st := range s.Stats() {
+		f.Recovery = append(f.Recovery, Recovery{
+			What: st.What, Description: faults.Describe(st.What), Count: st.Count, Recovered: st.Recovered,
+			MeanMs: ms(st.Mean), P50Ms: ms(st.P50), MaxMs: ms(st.Max),
+		})
+	}
+	return f
+}
+
+// newFencing turns a run's fencing figures into the report's: sessions in
+// hex, overlap times in seconds since the metrics' start. nil for a run
+// without guarded resources.
+func newFencing(res *loadgen.Result) *Fencing {
+	s := res.Fencing
+	if s == nil {
+		return nil
+	}
+	fe := &Fencing{Writes: s.Writes, Rejected: s.Rejected, WriteErrors: s.WriteErrors, OverlapCount: s.OverlapCount, IgnoreLost: s.IgnoreLost}
+	start := res.Start
+	if res.Metrics != nil {
+		start = res.Metrics.Start
+	}
+	for _, o := range s.Overlaps {
+		fe.Overlaps = append(fe.Overlaps, Overlap{
+			Lock: o.Lock, StaleToken: o.StaleToken, NewerToken: o.NewerToken,
+			StaleSession: fmt.Sprintf("0x%x", o.StaleSession), NewerSession: fmt.Sprintf("0x%x", o.NewerSession),
+			T: float64(o.At.Sub(start).Milliseconds()) / 1000, Rejected: o.Rejected, StaleLost: o.StaleLost,
+		})
+	}
+	return fe
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Recovery sums up one kind of recovery measure.
 type Recovery struct {

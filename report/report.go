@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 )
 
@@ -130,67 +131,12 @@ type Latency struct {
 	OverRange int64 `json:"over_range,omitempty"`
 }
 
-// Herd holds the herd-effect measures. Its fields are those of
-// loadgen.Herd, so one converts to the other.
-type Herd struct {
-	// WakeupsPerRelease is watch events delivered to clients per release.
-	WakeupsPerRelease float64 `json:"wakeups_per_release"`
-	// ZKRequestsPerAcquisition is client requests per operation.
-	ZKRequestsPerAcquisition float64 `json:"zk_requests_per_acquisition"`
-	// ServerPacketsPerAcquisition is server packets (received plus sent,
-	// every member, from mntr) per operation; -1 when unknown.
-	ServerPacketsPerAcquisition float64 `json:"server_packets_per_acquisition"`
-	// WatchFanoutPerAcquisition is watches triggered on the servers per
-	// operation; -1 when unknown.
-	WatchFanoutPerAcquisition float64 `json:"watch_fanout_per_acquisition"`
-	// The totals behind the ratios.
-	Wakeups       int64 `json:"wakeups"`
-	ZKRequests    int64 `json:"zk_requests"`
-	ServerPackets int64 `json:"server_packets"`
-	WatchFanout   int64 `json:"watch_fanout"`
-	// MntrError says why server counters are missing, if they are.
-	MntrError string `json:"mntr_error,omitempty"`
-}
-
-// Checks are the correctness checks. Its fields are those of
-// loadgen.Checks, so one converts to the other.
-type Checks struct {
-	MutualExclusionViolations int64 `json:"mutual_exclusion_violations"`
-	FencingViolations         int64 `json:"fencing_violations"`
-	// FIFOBypasses counts fair-lock grants out of creation order; MaxBypass
-	// is the most grants that overtook one waiter.
-	FIFOBypasses int64 `json:"fifo_bypasses"`
-	MaxBypass    int64 `json:"max_bypass"`
-	// FIFOChecked says whether FIFO order was checked (fair lock only).
-	FIFOChecked         bool  `json:"fifo_checked"`
-	SemaphoreOverIssued int64 `json:"semaphore_over_issued"`
-	DoubleLeaders       int64 `json:"double_leaders"`
-	LostItems           int64 `json:"lost_items"`
-	DuplicateItems      int64 `json:"duplicate_items"`
-	// Unconsumed counts queue items still queued at the end (not a
-	// failure: they were removed with the namespace, and a backlog that
-	// grew through the window is a warning).
-	Unconsumed int64 `json:"unconsumed"`
-	// ForeignDeletedItems counts queue items another client deleted (not
-	// lost); ForeignGrants grants to waiters whose node another client had
-	// deleted (violations); ForeignRacedGrants grants that raced such a
-	// delete and ForeignExcusedOverlaps the overlaps that followed (the
-	// other client's doing, not violations).
-	ForeignDeletedItems    int64 `json:"foreign_deleted_items,omitempty"`
-	ForeignGrants          int64 `json:"foreign_grants,omitempty"`
-	ForeignRacedGrants     int64 `json:"foreign_raced_grants,omitempty"`
-	ForeignExcusedOverlaps int64 `json:"foreign_excused_overlaps,omitempty"`
-	LeftoverZnodes         int64 `json:"leftover_znodes"`
-	// LeftoverPaths names some of the leftover znodes.
-	LeftoverPaths []string `json:"leftover_paths,omitempty"`
-	// Violations describe the failures, one line each.
-	Violations []string `json:"violations"`
-	Passed     bool     `json:"passed"`
-	// Warnings are findings that fail nothing but must not read as a
-	// pass, one line each: a queue whose backlog grew through the window
-	// (consumers saturated), an open-model run that missed its rate.
-	Warnings []string `json:"warnings,omitempty"`
-}
+// Herd and Checks are the load generator's own: report.json writes them as
+// they are (the JSON names are on loadgen's fields).
+type (
+	Herd   = loadgen.Herd
+	Checks = loadgen.Checks
+)
 
 // Anomalies count latency values not recorded as measured.
 type Anomalies struct {
@@ -256,85 +202,52 @@ type SpectrumPoint struct {
 	Ms         float64 `json:"ms"`
 }
 
-// ScenarioInfo is what the load generator knows about a scenario run
-// beyond its metrics.
-type ScenarioInfo struct {
-	Name, Recipe string
-	Clients      int
-	Partial      bool
-	// WindowStart and WindowStop bound the operations window; zero values
-	// mean the metrics' start and end.
-	WindowStart, WindowStop time.Time
-	// Ops counts operations in the window; zero means the metrics' Ops
-	// counter.
-	Ops int64
-	// TargetRate is an open-model run's target, operations per second,
-	// AchievedRate what it ran at.
-	TargetRate, AchievedRate float64
-	// Herd and Checks are copied as they are, except that a zero Herd is
-	// derived from the metrics' counters (wake-ups and requests per
-	// operation; server figures unknown).
-	Herd   Herd
-	Checks Checks
-	// Requests counts requests by kind.
-	Requests map[string]int64
-	// QueueDepth has one sample per metrics interval (queue scenarios).
-	QueueDepth []int64
-	Notes      []string
-	// Events are placed in time relative to the metrics' start.
-	Events []TimedEvent
-	// Faults and Fencing are copied as they are (see faults.go); overlap
-	// times are relative to the metrics' start.
-	Faults  *Faults
-	Fencing *Fencing
-}
-
-// TimedEvent is an Event with a wall-clock time.
-type TimedEvent struct {
-	At     time.Time
-	Kind   string
-	Detail string
-}
-
-// NewScenario builds a scenario report from what the metrics package
-// measured and what the load generator knows. m may be nil (a run that
-// never started): the scenario then has no latencies.
-func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
+// NewScenario builds a scenario report from a load generator's result:
+// its metrics (nil for a run that never started: the scenario then has no
+// latencies) and what the generator knows beyond them. Durations become
+// milliseconds or seconds here, and times become seconds since the
+// metrics' start; the scenario's thresholds are checked.
+func NewScenario(res *loadgen.Result) *Scenario {
+	m := res.Metrics
 	s := &Scenario{
-		Name:             info.Name,
-		Recipe:           info.Recipe,
-		Clients:          info.Clients,
-		Partial:          info.Partial,
-		Herd:             info.Herd,
-		Checks:           info.Checks,
-		TargetRatePerS:   info.TargetRate,
-		AchievedRatePerS: info.AchievedRate,
-		Requests:         maps.Clone(info.Requests),
-		Notes:            slices.Clone(info.Notes),
-		Faults:           info.Faults,
-		Fencing:          info.Fencing,
+		Name:             res.Run.Name,
+		Recipe:           string(res.Run.Recipe),
+		Clients:          res.Run.Clients,
+		Partial:          res.Partial,
+		Herd:             res.Herd,
+		Checks:           res.Checks,
+		TargetRatePerS:   res.TargetRate,
+		AchievedRatePerS: res.AchievedRate,
+		Requests:         maps.Clone(res.Requests),
+		Notes:            slices.Clone(res.Notes),
+		Faults:           newFaults(res.Faults),
+		Fencing:          newFencing(res),
 		LatencyMs:        map[string]Latency{},
 		Errors:           Errors{ByKind: map[string]int64{}},
 		Metrics:          m,
 	}
+	defer s.CheckThresholds(res.Run.Thresholds)
+	s.Checks.Violations = slices.Clone(s.Checks.Violations)
+	s.Checks.Warnings = slices.Clone(s.Checks.Warnings)
+	s.Checks.LeftoverPaths = slices.Clone(s.Checks.LeftoverPaths)
 	if s.Checks.Violations == nil {
 		s.Checks.Violations = []string{}
 	}
 	if m == nil {
-		s.Operations = info.Ops
+		s.Operations = res.Ops
 		return s
 	}
 	s.StartedAt = m.Start
 	start, stop := m.Start, m.End
-	if !info.WindowStart.IsZero() {
-		start = info.WindowStart
+	if !res.WindowStart.IsZero() {
+		start = res.WindowStart
 	}
-	if !info.WindowStop.IsZero() {
-		stop = info.WindowStop
+	if !res.Stop.IsZero() {
+		stop = res.Stop
 	}
 	s.WindowStartS = round3(start.Sub(m.Start).Seconds())
 	s.DurationS = round3(stop.Sub(start).Seconds())
-	s.Operations = info.Ops
+	s.Operations = res.Ops
 	if s.Operations == 0 {
 		s.Operations = m.Counts.Ops
 	}
@@ -401,8 +314,8 @@ func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 			Wakeups:        iv.Counts.Wakeups,
 			ZKRequests:     iv.Counts.ZKRequests,
 		}
-		if i < len(info.QueueDepth) {
-			d := info.QueueDepth[i]
+		if i < len(res.QueueDepth) {
+			d := res.QueueDepth[i]
 			pt.QueueDepth = &d
 		}
 		for p, pp := range iv.Phases {
@@ -417,7 +330,7 @@ func NewScenario(info ScenarioInfo, m *metrics.Result) *Scenario {
 		}
 		s.Timeline = append(s.Timeline, pt)
 	}
-	for _, e := range info.Events {
+	for _, e := range res.Events {
 		s.Events = append(s.Events, Event{T: round3(e.At.Sub(m.Start).Seconds()), Kind: e.Kind, Detail: e.Detail})
 	}
 	slices.SortStableFunc(s.Events, func(a, b Event) int { return cmpFloat(a.T, b.T) })

@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/scenarios"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -118,9 +120,10 @@ func (l lockRun) simulate(t *testing.T) *metrics.Result {
 func (l lockRun) scenario(t *testing.T) *Scenario {
 	m := l.result(t)
 	ops := m.Counts.Ops
-	info := ScenarioInfo{
-		Name: l.name, Recipe: l.recipe, Clients: l.clients,
-		WindowStart: t0, WindowStop: t0.Add(10 * time.Second),
+	res := &loadgen.Result{
+		Run:         scenarios.Run{Spec: scenarios.Spec{Name: l.name, Recipe: scenarios.Recipe(l.recipe), Clients: l.clients}},
+		Metrics:     m,
+		WindowStart: t0, Stop: t0.Add(10 * time.Second),
 		Herd: Herd{
 			WakeupsPerRelease: float64(l.wakeups), ZKRequestsPerAcquisition: round3(float64(m.Counts.ZKRequests) / float64(ops)),
 			ServerPacketsPerAcquisition: l.packets, WatchFanoutPerAcquisition: float64(l.wakeups),
@@ -129,12 +132,12 @@ func (l lockRun) scenario(t *testing.T) *Scenario {
 		},
 		Checks:   Checks{FIFOChecked: l.recipe == "lock-fair", Passed: true},
 		Requests: map[string]int64{"create": ops, "delete": ops, "get_children": ops * (1 + l.wakeups/10)},
-		Events: []TimedEvent{
+		Events: []loadgen.Event{
 			{At: t0.Add(4 * time.Second), Kind: EventFault, Detail: "paused member 2 (leader)"},
 			{At: t0.Add(6 * time.Second), Kind: EventRecover, Detail: "resumed member 2"},
 		},
 	}
-	return NewScenario(info, m)
+	return NewScenario(res)
 }
 
 var (
@@ -208,7 +211,7 @@ func TestNewScenario(t *testing.T) {
 	}
 	t.Run("zero herd derived from counters", func(t *testing.T) {
 		m := fairLock.result(t)
-		s := NewScenario(ScenarioInfo{Name: "x"}, m)
+		s := NewScenario(&loadgen.Result{Run: scenarios.Run{Spec: scenarios.Spec{Name: "x"}}, Metrics: m})
 		want := Herd{WakeupsPerRelease: 1, ZKRequestsPerAcquisition: 4, ServerPacketsPerAcquisition: -1,
 			WatchFanoutPerAcquisition: -1, Wakeups: 6000, ZKRequests: 24000}
 		if s.Herd != want {
@@ -216,7 +219,7 @@ func TestNewScenario(t *testing.T) {
 		}
 	})
 	t.Run("no metrics", func(t *testing.T) {
-		s := NewScenario(ScenarioInfo{Name: "never-ran", Ops: 0}, nil)
+		s := NewScenario(&loadgen.Result{Run: scenarios.Run{Spec: scenarios.Spec{Name: "never-ran"}}})
 		if len(s.LatencyMs) != 0 || s.Checks.Violations == nil || s.Errors.ByKind == nil {
 			t.Errorf("got %+v, want empty latencies and non-nil lists", s)
 		}

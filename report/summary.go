@@ -290,6 +290,9 @@ func checkList(recipe string, c Checks) []check {
 	if c.ForeignDeletedItems > 0 {
 		list = append(list, check{"items deleted by another client", c.ForeignDeletedItems, true, false, ""})
 	}
+	if c.ForeignDeletedHolders > 0 {
+		list = append(list, check{"holders whose node another client deleted (told they lost it)", c.ForeignDeletedHolders, true, false, ""})
+	}
 	if c.ForeignRacedGrants > 0 || c.ForeignExcusedOverlaps > 0 {
 		list = append(list, check{"grants racing another client's delete", c.ForeignRacedGrants, true, false,
 			fmt.Sprintf(" (%d overlap(s) of its doing)", c.ForeignExcusedOverlaps)})

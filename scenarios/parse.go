@@ -153,7 +153,9 @@ func (d *decoder) notef(n *yaml.Node, field, format string, args ...any) {
 	d.errs = append(d.errs, e)
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// yamlError reads a syntax error of the YAML module, which has no type
+// for them, only text: "yaml: [line N: ]message".
+var yamlError = regexp.MustCompile(`(?s)^yaml: (?:line (\d+): )?(.*)$`)
 
 func (d *decoder) document(data []byte) Spec {
 	var s Spec
@@ -227,10 +229,9 @@ func (d *decoder) document(data []byte) Spec {
 }
 
 func (d *decoder) syntaxError(err error) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	e := &Error{Pos: Pos{File: d.src.file}, Msg: "bad YAML: " + msg}
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		e.Pos.Line, _ = strconv.Atoi(m[1])
+	e := &Error{Pos: Pos{File: d.src.file}, Msg: "bad YAML: " + err.Error()}
+	if m := yamlError.FindStringSubmatch(err.Error()); m != nil {
+		e.Pos.Line, _ = strconv.Atoi(m[1]) // 0 when the error names no line
 		e.Msg = "bad YAML: " + m[2]
 	}
 	d.errs = append(d.errs, e)
@@ -588,7 +589,11 @@ func (d *decoder) thresholds(v *yaml.Node, path string) []Threshold {
 		}
 		t, err := ParseThreshold(expr)
 		if err != nil {
-			d.errorf(n, field, "%s", strings.TrimPrefix(err.Error(), ErrThreshold.Error()+" "))
+			msg := err.Error()
+			if te := (*ThresholdError)(nil); errors.As(err, &te) {
+				msg = te.Detail()
+			}
+			d.errorf(n, field, "%s", msg)
 			continue
 		}
 		ts = append(ts, t)

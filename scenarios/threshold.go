@@ -11,6 +11,27 @@ import (
 // ErrThreshold is matched (errors.Is) by every error ParseThreshold returns.
 var ErrThreshold = errors.New("scenarios: bad threshold")
 
+// ThresholdError is what ParseThreshold returns: the expression and what
+// is wrong with it, so that a flag or a scenario file can name it in its
+// own terms (Detail) without editing the message.
+type ThresholdError struct {
+	Expr   string
+	Reason string
+}
+
+func (e *ThresholdError) Error() string { return ErrThreshold.Error() + " " + e.Detail() }
+
+// Unwrap makes the error match ErrThreshold.
+func (e *ThresholdError) Unwrap() error { return ErrThreshold }
+
+// Detail is the error without its kind: the quoted expression and the
+// reason, such as `"x<1": unknown metric "x"; ...`.
+func (e *ThresholdError) Detail() string { return fmt.Sprintf("%q: %s", e.Expr, e.Reason) }
+
+func badThreshold(expr, format string, args ...any) error {
+	return &ThresholdError{Expr: expr, Reason: fmt.Sprintf(format, args...)}
+}
+
 // Threshold is a pass/fail criterion on a figure of a run, as k6 has them:
 // "acquire.p99<500ms", "throughput>300", "errors<=0". A run whose figure
 // does not meet it fails.
@@ -56,7 +77,7 @@ func ParseThreshold(expr string) (Threshold, error) {
 	s := strings.ReplaceAll(t.Expr, " ", "")
 	i := strings.IndexAny(s, "<>")
 	if i < 0 {
-		return t, fmt.Errorf("%w %q: want METRIC<VALUE or METRIC>VALUE, such as acquire.p99<500ms or throughput>300", ErrThreshold, expr)
+		return t, badThreshold(expr, "want METRIC<VALUE or METRIC>VALUE, such as acquire.p99<500ms or throughput>300")
 	}
 	lhs, rest := s[:i], s[i:]
 	for _, op := range thresholdOps {
@@ -67,7 +88,7 @@ func ParseThreshold(expr string) (Threshold, error) {
 	}
 	if name, metric, ok := strings.Cut(lhs, ":"); ok {
 		if name == "" {
-			return t, fmt.Errorf("%w %q: empty scenario name before ':'", ErrThreshold, expr)
+			return t, badThreshold(expr, "empty scenario name before ':'")
 		}
 		t.Scenario, lhs = name, metric
 	}
@@ -76,18 +97,18 @@ func ParseThreshold(expr string) (Threshold, error) {
 	case lhs == MetricThroughput || lhs == MetricErrors || lhs == MetricErrorRate:
 		v, err := strconv.ParseFloat(rest, 64)
 		if err != nil || v < 0 {
-			return t, fmt.Errorf("%w %q: %s takes a number, such as %s>300", ErrThreshold, expr, lhs, lhs)
+			return t, badThreshold(expr, "%s takes a number, such as %s>300", lhs, lhs)
 		}
 		t.Value = v
 	default:
 		phase, stat, ok := strings.Cut(lhs, ".")
 		if !ok || !validPhaseName(phase) || !validStat(stat) {
-			return t, fmt.Errorf("%w %q: unknown metric %q; use throughput, errors, error_rate or PHASE.STAT (STAT one of %s), such as acquire.p99",
-				ErrThreshold, expr, lhs, strings.Join(ThresholdStats(), ", "))
+			return t, badThreshold(expr, "unknown metric %q; use throughput, errors, error_rate or PHASE.STAT (STAT one of %s), such as acquire.p99",
+				lhs, strings.Join(ThresholdStats(), ", "))
 		}
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < 0 {
-			return t, fmt.Errorf("%w %q: %q is not a latency; use a unit, such as 500ms or 2s", ErrThreshold, expr, rest)
+			return t, badThreshold(expr, "%q is not a latency; use a unit, such as 500ms or 2s", rest)
 		}
 		t.Value = float64(d) / float64(time.Millisecond)
 	}

@@ -17,7 +17,7 @@ func TestMs(t *testing.T) {
 	for _, tt := range []struct {
 		ms   float64
 		want string
-	}{{0, "0"}, {0.812, "812us"}, {1.234, "1.23ms"}, {45.6, "45.6ms"}, {456, "456ms"}, {4560, "4.56s"}, {45600, "45.6s"}, {750000, "12.5m"}} {
+	}{{0, "0"}, {0.812, "812us"}, {1.234, "1.23ms"}, {45.6, "45.6ms"}, {456, "456ms"}, {4560, "4.56s"}, {45600, "45.6s"}, {750000, "12m30s"}} {
 		if got := Ms(tt.ms); got != tt.want {
 			t.Errorf("Ms(%v) = %q, want %q", tt.ms, got, tt.want)
 		}

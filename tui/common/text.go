@@ -76,29 +76,9 @@ func Lines(text string, width, height int) string {
 	return strings.Join(lines, "\n")
 }
 
-// Duration formats d compactly for tables: 850µs, 12.3ms, 4.21s, 3m12s, 5h02m.
-func Duration(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "-"
-	case d < time.Millisecond:
-		return strconv.FormatInt(d.Microseconds(), 10) + "µs"
-	case d < 10*time.Millisecond:
-		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 2, 64) + "ms"
-	case d < 100*time.Millisecond:
-		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64) + "ms"
-	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-	case d < 10*time.Second:
-		return strconv.FormatFloat(d.Seconds(), 'f', 2, 64) + "s"
-	case d < time.Minute:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	default:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-}
+// Duration formats d compactly for tables by zkherd's one rule (package
+// format): 850us, 12.3ms, 4.21s, 3m12s, 5h02m.
+func Duration(d time.Duration) string { return format.Duration(d) }
 
 // Clock formats an elapsed time as m:ss or h:mm:ss.
 func Clock(d time.Duration) string {
