@@ -77,6 +77,7 @@ type importOptions struct {
 	into      string
 	overwrite bool
 	acl       bool
+	output    outputFormat
 }
 
 func newImportCmd(g *globalOptions) *cobra.Command {
@@ -95,6 +96,9 @@ it must be a namespace of its own, not / or /zookeeper.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.into == "" {
 				return usageErr("import needs --into /namespace (where the exported root goes)")
+			}
+			if err := o.output.check(); err != nil {
+				return err
 			}
 			doc, err := readExport(cmd.InOrStdin(), args[0])
 			if err != nil {
@@ -118,6 +122,12 @@ it must be a namespace of its own, not / or /zookeeper.`,
 			case err != nil:
 				return usageErr("import into %s: %v", o.into, err)
 			}
+			if o.output == "json" {
+				return writeJSON(cmd.OutOrStdout(), struct {
+					Into string `json:"into"`
+					subtree.Result
+				}{o.into, res})
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "imported %d nodes into %s: %d created, %d updated\n", res.Created+res.Updated, o.into, res.Created, res.Updated)
 			return nil
 		},
@@ -125,6 +135,7 @@ it must be a namespace of its own, not / or /zookeeper.`,
 	cmd.Flags().StringVar(&o.into, "into", "", "namespace the exported root becomes, e.g. /test/config (required)")
 	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "replace the data of nodes that exist")
 	cmd.Flags().BoolVar(&o.acl, "acl", false, "give created nodes the exported ACLs (default world:anyone:cdrwa)")
+	o.output.register(cmd)
 	return cmd
 }
 

@@ -22,31 +22,38 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 that zkherd load --out DIR and zkherd demo write; a directory holding one
 works too.`,
 	}
-	cmd.AddCommand(
-		&cobra.Command{
-			Use:     "show DIR/report.json",
-			Short:   "Print the summary of a load report",
-			Example: "  zkherd report show ./run1/report.json",
-			Args:    exactArgs(1, "a report.json (or the directory holding it)"),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				r, err := readReport(args[0])
-				if err != nil {
-					return err
-				}
-				width := report.Width
-				if !loadrun.IsTerminal(cmd.OutOrStdout()) {
-					width = 0 // no wrapping into files and pipes
-				}
-				return report.WriteSummaryWidth(cmd.OutOrStdout(), r, width)
-			},
+	var output outputFormat
+	show := &cobra.Command{
+		Use:     "show DIR/report.json",
+		Short:   "Print the summary of a load report",
+		Example: "  zkherd report show ./run1/report.json\n  zkherd report show ./run1 -o json",
+		Args:    exactArgs(1, "a report.json (or the directory holding it)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
+			r, err := readReport(args[0])
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return report.WriteJSON(cmd.OutOrStdout(), r)
+			}
+			width := report.Width
+			if !loadrun.IsTerminal(cmd.OutOrStdout()) {
+				width = 0 // no wrapping into files and pipes
+			}
+			return report.WriteSummaryWidth(cmd.OutOrStdout(), r, width)
 		},
-		newReportCompareCmd(),
-	)
+	}
+	output.register(show)
+	cmd.AddCommand(show, newReportCompareCmd())
 	return cmd
 }
 
 func newReportCompareCmd() *cobra.Command {
 	var failIfWorse string
+	var output outputFormat
 	cmd := &cobra.Command{
 		Use:   "compare A/report.json B/report.json",
 		Short: "Print two load reports side by side, with the ratio of every figure",
@@ -60,6 +67,9 @@ against a baseline report.`,
   zkherd report compare baseline/ ./zkherd-load-*/ --fail-if-worse 10%`,
 		Args: exactArgs(2, "two report.json files (or directories holding them)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
 			tolerance := -1.0
 			if failIfWorse != "" {
 				t, err := report.ParseTolerance(failIfWorse)
@@ -77,6 +87,16 @@ against a baseline report.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
+			if output == "json" {
+				c := report.Compared(a, b, tolerance)
+				if err := writeJSON(out, c); err != nil {
+					return err
+				}
+				if regs := c.Regressions; len(regs) > 0 {
+					return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
+				}
+				return nil
+			}
 			if err := report.Compare(out, a, b); err != nil {
 				return err
 			}
@@ -96,6 +116,7 @@ against a baseline report.`,
 		},
 	}
 	cmd.Flags().StringVar(&failIfWorse, "fail-if-worse", "", "exit 1 when a main figure of B is more than this much worse than A, such as 10%")
+	output.register(cmd)
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 )
 
 func newScenariosCmd(g *globalOptions) *cobra.Command {
+	var output, listOutput outputFormat
 	cmd := &cobra.Command{
 		Use:   "scenarios",
 		Short: "List and explain the built-in load scenarios",
@@ -21,21 +22,18 @@ how long they hold, for how long, which faults and thresholds. Every field,
 recipe, arrival model, distribution and fault kind is described in
 ` + scenarios.DocURL + `.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			scenarios.WriteList(cmd.OutOrStdout())
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return listScenarios(cmd.OutOrStdout(), output) },
 	}
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in scenarios",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return listScenarios(cmd.OutOrStdout(), listOutput) },
+	}
+	output.register(cmd)
+	listOutput.register(list)
 	cmd.AddCommand(
-		&cobra.Command{
-			Use:   "list",
-			Short: "List the built-in scenarios",
-			Args:  cobra.NoArgs,
-			RunE: func(cmd *cobra.Command, _ []string) error {
-				scenarios.WriteList(cmd.OutOrStdout())
-				return nil
-			},
-		},
+		list,
 		&cobra.Command{
 			Use:   "show NAME|FILE",
 			Short: "Print a scenario as YAML, explained in comments (a starting point for your own)",
@@ -53,6 +51,17 @@ Every field is described in ` + scenarios.DocURL + `.`,
 		},
 	)
 	return cmd
+}
+
+func listScenarios(w io.Writer, output outputFormat) error {
+	if err := output.check(); err != nil {
+		return err
+	}
+	if output == "json" {
+		return writeJSON(w, scenarios.List())
+	}
+	scenarios.WriteList(w)
+	return nil
 }
 
 // showScenario prints a scenario as a YAML file that zkherd load

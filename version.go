@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
@@ -23,14 +24,30 @@ func Version() string {
 	return v
 }
 
+// versionInfo is what "version -o json" prints.
+type versionInfo struct {
+	Version  string `json:"version"`
+	Go       string `json:"go"`
+	Platform string `json:"platform"`
+}
+
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var output outputFormat
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the zkherd version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := output.check(); err != nil {
+				return err
+			}
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), versionInfo{Version(), runtime.Version(), runtime.GOOS + "/" + runtime.GOARCH})
+			}
 			_, err := fmt.Fprintf(cmd.OutOrStdout(), "zkherd %s\n", Version())
 			return err
 		},
 	}
+	output.register(cmd)
+	return cmd
 }
