@@ -62,13 +62,21 @@ type anomalyKey struct {
 // look busy, see Cost) until ctx ends and sends each on the returned
 // channel, which it closes at the end. A slow consumer delays the next
 // snapshot; none is dropped.
+//
+// The first snapshots are early ones: while the first walk of the tree
+// runs or a member's first poll is in flight (for at most earlyFor), one
+// every earlyWait shows what is known so far (the locks the walk has
+// found, the members that answered), so that the first screen does not
+// wait for the slowest answer.
 func (in *Inspector) Run(ctx context.Context) <-chan *Snapshot {
 	out := make(chan *Snapshot)
 	go func() {
 		defer close(out)
-		for first := true; ; first = false {
+		began := time.Now()
+		for early := true; ; {
 			start := time.Now()
-			snap := in.snapshot(ctx, first)
+			snap := in.snapshot(ctx, early)
+			early = early && (snap.Scanning || snap.Cluster.Pending) && time.Since(began) < earlyFor
 			select {
 			case out <- snap:
 			case <-ctx.Done():
@@ -86,21 +94,22 @@ func (in *Inspector) Run(ctx context.Context) <-chan *Snapshot {
 	return out
 }
 
-// firstWalkWait bounds how long the first snapshot waits for the first
-// walk of the tree: the first Locks screen shows what the walk found
-// without waiting for the servers' four-letter words.
-const firstWalkWait = time.Second
+// Early snapshots (Run): each waits at most earlyWait for the first walk
+// of the tree, for at most earlyFor after Run starts.
+const (
+	earlyWait = 250 * time.Millisecond
+	earlyFor  = 10 * time.Second
+)
 
 // Snapshot polls every member, merges their answers, and scans the tree for
 // locks and queues. Problems become notices: a snapshot always comes back.
 func (in *Inspector) Snapshot(ctx context.Context) *Snapshot { return in.snapshot(ctx, false) }
 
-// snapshot is Snapshot; the first one of Run does not wait for the
+// snapshot is Snapshot; an early one (Run) does not wait for the
 // members' polls (cons, dump and the capability probe can take seconds on
-// a large ensemble) but for the walk of the tree, at most firstWalkWait,
-// and shows the locks it found with the members' answers marked pending.
-// The next snapshot, taken at once, waits for the polls.
-func (in *Inspector) snapshot(ctx context.Context, first bool) *Snapshot {
+// a large ensemble) but for the walk of the tree, at most earlyWait, and
+// shows the locks found so far, with the answers not in yet pending.
+func (in *Inspector) snapshot(ctx context.Context, early bool) *Snapshot {
 	in.scanMu.Lock()
 	defer in.scanMu.Unlock()
 	now := time.Now()
@@ -116,9 +125,11 @@ func (in *Inspector) snapshot(ctx context.Context, first bool) *Snapshot {
 		return commandsFor(&in.watches[i], ok, now)
 	}
 	var polls []memberPoll
-	if first {
-		in.poller.start(cmds)
-		in.awaitWalk(ctx, firstWalkWait)
+	if early {
+		if in.scan.polls == 0 {
+			in.poller.start(cmds) // the later early ones wait for these
+		}
+		in.awaitWalk(ctx, earlyWait)
 		polls = in.poller.Latest()
 	} else {
 		polls = in.poller.Poll(ctx, cmds)
@@ -158,8 +169,8 @@ func (in *Inspector) snapshot(ctx context.Context, first bool) *Snapshot {
 	in.backoff = nextBackoff(in.backoff, busy != "")
 	snap.Cost.Backoff, snap.Cost.BusyReason = in.backoff, busy
 	snap.Cost.Interval = in.pollInterval() * time.Duration(in.backoff)
-	if first {
-		snap.Cost.Interval = 0 // the next snapshot brings the members' answers
+	if early {
+		snap.Cost.Interval = earlyWait
 	}
 	if busy != "" {
 		snap.Notices = append(snap.Notices, fmt.Sprintf("servers busy (%s): polling every %s", busy, snap.Cost.Interval))
