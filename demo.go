@@ -22,43 +22,31 @@ type demoOptions struct {
 
 func newDemoCmd(g *globalOptions) *cobra.Command {
 	o := &demoOptions{}
-	cmd := &cobra.Command{
-		Use:   "demo",
-		Short: "Start a local ensemble and run the herd-vs-fair scenario",
-		Long: `Run the herd-vs-fair scenario: a thousand clients stampede one lock, first the
-naive herd lock, then the fair lock, with the same hold time, on a local
-1-node ZooKeeper started for the demo (or on --server). Prints the comparison
-and writes a report (report.html, report.json, .hgrm and .hlog files) to
-./zkherd-demo-<time>/ or --out. On a small machine, scale it down with
---clients and --duration.`,
-		Example: `  zkherd demo
-  zkherd demo --clients 200 --duration 5s`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := o.out
-			if out == "" {
-				out = "zkherd-demo-" + time.Now().Format("20060102-150405")
-			}
-			lo := &loadOptions{scenario: demoScenario, out: out, noTUI: o.noTUI, clients: o.clients, duration: o.duration}
-			lo.timeoutSet = cmd.Flags().Changed("session-timeout")
-			lo.clientsSet, lo.durationSet = cmd.Flags().Changed("clients"), cmd.Flags().Changed("duration")
-			ov, err := lo.overrides(g)
-			if err != nil {
-				return err
-			}
-			plan, err := loadrun.NewPlan(demoScenario, ov, out)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "zkherd demo: %s with %d clients; report in %s\n",
-				demoScenario, plan.Spec.Effective().Clients, filepath.Base(plan.Out))
-			r, err := lo.runner(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
-			if err != nil {
-				return err
-			}
-			return r.Run(cmd.Context(), plan)
-		},
-	}
+	cmd := newCommand("demo", "Start a local ensemble and run the herd-vs-fair scenario", "demo", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
+		out := o.out
+		if out == "" {
+			out = "zkherd-demo-" + time.Now().Format("20060102-150405")
+		}
+		lo := &loadOptions{noTUI: o.noTUI, timeoutSet: cmd.Flags().Changed("session-timeout"), req: loadrun.Request{
+			Scenario: demoScenario, Out: out, Clients: o.clients, Duration: o.duration,
+			ClientsGiven: cmd.Flags().Changed("clients"), DurationGiven: cmd.Flags().Changed("duration"),
+		}}
+		ov, err := lo.overrides(g)
+		if err != nil {
+			return err
+		}
+		plan, err := loadrun.NewPlan(demoScenario, ov, out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "zkherd demo: %s with %d clients; report in %s\n",
+			demoScenario, plan.Spec.Effective().Clients, filepath.Base(plan.Out))
+		r, err := lo.runner(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		return r.Run(cmd.Context(), plan)
+	})
 	cmd.Flags().StringVar(&o.out, "out", "", "report directory (default ./zkherd-demo-<time>)")
 	cmd.Flags().BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
 	cmd.Flags().IntVar(&o.clients, "clients", 0, "clients of each of the two runs (default 1000; fewer for a small machine)")

@@ -107,28 +107,9 @@ func (g *globalOptions) session(ctx context.Context, command string) (*recipes.S
 }
 
 // connectErr is the one line for a first session that could not be
-// opened: where, for how long, the last attempt's failure and the likely fix.
+// opened within --connect-timeout.
 func (g *globalOptions) connectErr(servers string, err error) error {
-	msg := usermsg.Clean(err.Error())
-	if _, last, ok := strings.Cut(msg, "last attempt: "); ok {
-		msg, _, _ = strings.Cut(last, "; is ZooKeeper running there")
-	} else if errors.Is(err, context.DeadlineExceeded) {
-		msg = "no answer"
-	}
-	return usageErr("cannot reach ZooKeeper at %s within %v: %s (%s)", servers, g.connectTimeout, strings.TrimSuffix(msg, ")"), usermsg.ConnectFix(msg, g.tlsCfg != nil))
-}
-
-// noSessionErr rewrites a session that could not be opened (any command)
-// as one line: the last attempt's failure and the likely fix.
-func (g *globalOptions) noSessionErr(err error) error {
-	msg := usermsg.Clean(err.Error())
-	if head, last, ok := strings.Cut(msg, " (last attempt: "); ok {
-		last, _, _ = strings.Cut(last, "; is ZooKeeper running there")
-		msg = head + "; last attempt: " + last
-	} else {
-		msg, _, _ = strings.Cut(msg, " (is ZooKeeper running there")
-	}
-	return usageErr("%s (%s)", msg, usermsg.ConnectFix(msg, g.tlsCfg != nil))
+	return usageErr("%s", usermsg.ConnectFailed(servers, g.connectTimeout, err, g.tlsCfg != nil))
 }
 
 // checkAuth validates --auth without ever echoing the password.
@@ -153,11 +134,4 @@ func (g *globalOptions) sessionOptions() []recipes.SessionOption {
 		opts = append(opts, recipes.WithTLS(g.tlsCfg))
 	}
 	return opts
-}
-
-func validateSessionTimeout(d time.Duration) error {
-	if d < time.Second || d > 10*time.Minute {
-		return usageErr("--session-timeout %v: choose between 1s and 10m (servers clamp to their min/max session timeout)", d)
-	}
-	return nil
 }

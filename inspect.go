@@ -26,35 +26,9 @@ type inspectOptions struct {
 
 func newInspectCmd(g *globalOptions) *cobra.Command {
 	o := inspectOptions{}
-	cmd := &cobra.Command{
-		Use:   "inspect",
-		Short: "Live terminal view of an ensemble: tree, locks, queues, sessions, servers",
-		Long: `Opens a live terminal view of a ZooKeeper ensemble: the znode tree, lock
-waiter chains (holder -> waiter -> waiter, who watches whom), queue depth,
-sessions and watches, and every member's stats. Read-only unless
---allow-writes is given; then, in the Tree, each write says what it will do
-and asks first: c create ([-e] [-s] NAME [DATA]), e edit the data in
-$EDITOR (refused if the node changed meanwhile), d delete (a subtree after
-counting it), A set the ACL; y copies the path (OSC 52) in any mode.
-
-What it asks of the servers is bounded: see docs/BENCHMARKS.md ("what each
-poll costs the servers") and --poll-interval, --scan-root, --no-watches and
---watch-budget. Without --server a local 1-node ensemble is started and
-removed on exit.
-
-Views: 1 Tree, 2 Locks, 3 Queues, 4 Sessions, 5 Servers; [ and ] step
-through them. Tab and shift+tab move between the panes of a view (the Tree's
-list and data). Arrows or hjkl move (l or enter opens, h goes to the parent),
-/ filters, : takes a command (:cd PATH), r refreshes, esc goes back, ? shows
-every key, q quits. With --allow-writes, d deletes and e sets data, each
-after a confirmation.`,
-		Example: `  zkherd inspect --server 127.0.0.1:2181
-  zkherd inspect --server zk1:2181,zk2:2181,zk3:2181/app`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runInspect(cmd.Context(), g, o)
-		},
-	}
+	cmd := newCommand("inspect", "Live terminal view of an ensemble: tree, locks, queues, sessions, servers", "inspect", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
+		return runInspect(cmd.Context(), g, o)
+	})
 	cmd.Flags().BoolVar(&o.allowWrites, "allow-writes", false, "allow creating, editing and deleting nodes and setting ACLs (each asks for confirmation)")
 	cmd.Flags().BoolVar(&o.noColor, "no-color", false, "no colours (NO_COLOR in the environment does the same)")
 	cmd.Flags().DurationVar(&o.pollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy)")
@@ -68,7 +42,7 @@ func runInspect(ctx context.Context, g *globalOptions, o inspectOptions) error {
 	if err := g.checkAuth(); err != nil {
 		return err
 	}
-	if err := validateSessionTimeout(g.sessionTimeout); err != nil {
+	if err := loadrun.CheckSessionTimeout(g.sessionTimeout); err != nil {
 		return err
 	}
 	if o.pollInterval < 100*time.Millisecond {

@@ -64,20 +64,12 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if errors.Is(err, recipes.ErrNoSession) && ctx.Err() == nil {
-		err = g.noSessionErr(err) // the last attempt's failure and its fix
+		err = usageErr("%s", usermsg.NoSession(err, g.tlsCfg != nil)) // the last attempt's failure and its fix
 	}
 	// One line, without the library's package prefixes (internal names
 	// that mean nothing to a user).
 	fmt.Fprintf(stderr, "zkherd: %s\n", usermsg.Clean(err.Error()))
-	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-		return ee.Code
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		return exitInterrupted
-	default:
-		return exitUsage
-	}
+	return exit.Code(err, ctx.Err() != nil)
 }
 
 func newRootCmd() *cobra.Command { return newRootCmdWith(&globalOptions{}) }
@@ -85,18 +77,9 @@ func newRootCmd() *cobra.Command { return newRootCmdWith(&globalOptions{}) }
 // newRootCmdWith builds the command tree around the shared flags g.
 func newRootCmdWith(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{
-		Use:   "zkherd",
-		Short: "See and stress how ZooKeeper coordination behaves",
-		Long: `zkherd shows and stresses how ZooKeeper coordination behaves.
-
-  zkherd demo        start a local ensemble and run the herd-vs-fair scenario
-  zkherd inspect     live terminal view of an ensemble: tree, locks, queues, sessions, servers
-  zkherd load        run a load scenario with thousands of contending sessions
-  zkherd cluster     start a local ensemble and act on its members, or show the status of any ensemble
-  zkherd export      write a znode subtree to JSON (zkherd import writes it back into a namespace)
-
-Without --server, commands that need ZooKeeper start a local ensemble
-(Apache ZooKeeper from the zookeeper package) and remove it afterwards.`,
+		Use:           "zkherd",
+		Short:         "See and stress how ZooKeeper coordination behaves",
+		Long:          help("zkherd"),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/internal/output"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/report"
 )
@@ -17,27 +18,24 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report",
 		Short: "Print or compare load reports",
-		Long: `Print a load report's summary again, or compare two reports side by side
-(before/after a change, herd/fair, two servers). A report is the report.json
-that zkherd load --out DIR and zkherd demo write; a directory holding one
-works too.`,
+		Long:  help("report"),
 	}
-	var output outputFormat
+	var out output.Format
 	show := &cobra.Command{
 		Use:     "show DIR/report.json",
 		Short:   "Print the summary of a load report",
 		Example: "  zkherd report show ./run1/report.json\n  zkherd report show ./run1 -o json",
 		Args:    exactArgs(1, "a report.json (or the directory holding it)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.check(); err != nil {
+			if err := out.Check(); err != nil {
 				return err
 			}
 			r, err := readReport(args[0])
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return report.WriteJSON(cmd.OutOrStdout(), r)
+			if out == output.JSON {
+				return report.WriteJSON(cmd.OutOrStdout(), r) // report.json's own encoding
 			}
 			width := report.Width
 			if !loadrun.IsTerminal(cmd.OutOrStdout()) {
@@ -46,77 +44,64 @@ works too.`,
 			return report.WriteSummaryWidth(cmd.OutOrStdout(), r, width)
 		},
 	}
-	output.register(show)
+	registerOutput(show, &out)
 	cmd.AddCommand(show, newReportCompareCmd())
 	return cmd
 }
 
 func newReportCompareCmd() *cobra.Command {
 	var failIfWorse string
-	var output outputFormat
-	cmd := &cobra.Command{
-		Use:   "compare A/report.json B/report.json",
-		Short: "Print two load reports side by side, with the ratio of every figure",
-		Long: `Print two load reports side by side, with the ratio B/A of every figure.
-
-With --fail-if-worse P, exit 1 when a main figure of B is more than P percent
-worse than in A (throughput, the main phase's p50 and p99, the error rate;
-checks that passed in A and fail in B), and name each regression: a CI gate
-against a baseline report.`,
-		Example: `  zkherd report compare ./before/report.json ./after/report.json
-  zkherd report compare baseline/ ./zkherd-load-*/ --fail-if-worse 10%`,
-		Args: exactArgs(2, "two report.json files (or directories holding them)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := output.check(); err != nil {
-				return err
-			}
-			tolerance := -1.0
-			if failIfWorse != "" {
-				t, err := report.ParseTolerance(failIfWorse)
-				if err != nil {
-					return usageErr("--fail-if-worse %s: give a percentage such as 10%%", failIfWorse)
-				}
-				tolerance = t
-			}
-			a, err := readReport(args[0])
+	var format output.Format
+	cmd := newCommand("compare A/report.json B/report.json", "Print two load reports side by side, with the ratio of every figure", "report-compare", exactArgs(2, "two report.json files (or directories holding them)"), func(cmd *cobra.Command, args []string) error {
+		if err := format.Check(); err != nil {
+			return err
+		}
+		tolerance := -1.0
+		if failIfWorse != "" {
+			t, err := report.ParseTolerance(failIfWorse)
 			if err != nil {
+				return usageErr("--fail-if-worse %s: give a percentage such as 10%%", failIfWorse)
+			}
+			tolerance = t
+		}
+		a, err := readReport(args[0])
+		if err != nil {
+			return err
+		}
+		b, err := readReport(args[1])
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		if format == output.JSON {
+			c := report.Compared(a, b, tolerance)
+			if err := format.Write(out, c, nil); err != nil {
 				return err
 			}
-			b, err := readReport(args[1])
-			if err != nil {
-				return err
+			if regs := c.Regressions; len(regs) > 0 {
+				return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
 			}
-			out := cmd.OutOrStdout()
-			if output == "json" {
-				c := report.Compared(a, b, tolerance)
-				if err := writeJSON(out, c); err != nil {
-					return err
-				}
-				if regs := c.Regressions; len(regs) > 0 {
-					return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
-				}
-				return nil
-			}
-			if err := report.Compare(out, a, b); err != nil {
-				return err
-			}
-			if tolerance < 0 {
-				return nil
-			}
-			regs := report.Regressions(a, b, tolerance)
-			if len(regs) == 0 {
-				fmt.Fprintf(out, "\nno main figure of B is more than %s%% worse than A\n", strings.TrimSuffix(strings.TrimSpace(failIfWorse), "%"))
-				return nil
-			}
-			fmt.Fprintf(out, "\nREGRESSION: %d figure(s) more than %s%% worse in B:\n", len(regs), strings.TrimSuffix(strings.TrimSpace(failIfWorse), "%"))
-			for _, r := range regs {
-				fmt.Fprintf(out, "  %s\n", r)
-			}
-			return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
-		},
-	}
+			return nil
+		}
+		if err := report.Compare(out, a, b); err != nil {
+			return err
+		}
+		if tolerance < 0 {
+			return nil
+		}
+		regs := report.Regressions(a, b, tolerance)
+		if len(regs) == 0 {
+			fmt.Fprintf(out, "\nno main figure of B is more than %s%% worse than A\n", strings.TrimSuffix(strings.TrimSpace(failIfWorse), "%"))
+			return nil
+		}
+		fmt.Fprintf(out, "\nREGRESSION: %d figure(s) more than %s%% worse in B:\n", len(regs), strings.TrimSuffix(strings.TrimSpace(failIfWorse), "%"))
+		for _, r := range regs {
+			fmt.Fprintf(out, "  %s\n", r)
+		}
+		return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
+	})
 	cmd.Flags().StringVar(&failIfWorse, "fail-if-worse", "", "exit 1 when a main figure of B is more than this much worse than A, such as 10%")
-	output.register(cmd)
+	registerOutput(cmd, &format)
 	return cmd
 }
 

@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zkherd/zkherd/internal/output"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -32,22 +35,22 @@ type versionInfo struct {
 }
 
 func newVersionCmd() *cobra.Command {
-	var output outputFormat
+	var out output.Format
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the zkherd version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := output.check(); err != nil {
+			if err := out.Check(); err != nil {
 				return err
 			}
-			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), versionInfo{Version(), runtime.Version(), runtime.GOOS + "/" + runtime.GOARCH})
-			}
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "zkherd %s\n", Version())
-			return err
+			v := versionInfo{Version(), runtime.Version(), runtime.GOOS + "/" + runtime.GOARCH}
+			return out.Write(cmd.OutOrStdout(), v, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "zkherd %s\n", v.Version)
+				return err
+			})
 		},
 	}
-	output.register(cmd)
+	registerOutput(cmd, &out)
 	return cmd
 }

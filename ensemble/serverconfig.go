@@ -1,9 +1,12 @@
 package ensemble
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/pkgerr"
 )
 
 // ServerConfig holds the server settings that change what clients may rely
@@ -79,4 +82,37 @@ func (c ServerConfig) properties() []string {
 			"-Dznode.container.maxPerMinute=1000000")
 	}
 	return props
+}
+
+// ServerConfigHelp describes the form ParseServerConfig reads.
+const ServerConfigHelp = "configuration of the local ensemble's servers, comma-separated: skip-acl (no ACL enforced), " +
+	"digest=ALG (such as digest=SHA-256), container-check=DURATION (reap empty containers that often, such as container-check=1s); default: ZooKeeper's"
+
+// ParseServerConfig reads a configuration as a user writes it
+// (ServerConfigHelp): "skip-acl,digest=SHA-256,container-check=1s"; "" and
+// "default" are ZooKeeper's default configuration. Errors name the part
+// that is wrong, and are marked as ensemble's (package pkgerr).
+func ParseServerConfig(s string) (ServerConfig, error) {
+	var c ServerConfig
+	if s == "" || s == "default" {
+		return c, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		key, val, hasVal := strings.Cut(strings.TrimSpace(part), "=")
+		switch {
+		case key == "skip-acl" && !hasVal:
+			c.SkipACL = true
+		case key == "digest" && val != "":
+			c.DigestAlgorithm = val
+		case key == "container-check" && hasVal:
+			d, err := time.ParseDuration(val)
+			if err != nil || d <= 0 {
+				return c, pkgerr.Wrap("ensemble", fmt.Errorf("%s: %q is not a duration such as 1s", part, val))
+			}
+			c.ContainerCheckInterval = d
+		default:
+			return c, pkgerr.Wrap("ensemble", fmt.Errorf("%q: use skip-acl, digest=ALG (such as digest=SHA-256) or container-check=DURATION (such as container-check=1s), comma-separated", part))
+		}
+	}
+	return c, nil
 }

@@ -3,7 +3,11 @@
 // classify failures with it, and main turns it into the process's status.
 package exit
 
-import "fmt"
+import (
+	"context"
+	"errors"
+	"fmt"
+)
 
 // Exit statuses: 0 success, 1 a run whose correctness checks failed, 2 a
 // user error (bad flag, unreachable server, missing install), 130
@@ -37,4 +41,20 @@ func AsUsage(err error) error {
 		return nil
 	}
 	return &Error{Code: Usage, Err: err}
+}
+
+// Code is the process status for err, what a command returned: OK for
+// nil, its own status for an *Error, Interrupted for a cancellation after
+// a signal (interrupted), Usage for anything else.
+func Code(err error, interrupted bool) int {
+	var ee *Error
+	switch {
+	case err == nil:
+		return OK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.Is(err, context.Canceled) && interrupted:
+		return Interrupted
+	}
+	return Usage
 }

@@ -5,8 +5,12 @@
 package usermsg
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
+	"time"
 )
 
 // packages are zkherd's package names that appear as error prefixes.
@@ -80,4 +84,38 @@ func Unreachable(servers string, err error, tls, timedOut bool) string {
 		reason = "no answer"
 	}
 	return "cannot reach ZooKeeper at " + servers + ": " + reason + " (" + ConnectFix(reason, tls) + ")"
+}
+
+// The texts below read recipes.ErrNoSession's message, whose last
+// connection attempt comes from go-zookeeper's log (no type carries it):
+// "no session with S: ERR (last attempt: L; is ZooKeeper running there? ...)".
+const (
+	lastAttempt = "last attempt: "
+	runningHint = "; is ZooKeeper running there"
+)
+
+// ConnectFailed is the one line for a first session that could not be
+// opened within timeout: where, the last attempt's failure (no answer
+// when none was logged and the time ran out) and the likely fix.
+func ConnectFailed(servers string, timeout time.Duration, err error, tls bool) string {
+	msg := Clean(err.Error())
+	if _, last, ok := strings.Cut(msg, lastAttempt); ok {
+		msg, _, _ = strings.Cut(last, runningHint)
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		msg = "no answer"
+	}
+	return fmt.Sprintf("cannot reach ZooKeeper at %s within %v: %s (%s)", servers, timeout, strings.TrimSuffix(msg, ")"), ConnectFix(msg, tls))
+}
+
+// NoSession is the one line for a session that could not be opened (by
+// any command): what failed, the last attempt's failure and the likely fix.
+func NoSession(err error, tls bool) string {
+	msg := Clean(err.Error())
+	if head, last, ok := strings.Cut(msg, " ("+lastAttempt); ok {
+		last, _, _ = strings.Cut(last, runningHint)
+		msg = head + "; " + lastAttempt + last
+	} else {
+		msg, _, _ = strings.Cut(msg, " (is ZooKeeper running there")
+	}
+	return msg + " (" + ConnectFix(msg, tls) + ")"
 }

@@ -1,0 +1,36 @@
+package ensemble
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseServerConfig(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     ServerConfig
+		bad      bool
+	}{
+		{name: "empty", in: ""},
+		{name: "default", in: "default"},
+		{name: "skip acl", in: "skip-acl", want: ServerConfig{SkipACL: true}},
+		{name: "digest", in: "digest=SHA-256", want: ServerConfig{DigestAlgorithm: "SHA-256"}},
+		{name: "container", in: "container-check=1s", want: ServerConfig{ContainerCheckInterval: time.Second}},
+		{name: "all", in: "skip-acl, digest=SHA-256,container-check=500ms",
+			want: ServerConfig{SkipACL: true, DigestAlgorithm: "SHA-256", ContainerCheckInterval: 500 * time.Millisecond}},
+		{name: "unknown", in: "skipacl", bad: true},
+		{name: "bad duration", in: "container-check=soon", bad: true},
+		{name: "empty digest", in: "digest=", bad: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseServerConfig(tt.in)
+			if (err != nil) != tt.bad {
+				t.Fatalf("ParseServerConfig(%q) error %v, want error %v", tt.in, err, tt.bad)
+			}
+			if !tt.bad && got != tt.want {
+				t.Errorf("ParseServerConfig(%q) = %+v, want %+v", tt.in, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"embed"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// The long help and examples of the commands are prose, kept as text in
+// help/NAME.txt (NAME.example.txt for examples) so that they read and are
+// reviewed as documentation, apart from the code that wires flags.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// help is help/NAME.txt without its final newline. A missing file is a
+// build mistake, caught by every test that builds the command tree.
+func help(name string) string {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic("zkherd: no help/" + name + ".txt")
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+// newCommand is a command whose long help is help/NAME.txt and whose
+// examples, if any, help/NAME.example.txt.
+func newCommand(use, short, name string, args cobra.PositionalArgs, run func(*cobra.Command, []string) error) *cobra.Command {
+	example, _ := helpFiles.ReadFile("help/" + name + ".example.txt")
+	return &cobra.Command{Use: use, Short: short, Long: help(name), Example: strings.TrimSuffix(string(example), "\n"), Args: args, RunE: run}
+}

@@ -1,0 +1,145 @@
+package loadrun
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// Request is a load run as `zkherd load` asks for it, value by value as
+// the user gave them: the command binds its flags to it, and Mode and
+// Overrides check it, so that every rule about which values go together
+// is written once, here, and tested without the command line. Messages
+// name the flags, since that is how the user gave the values.
+type Request struct {
+	Scenario    string
+	Clients     int
+	Duration    time.Duration
+	Ops         uint64
+	Rate        float64
+	Arrival     string
+	Thresholds  []string
+	SourceAddrs int
+	Out         string
+
+	// Processes, RunID, Join and JoinTimeout ask for a run spread over
+	// processes; Sweep for a run at each of several client counts.
+	Processes   int
+	RunID       string
+	Join        string
+	JoinTimeout time.Duration
+	Sweep       string
+
+	// Given says which values the user gave: a zero given is a mistake,
+	// one not given means the scenario's own.
+	ClientsGiven, DurationGiven, OpsGiven, RateGiven bool
+	ProcessesGiven, JoinGiven, SweepGiven            bool
+}
+
+// Mode is the kind of run a Request asks for.
+type Mode int
+
+// The modes of Request.Mode.
+const (
+	ModePlain Mode = iota // one process, once
+	ModeSweep             // once per client count, then a scale model
+	ModeStart             // spread over processes: this one starts it
+	ModeJoin              // spread over processes: this one joins it
+)
+
+// Mode checks which flags of the distributed and sweep runs go together,
+// and says which run q asks for.
+func (q *Request) Mode() (Mode, error) {
+	switch {
+	case !q.JoinGiven && !q.ProcessesGiven && !q.SweepGiven:
+		return ModePlain, nil
+	case q.SweepGiven && (q.JoinGiven || q.ProcessesGiven):
+		return 0, exit.Usagef("--sweep runs in one process; it cannot be combined with --join or --processes")
+	case q.SweepGiven:
+		return ModeSweep, nil
+	case q.JoinGiven && q.ProcessesGiven:
+		return 0, exit.Usagef("--join and --processes: a process either starts a distributed run (--processes) or joins one (--join)")
+	case q.JoinTimeout <= 0:
+		return 0, exit.Usagef("--join-timeout %v: must be above 0", q.JoinTimeout)
+	case q.JoinGiven:
+		return ModeJoin, q.checkJoin()
+	case q.Processes < 1 || q.Processes > 64:
+		return 0, exit.Usagef("--processes %d: choose 1 to 64", q.Processes)
+	}
+	return ModeStart, nil
+}
+
+// checkJoin refuses what a joining process takes from the run it joins.
+func (q *Request) checkJoin() error {
+	switch {
+	case q.Join == "":
+		return exit.Usagef("--join needs the id of a run, as printed by the process that started it with --processes")
+	case q.Scenario != "" || q.ClientsGiven || q.DurationGiven || q.OpsGiven:
+		return exit.Usagef("--join takes the scenario, clients and duration from the run it joins; drop --scenario, --clients, --duration and --ops")
+	case q.RunID != "":
+		return exit.Usagef("--join names the run; drop --run-id")
+	case q.Out != "":
+		return exit.Usagef("--join: the merged report is written by the process that started the run; drop --out")
+	}
+	return nil
+}
+
+// Overrides checks the scenario values of q and turns them into
+// overrides of the scenario (all but the session timeout, a setting the
+// command shares with others).
+func (q *Request) Overrides() (scenarios.Overrides, error) {
+	var ov scenarios.Overrides
+	if q.Scenario == "" {
+		return ov, exit.Usagef("--scenario is required: a built-in name (%s) or a YAML file", strings.Join(scenarios.Names(), ", "))
+	}
+	switch {
+	case q.ClientsGiven && q.Clients <= 0:
+		return ov, exit.Usagef("--clients %d: must be at least 1", q.Clients)
+	case q.DurationGiven && q.Duration <= 0:
+		return ov, exit.Usagef("--duration %v: must be above 0", q.Duration)
+	case q.OpsGiven && q.Ops == 0:
+		return ov, exit.Usagef("--ops 0: must be at least 1")
+	case q.DurationGiven && q.OpsGiven:
+		return ov, exit.Usagef("--duration and --ops: give one bound, not both")
+	case q.SourceAddrs < 0 || q.SourceAddrs > 254:
+		return ov, exit.Usagef("--source-addrs %d: choose 1 to 254 (0 for automatic)", q.SourceAddrs)
+	case q.RateGiven && q.Rate <= 0:
+		return ov, exit.Usagef("--rate %v: must be above 0 operations per second", q.Rate)
+	case q.Arrival != "" && !slices.Contains(scenarios.ArrivalKinds(), scenarios.ArrivalKind(q.Arrival)):
+		return ov, exit.Usagef("--arrival %s: choose closed, stampede, constant or poisson", q.Arrival)
+	case q.RateGiven && q.Arrival != "" && !scenarios.ArrivalKind(q.Arrival).Open():
+		return ov, exit.Usagef("--rate with --arrival %s: a rate needs an open model (constant or poisson)", q.Arrival)
+	}
+	for _, expr := range q.Thresholds {
+		t, err := scenarios.ParseThreshold(expr)
+		if te := (*scenarios.ThresholdError)(nil); errors.As(err, &te) {
+			return ov, exit.Usagef("--threshold %s", te.Detail())
+		} else if err != nil {
+			return ov, exit.Usagef("--threshold %v", err)
+		}
+		ov.Thresholds = append(ov.Thresholds, t)
+	}
+	ov.Arrival, ov.Rate = scenarios.ArrivalKind(q.Arrival), q.Rate
+	if q.ClientsGiven {
+		ov.Clients = q.Clients
+	}
+	if q.DurationGiven {
+		ov.Duration = q.Duration
+	}
+	if q.OpsGiven {
+		ov.Ops = q.Ops
+	}
+	return ov, nil
+}
+
+// CheckSessionTimeout refuses a session timeout servers would not grant.
+func CheckSessionTimeout(d time.Duration) error {
+	if d < time.Second || d > 10*time.Minute {
+		return exit.Usagef("--session-timeout %v: choose between 1s and 10m (servers clamp to their min/max session timeout)", d)
+	}
+	return nil
+}

@@ -1,0 +1,56 @@
+package loadrun
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRequestMode(t *testing.T) {
+	tests := []struct {
+		name    string
+		q       Request
+		want    Mode
+		wantErr string
+	}{
+		{"plain", Request{Scenario: "fair-lock"}, ModePlain, ""},
+		{"sweep", Request{Sweep: "1,2", SweepGiven: true}, ModeSweep, ""},
+		{"sweep and join", Request{SweepGiven: true, JoinGiven: true}, 0, "--sweep runs in one process"},
+		{"join and processes", Request{JoinGiven: true, ProcessesGiven: true, JoinTimeout: time.Second}, 0, "either starts"},
+		{"no join timeout", Request{ProcessesGiven: true, Processes: 2}, 0, "--join-timeout 0s"},
+		{"join", Request{Join: "r1", JoinGiven: true, JoinTimeout: time.Second}, ModeJoin, ""},
+		{"join with scenario", Request{Join: "r1", JoinGiven: true, JoinTimeout: time.Second, Scenario: "x"}, 0, "drop --scenario"},
+		{"join with out", Request{Join: "r1", JoinGiven: true, JoinTimeout: time.Second, Out: "d"}, 0, "drop --out"},
+		{"start", Request{Processes: 3, ProcessesGiven: true, JoinTimeout: time.Second}, ModeStart, ""},
+		{"too many processes", Request{Processes: 65, ProcessesGiven: true, JoinTimeout: time.Second}, 0, "choose 1 to 64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := tt.q.Mode()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Mode() error = %v, want one saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("Mode() = %v, %v; want %v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestRequestOverrides(t *testing.T) {
+	q := Request{Scenario: "fair-lock", Clients: 7, ClientsGiven: true, Duration: time.Second, Thresholds: []string{"acquire.p99<5ms"}}
+	ov, err := q.Overrides()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ov.Clients != 7 || ov.Duration != 0 || len(ov.Thresholds) != 1 {
+		t.Errorf("Overrides() = %+v, want 7 clients, the scenario's duration (not given), one threshold", ov)
+	}
+	q.Thresholds = []string{"x<1"}
+	if _, err := q.Overrides(); err == nil || !strings.HasPrefix(err.Error(), `--threshold "x<1": unknown metric`) {
+		t.Errorf("Overrides() with a bad threshold: error %v, want it to start --threshold \"x<1\": unknown metric", err)
+	}
+}

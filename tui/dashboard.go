@@ -1,0 +1,57 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/zkherd/zkherd/loadrun"
+	"github.com/zkherd/zkherd/tui/loadview"
+)
+
+// LoadDashboard is the load dashboard as a load run's display: it shows
+// the runs live, with the cluster views of the same ensemble as tabs
+// (polled by a read-only session of their own with inspect's settings;
+// its ConnectString is the run's server). Quitting the dashboard stops
+// the runs gracefully, like Ctrl-C: the report is partial.
+func LoadDashboard(inspect InspectOptions) loadrun.Display {
+	return func(ctx context.Context, plan *loadrun.Plan, server string, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
+		inspect.ConnectString = server
+		return dashboard(ctx, plan, server, &inspect, exec)
+	}
+}
+
+// dashboard runs exec while the dashboard shows it.
+func dashboard(ctx context.Context, plan *loadrun.Plan, server string, inspect *InspectOptions, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	report := ""
+	if plan.Out != "" {
+		report = filepath.Join(plan.Out, "report.html")
+	}
+	feed := loadview.NewFeed(plan.Title, server, report, plan.Runs)
+	updates := make(chan loadview.Snapshot, 64)
+	var (
+		out  loadrun.Outcome
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		defer close(updates)
+		out = exec(runCtx, loadview.Sink{Feed: feed, Updates: updates})
+		updates <- feed.Final(out.Results, out.Partial || runCtx.Err() != nil)
+	}()
+	terr := RunLoad(ctx, updates, LoadOptions{Inspect: inspect})
+	if terr != nil {
+		stopRun() // the user quit, or the terminal failed: stop gracefully
+	}
+	<-done
+	if terr != nil && !errors.Is(terr, ErrQuit) && !errors.Is(terr, context.Canceled) && out.Err == nil {
+		out.Err = fmt.Errorf("load dashboard: %w (use --no-tui)", terr)
+	}
+	if errors.Is(terr, ErrQuit) && len(out.Results) > 0 {
+		out.Partial = true
+	}
+	return out
+}
