@@ -166,7 +166,11 @@ func (in *Inspector) snapshot(ctx context.Context, early bool) *Snapshot {
 		snap.Notices = append(snap.Notices, missing)
 	}
 	busy := busyReason(&snap.Cluster, in.lowest)
-	in.backoff = nextBackoff(in.backoff, busy != "")
+	if !early {
+		// Early snapshots reread the same polls: they would count one busy
+		// answer several times.
+		in.backoff = nextBackoff(in.backoff, busy != "")
+	}
 	snap.Cost.Backoff, snap.Cost.BusyReason = in.backoff, busy
 	snap.Cost.Interval = in.pollInterval() * time.Duration(in.backoff)
 	if early {
