@@ -128,6 +128,9 @@ func BenchmarkInspectorCost(b *testing.B) {
 				if m := re.FindStringSubmatch(screen); m != nil && m[1] != "0" {
 					r.firstLocks = time.Since(launched)
 					r.lockDirs = m[1]
+					if i == 1 {
+						fmt.Fprintf(os.Stderr, "first Locks screen of window %d, after %s:\n%s\n", i, r.firstLocks.Round(time.Millisecond), screen)
+					}
 					break
 				}
 				time.Sleep(50 * time.Millisecond)
