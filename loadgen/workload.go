@@ -99,7 +99,7 @@ type lockWork struct {
 	paths   []string
 	guards  []*lockGuard
 	newLock func(s *recipes.Session, path string) recipes.Locker
-	clock   graphClock // for WaitGraph.WokePerRelease
+	graph   graphState // kept from one wait graph to the next
 	// handOff is the fair lock's hand-off (a recipes.HandOff), reported
 	// in the run's notes.
 	handOff atomic.Uint32
