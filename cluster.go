@@ -150,13 +150,9 @@ func newClusterMemberCmd(g *globalOptions, op string) *cobra.Command {
 		cluster.OpRestart: "Restart a member of a running \"cluster up\" (stopped or not) on its ports and data",
 	}[op]
 	cmd := &cobra.Command{
-		Use:   op + " MEMBER",
-		Short: what,
-		Long: what + `.
-
-MEMBER is a member number (1..N, as "cluster up" lists them) or its client
-address. The ensemble is the one "zkherd cluster up" of yours is running; with
-several running, --server picks the one that has its addresses.`,
+		Use:     op + " MEMBER",
+		Short:   what,
+		Long:    what + ".\n\n" + help("cluster-member"),
 		Example: fmt.Sprintf("  zkherd cluster %s 2\n  zkherd cluster %s 127.0.0.1:2182 --server 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183", op, op),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -167,24 +163,13 @@ several running, --server picks the one that has its addresses.`,
 			if err != nil {
 				return err
 			}
-			rec, err := cluster.Find(cs.Servers)
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			id, err := rec.MemberID(args[0])
-			if err != nil {
-				return usageErr("%v", err)
-			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 			defer cancel()
-			r, err := cluster.Send(ctx, rec, op, id)
+			r, err := cluster.Act(ctx, cs.Servers, op, args[0])
 			if err != nil {
-				return usageErr("%s member %d: %v", op, id, err)
+				return usageErr("%v", err)
 			}
-			return o.output.Write(cmd.OutOrStdout(), r, func(w io.Writer) error {
-				_, err := fmt.Fprintln(w, r.Message)
-				return err
-			})
+			return o.output.Write(cmd.OutOrStdout(), r, r.WriteText)
 		},
 	}
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the member (a restart waits until it serves)")
