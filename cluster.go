@@ -19,15 +19,11 @@ import (
 )
 
 func newClusterCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "cluster",
-		Short: "Start a local ZooKeeper ensemble, act on its members, or show the status of any ensemble",
-	}
-	cmd.AddCommand(newClusterUpCmd(g), newClusterStatusCmd(g))
+	subs := []*cobra.Command{newClusterUpCmd(g), newClusterStatusCmd(g)}
 	for _, op := range []string{cluster.OpKill, cluster.OpPause, cluster.OpResume, cluster.OpRestart} {
-		cmd.AddCommand(newClusterMemberCmd(g, op))
+		subs = append(subs, newClusterMemberCmd(g, op))
 	}
-	return cmd
+	return newGroup("cluster", "Start a local ZooKeeper ensemble, act on its members, or show the status of any ensemble", "", subs...)
 }
 
 // registerOutput adds the -o flag of status-like commands to cmd.

@@ -14,12 +14,7 @@ import (
 )
 
 func newReportCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "report",
-		Short: "Print or compare load reports",
-		Long:  help("report"),
-	}
-	cmd.AddCommand(
+	return newGroup("report", "Print or compare load reports", help("report"),
 		&cobra.Command{
 			Use:     "show DIR/report.json",
 			Short:   "Print the summary of a load report",
@@ -39,7 +34,6 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 		},
 		newReportCompareCmd(),
 	)
-	return cmd
 }
 
 func newReportCompareCmd() *cobra.Command {
