@@ -7,8 +7,8 @@
 // from a local installation (Debian's zookeeper package, $ZOOKEEPER_HOME, or
 // zkServer.sh on PATH), each on free loopback ports in its own directory, and
 // returns once every member serves and, for several members, exactly one leads.
-// Leader, WaitLeader and Mode ask the members (with the srvr four-letter
-// word) who leads; Kill, Pause, Resume, StopMember and Restart inject the
+// Leader, WaitLeader and Mode ask the members (fourlw's srvr four-letter
+// word) who leads, and AwaitLeader is the one leader wait; Kill, Pause, Resume, StopMember and Restart inject the
 // faults the rest of zkherd is tested against. Package enstest wraps Start
 // for tests.
 //

@@ -625,19 +625,36 @@ func (e *Ensemble) Leader(ctx context.Context) (int, error) {
 	return 0, fmt.Errorf("ensemble: members %v all claim to lead", leaders)
 }
 
-// WaitLeader polls Leader until exactly one running member leads, or ctx ends.
-func (e *Ensemble) WaitLeader(ctx context.Context) (int, error) {
-	tick := time.NewTicker(100 * time.Millisecond)
+// WaitLeader polls Leader until exactly one running member leads, or ctx
+// ends (AwaitLeader).
+func (e *Ensemble) WaitLeader(ctx context.Context) (int, error) { return AwaitLeader(ctx, e, 0) }
+
+// AwaitLeader polls l's Leader every 50ms, each poll bounded by
+// srvrTimeout, until a member other than not leads (not 0: any member), or
+// ctx ends. It is the one leader wait: the faults package measures an
+// election with it. A stopped ensemble ends it with ErrStopped.
+func AwaitLeader(ctx context.Context, l interface {
+	Leader(context.Context) (int, error)
+}, not int) (int, error) {
+	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		id, err := e.Leader(ctx)
-		if err == nil || errors.Is(err, ErrStopped) {
-			return id, err
+		qctx, cancel := context.WithTimeout(ctx, srvrTimeout)
+		id, err := l.Leader(qctx)
+		cancel()
+		switch {
+		case err == nil && id != not:
+			return id, nil
+		case errors.Is(err, ErrStopped):
+			return 0, err
 		}
 		select {
-		case <-ctx.Done():
-			return 0, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
 		case <-tick.C:
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("member %d still leads", id)
+			}
+			return 0, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
 		}
 	}
 }

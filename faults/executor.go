@@ -457,7 +457,7 @@ func (x *Executor) kill(ctx context.Context, f scenarios.Fault) {
 	if f.Kind == scenarios.KillLeader {
 		lctx, cancel := context.WithTimeout(ctx, leaderWait)
 		var err error
-		id, err = waitLeader(lctx, ens, 0)
+		id, err = ensemble.AwaitLeader(lctx, ens, 0)
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -527,41 +527,16 @@ func (x *Executor) kill(ctx context.Context, f scenarios.Fault) {
 	}
 }
 
-// waitLeader polls the ensemble until a member other than not leads.
-func waitLeader(ctx context.Context, ens Ensemble, not int) (int, error) {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		qctx, cancel := context.WithTimeout(ctx, time.Second)
-		id, err := ens.Leader(qctx)
-		cancel()
-		if err == nil && id != not {
-			return id, nil
-		}
-		if errors.Is(err, ensemble.ErrStopped) {
-			return 0, err
-		}
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			if err == nil {
-				err = fmt.Errorf("member %d still leads", id)
-			}
-			return 0, fmt.Errorf("%w (last: %v)", ctx.Err(), err)
-		}
-	}
-}
-
 // watchLeader measures how long the ensemble takes to have a leader
 // again after member killed, the leader, was killed.
 func (x *Executor) watchLeader(ctx context.Context, m *Measure, killed int) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaderWait)
 	defer cancel()
-	id, err := waitLeader(wctx, x.opts.Ensemble, killed)
+	id, err := ensemble.AwaitLeader(wctx, x.opts.Ensemble, killed)
 	if err != nil {
 		// A one-member ensemble has no leader until the member is back.
 		if x.members == 1 {
-			id, err = waitLeader(wctx, x.opts.Ensemble, 0)
+			id, err = ensemble.AwaitLeader(wctx, x.opts.Ensemble, 0)
 		}
 		if err != nil {
 			return

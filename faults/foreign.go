@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -112,7 +113,7 @@ func (x *Executor) lag(ctx context.Context, f scenarios.Fault) {
 		wait = leaderWait
 	}
 	lctx, cancel := context.WithTimeout(ctx, wait)
-	leader, err := waitLeader(lctx, x.opts.Ensemble, 0)
+	leader, err := ensemble.AwaitLeader(lctx, x.opts.Ensemble, 0)
 	cancel()
 	if ctx.Err() != nil {
 		return

@@ -1,4 +1,4 @@
-package fourlw
+package fourlw_test
 
 import (
 	"context"
@@ -17,16 +17,17 @@ import (
 
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/fourlw"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func membersOf(ens *ensemble.Ensemble) []Member {
-	var ms []Member
+func membersOf(ens *ensemble.Ensemble) []fourlw.Member {
+	var ms []fourlw.Member
 	for _, m := range ens.Members() {
-		ms = append(ms, Member{ID: m.ID, Addr: m.ClientAddr, AdminURL: m.AdminURL})
+		ms = append(ms, fourlw.Member{ID: m.ID, Addr: m.ClientAddr, AdminURL: m.AdminURL})
 	}
 	return ms
 }
@@ -101,11 +102,11 @@ func TestQueryEveryCommand(t *testing.T) {
 	ens := enstest.Start(t, 1)
 	addr := ens.Servers()[0]
 	holder, watchers := herdSetup(t, []string{addr}, 3)
-	holderID := SessionID(holder.SessionID())
+	holderID := fourlw.SessionID(holder.SessionID())
 
-	replies := map[Command]string{}
-	for _, cmd := range AllCommands() {
-		reply, err := Query(ctxTimeout(t, 5*time.Second), addr, string(cmd))
+	replies := map[fourlw.Command]string{}
+	for _, cmd := range fourlw.AllCommands() {
+		reply, err := fourlw.Query(ctxTimeout(t, 5*time.Second), addr, string(cmd))
 		if err != nil {
 			t.Fatalf("Query(%s): %v", cmd, err)
 		}
@@ -113,58 +114,58 @@ func TestQueryEveryCommand(t *testing.T) {
 	}
 
 	t.Run("srvr", func(t *testing.T) {
-		st, err := ParseSrvr(replies[CmdSrvr])
-		if err != nil || st.Mode != ModeStandalone || st.NodeCount < 4 || !strings.HasPrefix(st.Version, "3.") {
+		st, err := fourlw.ParseSrvr(replies[fourlw.CmdSrvr])
+		if err != nil || st.Mode != fourlw.ModeStandalone || st.NodeCount < 4 || !strings.HasPrefix(st.Version, "3.") {
 			t.Errorf("srvr = %+v, %v", st, err)
 		}
 	})
 	t.Run("stat", func(t *testing.T) {
-		st, err := ParseStat(replies[CmdStat])
+		st, err := fourlw.ParseStat(replies[fourlw.CmdStat])
 		if err != nil || len(st.Clients) < 4 {
 			t.Errorf("stat = %+v, %v; want our 4 sessions among the clients", st, err)
 		}
 	})
 	t.Run("mntr", func(t *testing.T) {
-		m, err := ParseMntr(replies[CmdMntr])
+		m, err := fourlw.ParseMntr(replies[fourlw.CmdMntr])
 		if err != nil {
 			t.Fatal(err)
 		}
 		// 3 data watches plus 1 child watch: wchs sees only the data ones.
-		if m.WatchCount() != 4 || m.EphemeralsCount() != 1 || m.ServerState() != ModeStandalone || m.NumAliveConnections() < 4 {
+		if m.WatchCount() != 4 || m.EphemeralsCount() != 1 || m.ServerState() != fourlw.ModeStandalone || m.NumAliveConnections() < 4 {
 			t.Errorf("watches %d, ephemerals %d, state %s, connections %d; want 4, 1, standalone, >= 4",
 				m.WatchCount(), m.EphemeralsCount(), m.ServerState(), m.NumAliveConnections())
 		}
-		for _, name := range FanOutMetrics() {
+		for _, name := range fourlw.FanOutMetrics() {
 			if _, ok := m.Summary(name); !ok {
 				t.Errorf("no %s summary", name)
 			}
 		}
 	})
 	t.Run("cons", func(t *testing.T) {
-		conns, err := ParseCons(replies[CmdCons])
+		conns, err := fourlw.ParseCons(replies[fourlw.CmdCons])
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []SessionID
+		var ids []fourlw.SessionID
 		for _, c := range conns {
 			if c.HasSession {
 				ids = append(ids, c.Session)
 			}
 		}
 		for _, c := range append([]*zk.Conn{holder}, watchers...) {
-			if !slices.Contains(ids, SessionID(c.SessionID())) {
-				t.Errorf("cons lacks session %v: %v", SessionID(c.SessionID()), ids)
+			if !slices.Contains(ids, fourlw.SessionID(c.SessionID())) {
+				t.Errorf("cons lacks session %v: %v", fourlw.SessionID(c.SessionID()), ids)
 			}
 		}
 	})
 	t.Run("wchp", func(t *testing.T) {
-		w, err := ParseWchp(replies[CmdWchp])
+		w, err := fourlw.ParseWchp(replies[fourlw.CmdWchp])
 		if err != nil {
 			t.Fatal(err)
 		}
-		var want []SessionID
+		var want []fourlw.SessionID
 		for _, c := range watchers {
-			want = append(want, SessionID(c.SessionID()))
+			want = append(want, fourlw.SessionID(c.SessionID()))
 		}
 		got := slices.Sorted(slices.Values(w["/fourlw/lock"]))
 		slices.Sort(want)
@@ -176,19 +177,19 @@ func TestQueryEveryCommand(t *testing.T) {
 		}
 	})
 	t.Run("wchc", func(t *testing.T) {
-		w, err := ParseWchc(replies[CmdWchc])
-		if err != nil || !slices.Equal(w[SessionID(watchers[0].SessionID())], []string{"/fourlw/lock"}) {
+		w, err := fourlw.ParseWchc(replies[fourlw.CmdWchc])
+		if err != nil || !slices.Equal(w[fourlw.SessionID(watchers[0].SessionID())], []string{"/fourlw/lock"}) {
 			t.Errorf("wchc = %v, %v", w, err)
 		}
 	})
 	t.Run("wchs", func(t *testing.T) {
-		w, err := ParseWchs(replies[CmdWchs])
-		if err != nil || w != (WatchSummary{Connections: 3, Paths: 1, Watches: 3}) {
+		w, err := fourlw.ParseWchs(replies[fourlw.CmdWchs])
+		if err != nil || w != (fourlw.WatchSummary{Connections: 3, Paths: 1, Watches: 3}) {
 			t.Errorf("wchs = %+v, %v", w, err)
 		}
 	})
 	t.Run("dump", func(t *testing.T) {
-		d, err := ParseDump(replies[CmdDump])
+		d, err := fourlw.ParseDump(replies[fourlw.CmdDump])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,21 +201,21 @@ func TestQueryEveryCommand(t *testing.T) {
 		}
 	})
 	t.Run("conf", func(t *testing.T) {
-		c, err := ParseConf(replies[CmdConf])
+		c, err := fourlw.ParseConf(replies[fourlw.CmdConf])
 		_, port, _ := net.SplitHostPort(addr)
 		if err != nil || c["clientPort"] != port || c["maxClientCnxns"] != "0" {
 			t.Errorf("conf = %v, %v; want clientPort %s", c, err, port)
 		}
 	})
 	t.Run("envi", func(t *testing.T) {
-		e, err := ParseEnvi(replies[CmdEnvi])
+		e, err := fourlw.ParseEnvi(replies[fourlw.CmdEnvi])
 		if err != nil || e["java.version"] == "" {
 			t.Errorf("envi = %v, %v", e, err)
 		}
 	})
 	t.Run("ruok and isro", func(t *testing.T) {
-		if replies[CmdRuok] != "imok" || replies[CmdIsro] != "rw" {
-			t.Errorf("ruok %q, isro %q; want imok, rw", replies[CmdRuok], replies[CmdIsro])
+		if replies[fourlw.CmdRuok] != "imok" || replies[fourlw.CmdIsro] != "rw" {
+			t.Errorf("ruok %q, isro %q; want imok, rw", replies[fourlw.CmdRuok], replies[fourlw.CmdIsro])
 		}
 	})
 
@@ -223,14 +224,14 @@ func TestQueryEveryCommand(t *testing.T) {
 		if url == "" {
 			t.Fatal("the ensemble has no AdminServer; zkherd's ensemble should enable it")
 		}
-		a := Admin{URL: url}
+		a := fourlw.Admin{URL: url}
 		ctx := ctxTimeout(t, 10*time.Second)
 		m, err := a.Monitor(ctx)
-		if err != nil || m.WatchCount() != 4 || m.ServerState() != ModeStandalone {
+		if err != nil || m.WatchCount() != 4 || m.ServerState() != fourlw.ModeStandalone {
 			t.Errorf("Monitor = watches %d state %q, %v", m.WatchCount(), m.ServerState(), err)
 		}
 		conns, err := a.Connections(ctx)
-		if err != nil || !slices.ContainsFunc(conns, func(c Conn) bool { return c.Session == holderID }) {
+		if err != nil || !slices.ContainsFunc(conns, func(c fourlw.Conn) bool { return c.Session == holderID }) {
 			t.Errorf("Connections lacks the holder %v: %v, %v", holderID, conns, err)
 		}
 		w, err := a.WatchesByPath(ctx)
@@ -250,7 +251,7 @@ func TestQueryEveryCommand(t *testing.T) {
 			t.Errorf("Dump owner = %v, %v, %v", owner, ok, err)
 		}
 		st, err := a.Stats(ctx)
-		if err != nil || st.Mode != ModeStandalone {
+		if err != nil || st.Mode != fourlw.ModeStandalone {
 			t.Errorf("Stats = %+v, %v", st, err)
 		}
 		c, err := a.Configuration(ctx)
@@ -273,19 +274,19 @@ func TestQueryErrors(t *testing.T) {
 	l.Close()
 
 	t.Run("connection refused", func(t *testing.T) {
-		_, err := Query(ctxTimeout(t, 5*time.Second), closed, "srvr")
+		_, err := fourlw.Query(ctxTimeout(t, 5*time.Second), closed, "srvr")
 		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), closed) || !strings.Contains(err.Error(), "is the server running?") {
 			t.Errorf("Query(%s) = %v; want connection refused naming the address and asking whether the server runs", closed, err)
 		}
 	})
 	t.Run("AdminServer refused", func(t *testing.T) {
-		err := Admin{URL: "http://" + closed}.Ruok(ctxTimeout(t, 5*time.Second))
+		err := fourlw.Admin{URL: "http://" + closed}.Ruok(ctxTimeout(t, 5*time.Second))
 		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), "admin.enableServer=true") {
 			t.Errorf("Ruok = %v; want connection refused with how to enable the AdminServer", err)
 		}
 	})
 	t.Run("not a four-letter word", func(t *testing.T) {
-		if _, err := Query(context.Background(), closed, "mntrx"); err == nil {
+		if _, err := fourlw.Query(context.Background(), closed, "mntrx"); err == nil {
 			t.Error("Query(mntrx) = nil error")
 		}
 	})
@@ -296,7 +297,7 @@ func TestQueryErrors(t *testing.T) {
 		}
 		defer ens.Resume(1)
 		start := time.Now()
-		_, err := Query(ctxTimeout(t, 300*time.Millisecond), ens.Servers()[0], "mntr")
+		_, err := fourlw.Query(ctxTimeout(t, 300*time.Millisecond), ens.Servers()[0], "mntr")
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Query to a paused server = %v, want a deadline error", err)
 		}
@@ -307,7 +308,7 @@ func TestQueryErrors(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			_, err := Query(ctx, ens.Servers()[0], "mntr")
+			_, err := fourlw.Query(ctx, ens.Servers()[0], "mntr")
 			done <- err
 		}()
 		cancel()
@@ -352,60 +353,60 @@ func TestWhitelistRefusalAndAdminFallback(t *testing.T) {
 	}
 
 	t.Run("Query", func(t *testing.T) {
-		_, err := Query(ctxTimeout(t, 5*time.Second), m.Addr, "mntr")
-		var refused *ErrNotWhitelisted
+		_, err := fourlw.Query(ctxTimeout(t, 5*time.Second), m.Addr, "mntr")
+		var refused *fourlw.ErrNotWhitelisted
 		if !errors.As(err, &refused) || refused.Cmd != "mntr" || refused.Addr != m.Addr {
 			t.Fatalf("Query(mntr) = %v, want ErrNotWhitelisted", err)
 		}
 		if !strings.Contains(err.Error(), `add "4lw.commands.whitelist=*" to zoo.cfg`) {
 			t.Errorf("error %q does not name the config line", err)
 		}
-		if _, err := Query(ctxTimeout(t, 5*time.Second), m.Addr, "srvr"); err != nil {
+		if _, err := fourlw.Query(ctxTimeout(t, 5*time.Second), m.Addr, "srvr"); err != nil {
 			t.Errorf("Query(srvr) = %v, want an answer (it is whitelisted)", err)
 		}
 	})
 	t.Run("Client falls back to the AdminServer", func(t *testing.T) {
-		c := NewClient(m)
+		c := fourlw.NewClient(m)
 		for range 2 { // the second call goes straight to the AdminServer
 			mn, err := c.Mntr(ctxTimeout(t, 5*time.Second))
-			if err != nil || mn.ServerState() != ModeStandalone {
+			if err != nil || mn.ServerState() != fourlw.ModeStandalone {
 				t.Fatalf("Mntr = %v, %v; want the AdminServer's monitor", mn.ServerState(), err)
 			}
 		}
-		if !c.usesAdmin(CmdMntr) || c.usesAdmin(CmdSrvr) {
-			t.Errorf("usesAdmin: mntr %v, srvr %v; want true, false", c.usesAdmin(CmdMntr), c.usesAdmin(CmdSrvr))
+		if !fourlw.UsesAdmin(c, fourlw.CmdMntr) || fourlw.UsesAdmin(c, fourlw.CmdSrvr) {
+			t.Errorf("usesAdmin: mntr %v, srvr %v; want true, false", fourlw.UsesAdmin(c, fourlw.CmdMntr), fourlw.UsesAdmin(c, fourlw.CmdSrvr))
 		}
 		if _, err := c.Wchp(ctxTimeout(t, 5*time.Second)); err != nil {
 			t.Errorf("Wchp = %v", err)
 		}
 	})
 	t.Run("Client without an AdminServer", func(t *testing.T) {
-		_, err := NewClient(Member{Addr: m.Addr}).Cons(ctxTimeout(t, 5*time.Second))
-		var refused *ErrNotWhitelisted
+		_, err := fourlw.NewClient(fourlw.Member{Addr: m.Addr}).Cons(ctxTimeout(t, 5*time.Second))
+		var refused *fourlw.ErrNotWhitelisted
 		if !errors.As(err, &refused) {
 			t.Errorf("Cons = %v, want ErrNotWhitelisted", err)
 		}
 	})
 	t.Run("Probe", func(t *testing.T) {
-		caps := Probe(ctxTimeout(t, 10*time.Second), []Member{m, {ID: 9, Addr: m.Addr}})
+		caps := fourlw.Probe(ctxTimeout(t, 10*time.Second), []fourlw.Member{m, {ID: 9, Addr: m.Addr}})
 		with, without := caps[0], caps[1]
 		if !with.Reachable || !with.AdminServer || len(with.Missing()) != 0 {
 			t.Errorf("with AdminServer: reachable %v, admin %v, missing %v", with.Reachable, with.AdminServer, with.Missing())
 		}
-		if c, _ := with.Capability(CmdMntr); c.FourLW || !c.Admin {
+		if c, _ := with.Capability(fourlw.CmdMntr); c.FourLW || !c.Admin {
 			t.Errorf("mntr capability %+v, want AdminServer only", c)
 		}
-		if c, _ := with.Capability(CmdSrvr); !c.FourLW {
+		if c, _ := with.Capability(fourlw.CmdSrvr); !c.FourLW {
 			t.Errorf("srvr capability %+v, want four-letter word", c)
 		}
-		var missing []Command
+		var missing []fourlw.Command
 		for _, c := range without.Missing() {
 			missing = append(missing, c.Command)
-			if c.Fix() != ConfigLine {
-				t.Errorf("%s Fix() = %q, want %q", c.Command, c.Fix(), ConfigLine)
+			if c.Fix() != fourlw.ConfigLine {
+				t.Errorf("%s Fix() = %q, want %q", c.Command, c.Fix(), fourlw.ConfigLine)
 			}
 		}
-		if len(missing) != len(AllCommands())-2 || slices.Contains(missing, CmdSrvr) || slices.Contains(missing, CmdRuok) {
+		if len(missing) != len(fourlw.AllCommands())-2 || slices.Contains(missing, fourlw.CmdSrvr) || slices.Contains(missing, fourlw.CmdRuok) {
 			t.Errorf("missing without AdminServer = %v, want everything but srvr and ruok", missing)
 		}
 		report := caps.Report()
@@ -417,9 +418,9 @@ func TestWhitelistRefusalAndAdminFallback(t *testing.T) {
 }
 
 // nextSnapshot reads snapshots until ok accepts one.
-func nextSnapshot(t *testing.T, ctx context.Context, snaps <-chan Snapshot, what string, ok func(Snapshot) bool) Snapshot {
+func nextSnapshot(t *testing.T, ctx context.Context, snaps <-chan fourlw.Snapshot, what string, ok func(fourlw.Snapshot) bool) fourlw.Snapshot {
 	t.Helper()
-	var last Snapshot
+	var last fourlw.Snapshot
 	for {
 		select {
 		case s, open := <-snaps:
@@ -436,7 +437,7 @@ func nextSnapshot(t *testing.T, ctx context.Context, snaps <-chan Snapshot, what
 	}
 }
 
-func describe(s Snapshot) string {
+func describe(s fourlw.Snapshot) string {
 	var b strings.Builder
 	for _, m := range s.Members {
 		b.WriteString(m.Member.String())
@@ -460,12 +461,12 @@ func TestPoller(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p := NewPoller(members, WithPeriod(200*time.Millisecond), WithTimeout(time.Second),
-		WithCommands(CmdSrvr, CmdMntr, CmdCons, CmdWchp, CmdDump))
+	p := fourlw.NewPoller(members, fourlw.WithPeriod(200*time.Millisecond), fourlw.WithTimeout(time.Second),
+		fourlw.WithCommands(fourlw.CmdSrvr, fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdWchp, fourlw.CmdDump))
 	snaps := p.Start(ctx)
 	wait := ctxTimeout(t, 60*time.Second)
 
-	all := nextSnapshot(t, wait, snaps, "every member up with a window", func(s Snapshot) bool {
+	all := nextSnapshot(t, wait, snaps, "every member up with a window", func(s fourlw.Snapshot) bool {
 		for _, m := range s.Members {
 			if !m.Up || m.Window == nil || m.Caps == nil {
 				return false
@@ -475,7 +476,7 @@ func TestPoller(t *testing.T) {
 	})
 	t.Run("merged views", func(t *testing.T) {
 		leader, ok := all.Leader()
-		if !ok || leader.Mode() != ModeLeader {
+		if !ok || leader.Mode() != fourlw.ModeLeader {
 			t.Errorf("Leader() = %v, %v", leader.Member, ok)
 		}
 		got := all.Watches()["/fourlw/lock"]
@@ -492,13 +493,13 @@ func TestPoller(t *testing.T) {
 		if len(members) != 3 {
 			t.Errorf("watchers on members %v, want all three", members)
 		}
-		var ids []SessionID
+		var ids []fourlw.SessionID
 		for _, c := range all.Conns() {
 			ids = append(ids, c.Session)
 		}
 		for _, w := range watchers {
-			if !slices.Contains(ids, SessionID(w.SessionID())) {
-				t.Errorf("merged Conns lack %v", SessionID(w.SessionID()))
+			if !slices.Contains(ids, fourlw.SessionID(w.SessionID())) {
+				t.Errorf("merged Conns lack %v", fourlw.SessionID(w.SessionID()))
 			}
 		}
 		if len(all.Ephemerals()) != 1 {
@@ -520,7 +521,7 @@ func TestPoller(t *testing.T) {
 	if leaderID == 1 {
 		follower = 2
 	}
-	others := func(s Snapshot, after time.Time) bool {
+	others := func(s fourlw.Snapshot, after time.Time) bool {
 		for _, m := range s.Members {
 			if m.Member.ID != follower && (!m.Up || !m.At.After(after)) {
 				return false
@@ -528,28 +529,28 @@ func TestPoller(t *testing.T) {
 		}
 		return true
 	}
-	status := func(s Snapshot) MemberStatus { return s.Members[follower-1] }
+	status := func(s fourlw.Snapshot) fourlw.MemberStatus { return s.Members[follower-1] }
 
 	t.Run("paused member is down, others update", func(t *testing.T) {
 		if err := ens.Pause(follower); err != nil {
 			t.Fatal(err)
 		}
 		paused := time.Now()
-		s := nextSnapshot(t, wait, snaps, "the paused member down", func(s Snapshot) bool {
+		s := nextSnapshot(t, wait, snaps, "the paused member down", func(s fourlw.Snapshot) bool {
 			return !status(s).Up && status(s).At.After(paused)
 		})
 		if !errors.Is(status(s).Err, context.DeadlineExceeded) {
 			t.Errorf("paused member's error = %v, want a timeout", status(s).Err)
 		}
 		// The others kept answering while the paused member timed out.
-		nextSnapshot(t, wait, snaps, "the others polled again", func(s Snapshot) bool {
+		nextSnapshot(t, wait, snaps, "the others polled again", func(s fourlw.Snapshot) bool {
 			return others(s, paused.Add(time.Second)) && !status(s).Up
 		})
 		if err := ens.Resume(follower); err != nil {
 			t.Fatal(err)
 		}
 		resumed := time.Now()
-		nextSnapshot(t, wait, snaps, "the resumed member up", func(s Snapshot) bool {
+		nextSnapshot(t, wait, snaps, "the resumed member up", func(s fourlw.Snapshot) bool {
 			return status(s).Up && status(s).At.After(resumed)
 		})
 	})
@@ -559,13 +560,13 @@ func TestPoller(t *testing.T) {
 			t.Fatal(err)
 		}
 		killed := time.Now()
-		s := nextSnapshot(t, wait, snaps, "the killed member down", func(s Snapshot) bool {
+		s := nextSnapshot(t, wait, snaps, "the killed member down", func(s fourlw.Snapshot) bool {
 			return !status(s).Up && status(s).At.After(killed)
 		})
 		if !errors.Is(status(s).Err, syscall.ECONNREFUSED) || status(s).Mntr != nil {
 			t.Errorf("killed member: err %v, mntr %v; want connection refused and no figures", status(s).Err, status(s).Mntr != nil)
 		}
-		s = nextSnapshot(t, wait, snaps, "the others polled again", func(s Snapshot) bool {
+		s = nextSnapshot(t, wait, snaps, "the others polled again", func(s fourlw.Snapshot) bool {
 			return others(s, killed.Add(500*time.Millisecond))
 		})
 		if s.Up() != 2 {
@@ -591,14 +592,14 @@ func TestPollOnce(t *testing.T) {
 	}
 	dead := l.Addr().String()
 	l.Close()
-	s := PollOnce(ctxTimeout(t, 20*time.Second), []Member{membersOf(ens)[0], {ID: 2, Addr: dead}},
-		WithCommands(CmdSrvr, CmdMntr), WithTimeout(2*time.Second))
-	if up := s.Members[0]; !up.Up || up.Mode() != ModeStandalone || up.Mntr == nil || up.Window != nil {
+	s := fourlw.PollOnce(ctxTimeout(t, 20*time.Second), []fourlw.Member{membersOf(ens)[0], {ID: 2, Addr: dead}},
+		fourlw.WithCommands(fourlw.CmdSrvr, fourlw.CmdMntr), fourlw.WithTimeout(2*time.Second))
+	if up := s.Members[0]; !up.Up || up.Mode() != fourlw.ModeStandalone || up.Mntr == nil || up.Window != nil {
 		t.Errorf("live member: up %v, mode %q, mntr %v, window %v", up.Up, up.Mode(), up.Mntr != nil, up.Window)
 	}
 	down := s.Members[1]
-	if down.Up || !errors.Is(down.Err, syscall.ECONNREFUSED) || down.Errors[CmdMntr] != nil {
-		t.Errorf("dead member: up %v, err %v, mntr error %v; want down, refused, mntr not asked", down.Up, down.Err, down.Errors[CmdMntr])
+	if down.Up || !errors.Is(down.Err, syscall.ECONNREFUSED) || down.Errors[fourlw.CmdMntr] != nil {
+		t.Errorf("dead member: up %v, err %v, mntr error %v; want down, refused, mntr not asked", down.Up, down.Err, down.Errors[fourlw.CmdMntr])
 	}
 	if _, ok := s.Leader(); !ok {
 		t.Error("no leader: the standalone server leads")
@@ -611,19 +612,19 @@ func TestPollerWindowSeesHerd(t *testing.T) {
 	holder, _ := herdSetup(t, ens.Servers(), 5)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	snaps := NewPoller(membersOf(ens), WithPeriod(100*time.Millisecond), WithCommands(CmdMntr), WithProbe()).Start(ctx)
+	snaps := fourlw.NewPoller(membersOf(ens), fourlw.WithPeriod(100*time.Millisecond), fourlw.WithCommands(fourlw.CmdMntr), fourlw.WithProbe()).Start(ctx)
 	wait := ctxTimeout(t, 30*time.Second)
-	before := nextSnapshot(t, wait, snaps, "a first window", func(s Snapshot) bool { return s.Members[0].Window != nil })
+	before := nextSnapshot(t, wait, snaps, "a first window", func(s fourlw.Snapshot) bool { return s.Members[0].Window != nil })
 	if err := holder.Delete("/fourlw/lock", -1); err != nil {
 		t.Fatal(err)
 	}
-	after := nextSnapshot(t, wait, snaps, "the release's fan-out", func(s Snapshot) bool {
-		return s.Window().FanOut[NodeDeletedWatchCount].Events > 0
+	after := nextSnapshot(t, wait, snaps, "the release's fan-out", func(s fourlw.Snapshot) bool {
+		return s.Window().FanOut[fourlw.NodeDeletedWatchCount].Events > 0
 	})
 	// Snapshots a reader skips take their windows with them, so compare
 	// the cumulative figures of the two snapshots read.
-	w := WindowOf(before.Members[0].Mntr, after.Members[0].Mntr, 0)
-	if got := w.FanOut[NodeDeletedWatchCount]; got != (FanOut{Events: 1, Watchers: 5}) {
+	w := fourlw.WindowOf(before.Members[0].Mntr, after.Members[0].Mntr, 0)
+	if got := w.FanOut[fourlw.NodeDeletedWatchCount]; got != (fourlw.FanOut{Events: 1, Watchers: 5}) {
 		t.Errorf("deleted fan-out %+v, want 1 event notifying 5 watchers", got)
 	}
 	cancel()
@@ -632,7 +633,7 @@ func TestPollerWindowSeesHerd(t *testing.T) {
 }
 
 // TestTLSAdminFallback: on a TLS-only server whose whitelist refuses mntr,
-// the client gets ErrNotWhitelisted over TLS and the answer from the
+// the client gets fourlw.ErrNotWhitelisted over TLS and the answer from the
 // AdminServer over HTTPS, both verified with the member's TLS settings.
 func TestTLSAdminFallback(t *testing.T) {
 	ens := enstest.StartTLS(t, 1)
@@ -641,24 +642,24 @@ func TestTLSAdminFallback(t *testing.T) {
 	if !strings.HasPrefix(em.AdminURL, "https://") {
 		t.Fatalf("AdminURL = %q, want the AdminServer over HTTPS", em.AdminURL)
 	}
-	m := Member{ID: 1, Addr: em.ClientAddr, AdminURL: em.AdminURL, TLS: ens.TLSConfig()}
+	m := fourlw.Member{ID: 1, Addr: em.ClientAddr, AdminURL: em.AdminURL, TLS: ens.TLSConfig()}
 	ctx := ctxTimeout(t, 30*time.Second)
 
-	if _, err := QueryTLS(ctx, m.Addr, "srvr", m.TLS); err != nil {
+	if _, err := fourlw.QueryTLS(ctx, m.Addr, "srvr", m.TLS); err != nil {
 		t.Fatalf("srvr over TLS: %v", err)
 	}
-	var refused *ErrNotWhitelisted
-	if _, err := QueryTLS(ctx, m.Addr, "mntr", m.TLS); !errors.As(err, &refused) {
+	var refused *fourlw.ErrNotWhitelisted
+	if _, err := fourlw.QueryTLS(ctx, m.Addr, "mntr", m.TLS); !errors.As(err, &refused) {
 		t.Fatalf("mntr over TLS: err = %v, want ErrNotWhitelisted", err)
 	}
-	mntr, err := NewClient(m).Mntr(ctx)
+	mntr, err := fourlw.NewClient(m).Mntr(ctx)
 	if err != nil {
 		t.Fatalf("Mntr through the HTTPS AdminServer: %v", err)
 	}
 	if mntr.ServerState() != "standalone" {
 		t.Errorf("Mntr server state = %q, want standalone", mntr.ServerState())
 	}
-	caps := ProbeMember(ctx, m, CmdSrvr, CmdMntr)
+	caps := fourlw.ProbeMember(ctx, m, fourlw.CmdSrvr, fourlw.CmdMntr)
 	if !caps.AdminServer {
 		t.Errorf("probe: AdminServer over HTTPS not seen: %v", caps.AdminErr)
 	}
@@ -666,7 +667,7 @@ func TestTLSAdminFallback(t *testing.T) {
 	// Without the CA the HTTPS AdminServer is not trusted.
 	noCA := m
 	noCA.TLS = &tls.Config{Certificates: ens.TLSConfig().Certificates}
-	if err := noCA.admin().Ruok(ctx); err == nil {
+	if err := fourlw.AdminOf(noCA).Ruok(ctx); err == nil {
 		t.Errorf("AdminServer trusted without the CA")
 	}
 }

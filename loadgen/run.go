@@ -33,6 +33,7 @@ func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, pkgerr.Wrap("loadgen", err)
 	}
+	defer governMemory(run.Clients)()
 	res, err := r.execute(ctx)
 	return res, pkgerr.Wrap("loadgen", err)
 }
@@ -180,8 +181,15 @@ func childListBuffer(n int) int { return n*80 + 8<<10 }
 // smallRecvBuffer is the receive buffer of a client session that reads no
 // listing (or lists through the run's Lister): its largest replies are a
 // created node's path, a node's stat with the lock's data (none in a load
-// run), a multi's results and watch events, each well under 1 KiB.
-const smallRecvBuffer = 4 << 10
+// run; a foreign client's "__REVOKE__"), a multi's results and watch
+// events, each well under 1 KiB. Assumption: recipe paths stay under
+// about 300 bytes (a 100-byte path makes a 130-byte watch event), so 2 KiB
+// leaves twice the room of the largest; a larger reply drops the
+// connection and fails the request with recipes.ErrReplyTooLarge (an
+// error of the run), never quietly.
+// Every idle session holds this buffer: at 10,000 sessions, each KiB is
+// 10 MiB of live heap and about twice that of RSS (issue 13).
+const smallRecvBuffer = 2 << 10
 
 // listerUser is a workload whose clients list large directories through
 // one shared session (recipes.Lister) instead of their own.

@@ -483,3 +483,25 @@ func TestRaceWindow(t *testing.T) {
 		})
 	}
 }
+
+// TestOverBudget: the memory benchmarks fail, naming the figure and the
+// budget, once the peak RSS passes it.
+func TestOverBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		peakKiB   int64
+		budgetMiB int64
+		want      string
+	}{
+		{"under", 650 << 10, 768, ""},
+		{"at", 768 << 10, 768, ""},
+		{"one KiB over", 768<<10 + 1, 768, "10,000 sessions: peak RSS 769 MiB is over its budget of 768 MiB"},
+		{"over", 761 << 10, 650, "10,000 sessions: peak RSS 761 MiB is over its budget of 650 MiB"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := overBudget("10,000 sessions", tc.peakKiB, tc.budgetMiB); got != tc.want {
+				t.Errorf("overBudget(%d KiB, %d MiB) = %q, want %q", tc.peakKiB, tc.budgetMiB, got, tc.want)
+			}
+		})
+	}
+}
