@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/recipes"
 )
 
 // packages are zkherd's package names that appear as error prefixes.
@@ -83,21 +85,14 @@ func Unreachable(servers string, err error, tls, timedOut bool) string {
 	return "cannot reach ZooKeeper at " + servers + ": " + reason + " (" + ConnectFix(reason, tls) + ")"
 }
 
-// The texts below read recipes.ErrNoSession's message, whose last
-// connection attempt comes from go-zookeeper's log (no type carries it):
-// "no session with S: ERR (last attempt: L; is ZooKeeper running there? ...)".
-const (
-	lastAttempt = "last attempt: "
-	runningHint = "; is ZooKeeper running there"
-)
-
 // ConnectFailed is the one line for a first session that could not be
 // opened within timeout: where, the last attempt's failure (no answer
 // when none was logged and the time ran out) and the likely fix.
 func ConnectFailed(servers string, timeout time.Duration, err error, tls bool) string {
 	msg := Clean(err.Error())
-	if _, last, ok := strings.Cut(msg, lastAttempt); ok {
-		msg, _, _ = strings.Cut(last, runningHint)
+	var ne *recipes.NoSessionError
+	if errors.As(err, &ne) && ne.LastAttempt != "" {
+		msg = Clean(ne.LastAttempt)
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		msg = "no answer"
 	}
@@ -105,14 +100,18 @@ func ConnectFailed(servers string, timeout time.Duration, err error, tls bool) s
 }
 
 // NoSession is the one line for a session that could not be opened (by
-// any command): what failed, the last attempt's failure and the likely fix.
+// any command): what failed, the last attempt's failure and the likely
+// fix in place of the library's hint.
 func NoSession(err error, tls bool) string {
-	msg := Clean(err.Error())
-	if head, last, ok := strings.Cut(msg, " ("+lastAttempt); ok {
-		last, _, _ = strings.Cut(last, runningHint)
-		msg = head + "; " + lastAttempt + last
-	} else {
-		msg, _, _ = strings.Cut(msg, " (is ZooKeeper running there")
+	msg := err.Error()
+	var ne *recipes.NoSessionError
+	if errors.As(err, &ne) {
+		short := ne.Head()
+		if ne.LastAttempt != "" {
+			short += "; last attempt: " + ne.LastAttempt
+		}
+		msg = strings.Replace(msg, ne.Error(), short, 1)
 	}
+	msg = Clean(msg)
 	return msg + " (" + ConnectFix(msg, tls) + ")"
 }
