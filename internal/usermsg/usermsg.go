@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/recipes"
 )
 
@@ -71,11 +72,14 @@ func ConnectFix(msg string, tls bool) string {
 // failure rather than a refusal when there are both (the others may simply
 // be down), and the likely fix; timedOut when the check ran out of time.
 func Unreachable(servers string, err error, tls, timedOut bool) string {
-	lines := strings.Split(err.Error(), "\n")
-	reason := lines[0]
-	for _, l := range lines {
-		if strings.Contains(l, "TLS handshake") {
-			reason = l
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap() // one per server
+	}
+	reason := errs[0].Error()
+	for _, e := range errs {
+		if he := (*connstr.HandshakeError)(nil); errors.As(e, &he) {
+			reason = e.Error()
 			break
 		}
 	}

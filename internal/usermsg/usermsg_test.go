@@ -2,11 +2,13 @@ package usermsg
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/recipes"
 )
 
@@ -69,5 +71,20 @@ func TestNoSessionLines(t *testing.T) {
 				t.Errorf("got  %q\nwant %q", tt.got, tt.want)
 			}
 		})
+	}
+}
+
+// TestUnreachablePrefersHandshake: of several servers' failures, a TLS
+// handshake's is the reason given (the others may simply be down).
+func TestUnreachablePrefersHandshake(t *testing.T) {
+	err := errors.Join(errors.New("dial tcp 127.0.0.1:1: connect: connection refused"),
+		&connstr.HandshakeError{Addr: "127.0.0.1:2", Err: errors.New("tls: failed to verify certificate: x509: certificate signed by unknown authority")})
+	got := Unreachable("127.0.0.1:1,127.0.0.1:2", err, true, false)
+	want := "cannot reach ZooKeeper at 127.0.0.1:1,127.0.0.1:2: TLS handshake with 127.0.0.1:2: tls: failed to verify certificate: x509: certificate signed by unknown authority (the servers' certificate is not signed by a CA you trust: give the CA that signed it with --tls-ca)"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := Unreachable("127.0.0.1:1", errors.Join(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")), false, false); !strings.Contains(got, ": dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server)") {
+		t.Errorf("one refusal: got %q", got)
 	}
 }
