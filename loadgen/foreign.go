@@ -248,7 +248,7 @@ func (f *foreigner) Act(ctx context.Context, kind scenarios.FaultKind) (faults.F
 		return faults.ForeignAct{}, fmt.Errorf("delete %s: %w", p, err)
 	}
 	if held := f.deleteDone(p, st.Czxid, true); held {
-		act.What = strings.Replace(act.What, "waiter's node", "node just granted", 1)
+		act.What = strings.Replace(act.What, "waiter's node", "holder's node (listed as a waiter's)", 1)
 	}
 	if f.r.run.Recipe == scenarios.Queue {
 		f.mu.Lock()

@@ -302,3 +302,39 @@ func TestForeignDeleteOfHolder(t *testing.T) {
 		})
 	}
 }
+
+// TestForeignDeleteOfHolderFailed: a delete of a holder's node that the
+// server refused (the node changed since it was read, or is gone) leaves
+// the holder in place: a second holder is then a violation, not the other
+// client's doing, and the holder need not be told anything.
+func TestForeignDeleteOfHolderFailed(t *testing.T) {
+	r := &runner{}
+	r.run.Recipe = scenarios.FairLock
+	f := newForeigner(r, nil)
+	r.chk.excuse = f.excuse
+	const dir = "/lock"
+	g := &lockGuard{path: dir}
+	a, b := dir+"/lock-0000000001", dir+"/lock-0000000002"
+
+	exitA, doneA := f.grant(a, 101, time.Now())
+	g.enterExclusive(&r.chk, 101, 1)
+	f.deleteStarted(a)
+	if f.deleteDone(a, 0, false) {
+		t.Error("a refused delete reported as a held node's deletion")
+	}
+	_, _ = f.grant(b, 102, time.Now())
+	g.enterExclusive(&r.chk, 102, 2)
+	g.exitExclusive()
+	exitA()
+	doneA(false)
+
+	if got := r.chk.mutex.Load(); got != 1 {
+		t.Errorf("mutual-exclusion violations = %d, want 1 (the delete never happened): %v", got, r.chk.violations())
+	}
+	if got := r.chk.foreignGrant.Load(); got != 0 {
+		t.Errorf("holders never told = %d, want 0 (nothing to tell): %v", got, r.chk.violations())
+	}
+	if f.excused != 0 || f.deletedHeld != 0 {
+		t.Errorf("excused overlaps %d, deleted holders %d, want 0 and 0", f.excused, f.deletedHeld)
+	}
+}

@@ -72,6 +72,9 @@ func ConnectFix(msg string, tls bool) string {
 // failure rather than a refusal when there are both (the others may simply
 // be down), and the likely fix; timedOut when the check ran out of time.
 func Unreachable(servers string, err error, tls, timedOut bool) string {
+	if !tls && errors.Is(err, connstr.ErrTLSOnly) {
+		return "ZooKeeper at " + servers + " accepts only TLS connections: it needs --tls-ca (the CA that signed its certificates), and --tls-cert, --tls-key when it checks client certificates"
+	}
 	errs := []error{err}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = joined.Unwrap() // one per server
