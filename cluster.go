@@ -26,9 +26,11 @@ func newClusterCmd(g *globalOptions) *cobra.Command {
 	return newGroup("cluster", "Start a local ZooKeeper ensemble, act on its members, or show the status of any ensemble", "", subs...)
 }
 
-// registerOutput adds the -o flag of status-like commands to cmd.
+// registerOutput adds the -o flag of status-like commands to cmd, checked
+// before cmd runs.
 func registerOutput(cmd *cobra.Command, f *output.Format) {
 	cmd.Flags().StringVarP((*string)(f), "output", "o", "text", "output format: text or json")
+	cmd.PreRunE = func(*cobra.Command, []string) error { return f.Check() }
 }
 
 // clusterHeapMB is each member's JVM heap for user-facing ensembles: room
@@ -52,9 +54,6 @@ func newClusterUpCmd(g *globalOptions) *cobra.Command {
 		}
 		if o.port < 0 || o.port > 65535-o.nodes+1 {
 			return usageErr("--port %d: choose a port from 1 to %d, or leave it out", o.port, 65535-o.nodes+1)
-		}
-		if err := o.output.Check(); err != nil {
-			return err
 		}
 		return runClusterUp(cmd.Context(), cmd.OutOrStdout(), o)
 	})
@@ -86,9 +85,6 @@ type clusterStatusOptions struct {
 func newClusterStatusCmd(g *globalOptions) *cobra.Command {
 	o := clusterStatusOptions{}
 	cmd := newCommand("status", "Show each member's mode, zxid, connections, znodes, and which admin interfaces answer", "cluster-status", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
-		if err := o.output.Check(); err != nil {
-			return err
-		}
 		cs, ok, err := g.connectString()
 		if err != nil {
 			return err
@@ -152,9 +148,6 @@ func newClusterMemberCmd(g *globalOptions, op string) *cobra.Command {
 		Example: fmt.Sprintf("  zkherd cluster %s 2\n  zkherd cluster %s 127.0.0.1:2182 --server 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183", op, op),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.output.Check(); err != nil {
-				return err
-			}
 			cs, _, err := g.connectString()
 			if err != nil {
 				return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkherd/zkherd/distrib"
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/buildinfo"
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
@@ -90,7 +91,7 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer, dashboa
 		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.req.SourceAddrs, ServerConfig: scfg, Log: stderr},
 		Stdout:  stdout,
 		Stderr:  stderr,
-		Version: Version(),
+		Version: buildinfo.Version(),
 	}
 	if dashboard && !o.noTUI && loadrun.IsTerminal(stdout) && loadrun.IsTerminal(os.Stdin) {
 		r.Display = tui.LoadDashboard(tui.InspectOptions{SessionTimeout: g.sessionTimeout, Auth: g.auth})
