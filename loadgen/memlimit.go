@@ -48,7 +48,7 @@ const (
 	memLimitGrowth = 75
 	// memLimitSlack covers the heap's fragmentation and the growth between
 	// two derivations.
-	memLimitSlack = 32 << 20
+	memLimitSlack  = 32 << 20
 	memLimitPeriod = 250 * time.Millisecond
 )
 

@@ -240,11 +240,7 @@ func (s *Session) explainConnectErr(servers []string, err error) error {
 	s.mu.Lock()
 	last := s.lastLog
 	s.mu.Unlock()
-	hint := "is ZooKeeper running there? check --server"
-	if last != "" {
-		return fmt.Errorf("%w with %s: %w (last attempt: %s; %s)", ErrNoSession, strings.Join(servers, ","), err, last, hint)
-	}
-	return fmt.Errorf("%w with %s: %w (%s)", ErrNoSession, strings.Join(servers, ","), err, hint)
+	return &NoSessionError{Servers: servers, Err: err, LastAttempt: last}
 }
 
 func (s *Session) onEvent(ev zk.Event) {
