@@ -281,8 +281,13 @@ type Progress struct {
 	// operations).
 	Elapsed, Window, Duration time.Duration
 	// Clients is how many clients the run has, SessionsAlive how many
-	// sessions are open.
-	Clients, SessionsAlive int
+	// sessions are open (not expired or closed: a session whose
+	// connection is down still counts), SessionsConnected how many of
+	// them are connected now.
+	Clients, SessionsAlive, SessionsConnected int
+	// LocksQuiet is how many of the run's locks saw no release in the
+	// last QuietLock (lock recipes; 0 before the window opens).
+	LocksQuiet int
 	// Ops counts completed operations so far; Rate is operations per
 	// second over the last interval.
 	Ops  int64

@@ -1252,6 +1252,37 @@ func joinServers(s []string) string {
 	return out
 }
 
+// sessionsConnected counts the clients whose session is connected now.
+func (r *runner) sessionsConnected() int {
+	n := 0
+	for _, c := range r.clients {
+		if s := c.session(); s != nil && s.State() == recipes.StateConnected {
+			n++
+		}
+	}
+	return n
+}
+
+// QuietLock is how long a lock goes without a release before
+// Progress.LocksQuiet counts it.
+const QuietLock = 5 * time.Second
+
+// locksQuiet counts the run's locks with no release in the last
+// QuietLock, once the window has been open that long.
+func (r *runner) locksQuiet(now time.Time) int {
+	w, ok := r.work.(*lockWork)
+	if !ok || r.windowElapsed() < QuietLock {
+		return 0
+	}
+	n := 0
+	for _, g := range w.guards {
+		if now.Sub(time.Unix(0, g.lastRelease.Load())) >= QuietLock {
+			n++
+		}
+	}
+	return n
+}
+
 // progress reports the run's state; intervals, when given, are the final
 // timeline; lock is the lock's wait graph now (nil in the final report).
 func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock *WaitGraph) {
@@ -1261,24 +1292,26 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock 
 	main := r.work.mainPhase()
 	counts := r.rec.Counts()
 	p := Progress{
-		Name:          r.run.Name,
-		Recipe:        r.run.Recipe,
-		RunID:         r.opts.RunID,
-		State:         state,
-		Elapsed:       time.Since(r.start),
-		Duration:      r.run.Duration,
-		Window:        r.windowElapsed(),
-		Clients:       r.run.Clients,
-		SessionsAlive: int(r.alive.Load()),
-		Ops:           r.ops.Load(),
-		MainPhase:     main,
-		Main:          r.rec.Summary(main),
-		Phases:        make(map[metrics.Phase]metrics.Summary),
-		Errors:        counts.Errors,
-		ErrorsByKind:  counts.ErrorsByKind,
-		QueueDepth:    r.work.depth(),
-		Violations:    r.chk.violations(),
-		Faults:        r.faultEvents(),
+		Name:              r.run.Name,
+		Recipe:            r.run.Recipe,
+		RunID:             r.opts.RunID,
+		State:             state,
+		Elapsed:           time.Since(r.start),
+		Duration:          r.run.Duration,
+		Window:            r.windowElapsed(),
+		Clients:           r.run.Clients,
+		SessionsAlive:     int(r.alive.Load()),
+		SessionsConnected: r.sessionsConnected(),
+		LocksQuiet:        r.locksQuiet(time.Now()),
+		Ops:               r.ops.Load(),
+		MainPhase:         main,
+		Main:              r.rec.Summary(main),
+		Phases:            make(map[metrics.Phase]metrics.Summary),
+		Errors:            counts.Errors,
+		ErrorsByKind:      counts.ErrorsByKind,
+		QueueDepth:        r.work.depth(),
+		Violations:        r.chk.violations(),
+		Faults:            r.faultEvents(),
 	}
 	for _, ph := range append(metrics.Phases(), r.work.extraPhases()...) {
 		if !r.opts.ProgressPhases && ph != main {
