@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,6 +76,38 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("runs left under /zkherd/runs: %v", runs)
 				}
 			},
+			// jsonhas FILE PATH[=VALUE]...: FILE parses as JSON and holds
+			// each PATH (keys and array indices joined by dots, such as
+			// members.0.mode), not null; with =VALUE, the value's JSON
+			// (a string without its quotes) is VALUE.
+			"jsonhas": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) < 2 || neg {
+					ts.Fatalf("usage: jsonhas FILE PATH[=VALUE]...")
+				}
+				var doc any
+				if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &doc); err != nil {
+					ts.Fatalf("%s does not parse as JSON: %v", args[0], err)
+				}
+				for _, arg := range args[1:] {
+					p, want, check := strings.Cut(arg, "=")
+					v, err := jsonPath(doc, p)
+					if err != nil {
+						ts.Fatalf("%s: %v", args[0], err)
+					}
+					if !check {
+						continue
+					}
+					got := fmt.Sprint(v)
+					if b, err := json.Marshal(v); err == nil {
+						if _, isString := v.(string); !isString {
+							got = string(b)
+						}
+					}
+					if got != want {
+						ts.Fatalf("%s: %s is %s, want %s", args[0], p, got, want)
+					}
+				}
+			},
 			// waitcluster VAR: wait (up to 4 minutes: a loaded machine starts JVMs slowly) until the script's
 			// background "zkherd cluster up" serves, then put its connect
 			// string in $VAR and, for a TLS ensemble, its files in
@@ -109,4 +143,32 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// jsonPath follows a dotted path of keys and array indices in a decoded
+// JSON document; a missing or null value is an error.
+func jsonPath(doc any, path string) (any, error) {
+	v := doc
+	for _, part := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			next, ok := x[part]
+			if !ok {
+				return nil, fmt.Errorf("%s: no %q (keys: %v)", path, part, slices.Sorted(maps.Keys(x)))
+			}
+			v = next
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, fmt.Errorf("%s: %q is not an index of an array of %d", path, part, len(x))
+			}
+			v = x[i]
+		default:
+			return nil, fmt.Errorf("%s: %q asked of %T", path, part, v)
+		}
+		if v == nil {
+			return nil, fmt.Errorf("%s: null", path)
+		}
+	}
+	return v, nil
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/internal/output"
 	"github.com/zkherd/zkherd/subtree"
 )
 
@@ -64,6 +66,7 @@ type importOptions struct {
 	into      string
 	overwrite bool
 	acl       bool
+	output    output.Format
 }
 
 func newImportCmd(g *globalOptions) *cobra.Command {
@@ -71,6 +74,9 @@ func newImportCmd(g *globalOptions) *cobra.Command {
 	cmd := newCommand("import FILE", "Write an export's nodes into a namespace (for tests), refusing to overwrite unless told", "import", cobra.ExactArgs(1), func(cmd *cobra.Command, args []string) error {
 		if o.into == "" {
 			return usageErr("import needs --into /namespace (where the exported root goes)")
+		}
+		if err := o.output.Check(); err != nil {
+			return err
 		}
 		doc, err := subtree.ReadFile(args[0], cmd.InOrStdin())
 		if err != nil {
@@ -94,11 +100,18 @@ func newImportCmd(g *globalOptions) *cobra.Command {
 		case err != nil:
 			return usageErr("import into %s: %v", o.into, err)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "imported %d nodes into %s: %d created, %d updated\n", res.Created+res.Updated, o.into, res.Created, res.Updated)
-		return nil
+		imported := struct {
+			Into string `json:"into"`
+			subtree.Result
+		}{o.into, res}
+		return o.output.Write(cmd.OutOrStdout(), imported, func(w io.Writer) error {
+			_, err := fmt.Fprintf(w, "imported %d nodes into %s: %d created, %d updated\n", res.Created+res.Updated, o.into, res.Created, res.Updated)
+			return err
+		})
 	})
 	cmd.Flags().StringVar(&o.into, "into", "", "namespace the exported root becomes, e.g. /test/config (required)")
 	cmd.Flags().BoolVar(&o.overwrite, "overwrite", false, "replace the data of nodes that exist")
 	cmd.Flags().BoolVar(&o.acl, "acl", false, "give created nodes the exported ACLs (default world:anyone:cdrwa)")
+	registerOutput(cmd, &o.output)
 	return cmd
 }

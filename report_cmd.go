@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/internal/output"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/report"
 )
@@ -19,32 +20,42 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 		Short: "Print or compare load reports",
 		Long:  help("report"),
 	}
-	cmd.AddCommand(
-		&cobra.Command{
-			Use:     "show DIR/report.json",
-			Short:   "Print the summary of a load report",
-			Example: "  zkherd report show ./run1/report.json",
-			Args:    exactArgs(1, "a report.json (or the directory holding it)"),
-			RunE: func(cmd *cobra.Command, args []string) error {
-				r, err := readReport(args[0])
-				if err != nil {
-					return err
-				}
-				width := report.Width
-				if !loadrun.IsTerminal(cmd.OutOrStdout()) {
-					width = 0 // no wrapping into files and pipes
-				}
-				return report.WriteSummaryWidth(cmd.OutOrStdout(), r, width)
-			},
+	var out output.Format
+	show := &cobra.Command{
+		Use:     "show DIR/report.json",
+		Short:   "Print the summary of a load report",
+		Example: "  zkherd report show ./run1/report.json\n  zkherd report show ./run1 -o json",
+		Args:    exactArgs(1, "a report.json (or the directory holding it)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.Check(); err != nil {
+				return err
+			}
+			r, err := readReport(args[0])
+			if err != nil {
+				return err
+			}
+			if out == output.JSON {
+				return report.WriteJSON(cmd.OutOrStdout(), r) // report.json's own encoding
+			}
+			width := report.Width
+			if !loadrun.IsTerminal(cmd.OutOrStdout()) {
+				width = 0 // no wrapping into files and pipes
+			}
+			return report.WriteSummaryWidth(cmd.OutOrStdout(), r, width)
 		},
-		newReportCompareCmd(),
-	)
+	}
+	registerOutput(show, &out)
+	cmd.AddCommand(show, newReportCompareCmd())
 	return cmd
 }
 
 func newReportCompareCmd() *cobra.Command {
 	var failIfWorse string
+	var format output.Format
 	cmd := newCommand("compare A/report.json B/report.json", "Print two load reports side by side, with the ratio of every figure", "report-compare", exactArgs(2, "two report.json files (or directories holding them)"), func(cmd *cobra.Command, args []string) error {
+		if err := format.Check(); err != nil {
+			return err
+		}
 		tolerance := -1.0
 		if failIfWorse != "" {
 			t, err := report.ParseTolerance(failIfWorse)
@@ -62,6 +73,16 @@ func newReportCompareCmd() *cobra.Command {
 			return err
 		}
 		out := cmd.OutOrStdout()
+		if format == output.JSON {
+			c := report.Compared(a, b, tolerance)
+			if err := format.Write(out, c, nil); err != nil {
+				return err
+			}
+			if regs := c.Regressions; len(regs) > 0 {
+				return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
+			}
+			return nil
+		}
 		if err := report.Compare(out, a, b); err != nil {
 			return err
 		}
@@ -80,6 +101,7 @@ func newReportCompareCmd() *cobra.Command {
 		return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
 	})
 	cmd.Flags().StringVar(&failIfWorse, "fail-if-worse", "", "exit 1 when a main figure of B is more than this much worse than A, such as 10%")
+	registerOutput(cmd, &format)
 	return cmd
 }
 

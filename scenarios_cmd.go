@@ -6,18 +6,30 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/internal/output"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
 func newScenariosCmd(g *globalOptions) *cobra.Command {
-	list := func(cmd *cobra.Command, _ []string) error {
-		scenarios.WriteList(cmd.OutOrStdout())
-		return nil
+	var out, listOut output.Format
+	lister := func(f *output.Format) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, _ []string) error {
+			if err := f.Check(); err != nil {
+				return err
+			}
+			return f.Write(cmd.OutOrStdout(), scenarios.List(), func(w io.Writer) error {
+				scenarios.WriteList(w)
+				return nil
+			})
+		}
 	}
-	cmd := newCommand("scenarios", "List and explain the built-in load scenarios", "scenarios", cobra.NoArgs, list)
+	cmd := newCommand("scenarios", "List and explain the built-in load scenarios", "scenarios", cobra.NoArgs, lister(&out))
+	list := &cobra.Command{Use: "list", Short: "List the built-in scenarios", Args: cobra.NoArgs, RunE: lister(&listOut)}
+	registerOutput(cmd, &out)
+	registerOutput(list, &listOut)
 	cmd.AddCommand(
-		&cobra.Command{Use: "list", Short: "List the built-in scenarios", Args: cobra.NoArgs, RunE: list},
+		list,
 		newCommand("show NAME|FILE", "Print a scenario as YAML, explained in comments (a starting point for your own)", "scenarios-show", cobra.ExactArgs(1),
 			func(cmd *cobra.Command, args []string) error { return showScenario(cmd.OutOrStdout(), args[0]) }),
 	)

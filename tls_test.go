@@ -110,11 +110,14 @@ func TestTLSOnlyEnsemble(t *testing.T) {
 		if !strings.Contains(stdout, "server packets/acquisition") {
 			t.Errorf("load over TLS read no server counters (mntr over TLS):\n%s", stdout)
 		}
-		code, _, stderr = run(t, append(without("load", "--scenario", "fair-lock", "--clients", "2", "--duration", "1s", "--no-tui", "--session-timeout", "2s"), "--out", out+"2"))
-		if code == exitOK {
-			t.Errorf("load without TLS succeeded against a TLS-only server")
+		// Without the TLS flags: refused before any session is tried (the
+		// sessions would retry until their timeout), in one line naming
+		// the flags.
+		code, _, stderr = run(t, append(without("load", "--scenario", "fair-lock", "--clients", "2", "--duration", "1s", "--no-tui"), "--out", out+"2"))
+		if code != exitUsage {
+			t.Errorf("load without TLS against a TLS-only server: exit %d, want %d", code, exitUsage)
 		}
-		oneLine(t, stderr, "needs --tls-ca")
+		oneLine(t, stderr, "accepts only TLS connections: it needs --tls-ca")
 		code, _, stderr = run(t, append(without("load", "--scenario", "fair-lock", "--clients", "2", "--duration", "1s", "--no-tui"), "--tls-ca", files.CA, "--out", out+"3"))
 		if code != exitUsage {
 			t.Errorf("load without a client certificate: exit %d, want %d", code, exitUsage)
@@ -127,7 +130,12 @@ func TestTLSOnlyEnsemble(t *testing.T) {
 		if code != exitUsage {
 			t.Errorf("inspect without TLS: exit %d, want %d", code, exitUsage)
 		}
-		oneLine(t, stderr, "needs --tls-ca")
+		oneLine(t, stderr, "accepts only TLS connections: it needs --tls-ca")
+		code, _, stderr = run(t, without("export", "/"))
+		if code != exitUsage {
+			t.Errorf("export without TLS: exit %d, want %d", code, exitUsage)
+		}
+		oneLine(t, stderr, "accepts only TLS connections: it needs --tls-ca")
 		code, _, stderr = run(t, append(without("inspect"), "--tls-ca", files.CA))
 		if code != exitUsage {
 			t.Errorf("inspect without a client certificate: exit %d, want %d", code, exitUsage)

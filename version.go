@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"runtime"
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zkherd/zkherd/internal/output"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -23,14 +27,30 @@ func Version() string {
 	return v
 }
 
+// versionInfo is what "version -o json" prints.
+type versionInfo struct {
+	Version  string `json:"version"`
+	Go       string `json:"go"`
+	Platform string `json:"platform"`
+}
+
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	var out output.Format
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the zkherd version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "zkherd %s\n", Version())
-			return err
+			if err := out.Check(); err != nil {
+				return err
+			}
+			v := versionInfo{Version(), runtime.Version(), runtime.GOOS + "/" + runtime.GOARCH}
+			return out.Write(cmd.OutOrStdout(), v, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "zkherd %s\n", v.Version)
+				return err
+			})
 		},
 	}
+	registerOutput(cmd, &out)
+	return cmd
 }

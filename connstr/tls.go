@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/zkherd/zkherd/internal/pkgerr"
 )
@@ -110,22 +111,28 @@ func Dial(ctx context.Context, addr string, cfg *tls.Config) (net.Conn, error) {
 	return Handshake(ctx, conn, cfg, addr)
 }
 
+// ErrTLSOnly is returned (wrapped) by Reachable for a server reached
+// without TLS settings that answers only a TLS handshake (ZooKeeper's
+// secureClientPort).
+var ErrTLSOnly = errors.New("the server accepts only TLS")
+
+// plainProbeWait bounds the wait for a plain server's reply to the probe
+// in Reachable: a ZooKeeper server answers a four-letter word at once.
+const plainProbeWait = 500 * time.Millisecond
+
 // Reachable dials every server at once (with the TLS handshake when cfg is
 // set) and returns nil as soon as one accepts, else every server's error:
 // a quick answer to "does anything listen there?" before a session is
 // attempted, since a ZooKeeper client retries refused connections forever.
+// Without cfg a server must also speak plain ZooKeeper: one that answers
+// only a TLS handshake fails with ErrTLSOnly, at once rather than after
+// the sessions' timeout.
 func Reachable(ctx context.Context, servers []string, cfg *tls.Config) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, len(servers))
 	for _, addr := range servers {
-		go func() {
-			conn, err := Dial(ctx, addr, cfg)
-			if err == nil {
-				conn.Close()
-			}
-			errs <- err
-		}()
+		go func() { errs <- reach(ctx, addr, cfg) }()
 	}
 	var all []error
 	for range servers {
@@ -136,4 +143,56 @@ func Reachable(ctx context.Context, servers []string, cfg *tls.Config) error {
 		all = append(all, err)
 	}
 	return errors.Join(all...)
+}
+
+func reach(ctx context.Context, addr string, cfg *tls.Config) error {
+	conn, err := Dial(ctx, addr, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if cfg != nil || answersPlain(ctx, conn) || !speaksTLS(ctx, addr) {
+		// Something that is not TLS listens: the session says more if it
+		// is not ZooKeeper.
+		return nil
+	}
+	return fmt.Errorf("%w (%s)", ErrTLSOnly, addr)
+}
+
+// answersPlain sends ruok, the cheapest four-letter word: a plain
+// ZooKeeper server answers it at once, whitelisted or not ("imok", or that
+// it is not whitelisted). A TLS port waits for the rest of a TLS record.
+func answersPlain(ctx context.Context, conn net.Conn) bool {
+	deadline := time.Now().Add(plainProbeWait)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := conn.SetDeadline(deadline); err != nil {
+		return false
+	}
+	if _, err := conn.Write([]byte("ruok")); err != nil {
+		return false
+	}
+	var b [1]byte
+	n, _ := conn.Read(b[:])
+	return n > 0
+}
+
+// speaksTLS reports whether addr completes a TLS handshake, or answers one
+// with a TLS alert (it wants a client certificate): the server's
+// certificate is not checked, nothing is sent over the connection.
+func speaksTLS(ctx context.Context, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, plainProbeWait)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	// Only to learn whether the server speaks TLS; no data is exchanged.
+	tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}) //nolint:gosec
+	err = tc.HandshakeContext(ctx)
+	var remote *net.OpError // a TLS alert from the server
+	return err == nil || errors.As(err, &remote) && remote.Op == "remote error"
 }

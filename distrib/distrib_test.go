@@ -113,7 +113,8 @@ func TestMergeExact(t *testing.T) {
 	wg.Wait()
 	var parts []*Part
 	for i, r := range results {
-		p, err := FromResult(i, &loadgen.Result{Metrics: r, Ops: r.Counts.Ops, Start: start, WindowStart: start, Stop: start.Add(5 * time.Second)})
+		lock := &loadgen.WaitGraph{Path: "/ns/lock-000", WaitersTotal: 10 + i, Holders: []loadgen.Contender{{Client: i, Node: "/ns/lock-000/n", For: time.Millisecond}}}
+		p, err := FromResult(i, &loadgen.Result{Metrics: r, Ops: r.Counts.Ops, Start: start, WindowStart: start, Stop: start.Add(5 * time.Second), Lock: lock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +134,9 @@ func TestMergeExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkExact(t, merged.Metrics, results)
+	if g := merged.Lock; g == nil || g.WaitersTotal != 10 || len(g.Holders) != 1 || g.Holders[0].For != time.Millisecond {
+		t.Errorf("merged wait graph %+v, want the first process's, through JSON", g)
+	}
 	if got, want := merged.Ops, int64(60_000); got != want {
 		t.Errorf("merged ops %d, want %d", got, want)
 	}

@@ -27,7 +27,9 @@ var ErrNoParts = errors.New("no results to merge")
 //     the servers for everyone's traffic over the same window, from the
 //     part that saw the most;
 //   - the checks by adding up the violations, each line naming its
-//     process.
+//     process;
+//   - the lock's wait graph from the first process (its clients only: a
+//     graph is a moment, not a sum).
 //
 // The merged result has no interval logs (.hlog files): they stay with
 // each process.
@@ -89,6 +91,9 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (_ *loadgen.Resul
 		res.Throughput = float64(res.Ops) / w
 	}
 	res.Herd = mergeHerd(parts, res.Ops, res.Releases)
+	// A wait graph is not summed: the first process's stands for the run,
+	// its own clients only.
+	res.Lock = parts[0].Lock
 	return res, nil
 }
 

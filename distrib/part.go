@@ -34,6 +34,8 @@ type Part struct {
 	Events   []loadgen.Event  `json:"events,omitempty"`
 	Notes    []string         `json:"notes,omitempty"`
 	Fencing  *loadgen.Fencing `json:"fencing,omitempty"`
+	// Lock is the process's wait graph (its own clients only).
+	Lock *loadgen.WaitGraph `json:"lock,omitempty"`
 
 	Metrics PartMetrics `json:"metrics"`
 }
@@ -69,7 +71,7 @@ func FromResult(n int, res *loadgen.Result) (_ *Part, err error) {
 		Start: res.Start, WindowStart: res.WindowStart, Stop: res.Stop, Partial: res.Partial,
 		Ops: res.Ops, Releases: res.Releases, SourceAddrs: res.SourceAddrs,
 		Requests: res.Requests, Herd: res.Herd, Checks: res.Checks, Events: res.Events,
-		Notes: res.Notes, Fencing: res.Fencing,
+		Notes: res.Notes, Fencing: res.Fencing, Lock: res.Lock,
 	}
 	m := res.Metrics
 	if m == nil {

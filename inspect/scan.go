@@ -62,13 +62,21 @@ type anomalyKey struct {
 // look busy, see Cost) until ctx ends and sends each on the returned
 // channel, which it closes at the end. A slow consumer delays the next
 // snapshot; none is dropped.
+//
+// The first snapshots are early ones: while the first walk of the tree
+// runs or a member's first poll is in flight (for at most earlyFor), one
+// every earlyWait shows what is known so far (the locks the walk has
+// found, the members that answered), so that the first screen does not
+// wait for the slowest answer.
 func (in *Inspector) Run(ctx context.Context) <-chan *Snapshot {
 	out := make(chan *Snapshot)
 	go func() {
 		defer close(out)
-		for first := true; ; first = false {
+		began := time.Now()
+		for early := true; ; {
 			start := time.Now()
-			snap := in.snapshot(ctx, first)
+			snap := in.snapshot(ctx, early)
+			early = early && (snap.Scanning || snap.Cluster.Pending) && time.Since(began) < earlyFor
 			select {
 			case out <- snap:
 			case <-ctx.Done():
@@ -86,21 +94,22 @@ func (in *Inspector) Run(ctx context.Context) <-chan *Snapshot {
 	return out
 }
 
-// firstWalkWait bounds how long the first snapshot waits for the first
-// walk of the tree: the first Locks screen shows what the walk found
-// without waiting for the servers' four-letter words.
-const firstWalkWait = time.Second
+// Early snapshots (Run): each waits at most earlyWait for the first walk
+// of the tree, for at most earlyFor after Run starts.
+const (
+	earlyWait = 250 * time.Millisecond
+	earlyFor  = 10 * time.Second
+)
 
 // Snapshot polls every member, merges their answers, and scans the tree for
 // locks and queues. Problems become notices: a snapshot always comes back.
 func (in *Inspector) Snapshot(ctx context.Context) *Snapshot { return in.snapshot(ctx, false) }
 
-// snapshot is Snapshot; the first one of Run does not wait for the
+// snapshot is Snapshot; an early one (Run) does not wait for the
 // members' polls (cons, dump and the capability probe can take seconds on
-// a large ensemble) but for the walk of the tree, at most firstWalkWait,
-// and shows the locks it found with the members' answers marked pending.
-// The next snapshot, taken at once, waits for the polls.
-func (in *Inspector) snapshot(ctx context.Context, first bool) *Snapshot {
+// a large ensemble) but for the walk of the tree, at most earlyWait, and
+// shows the locks found so far, with the answers not in yet pending.
+func (in *Inspector) snapshot(ctx context.Context, early bool) *Snapshot {
 	in.scanMu.Lock()
 	defer in.scanMu.Unlock()
 	now := time.Now()
@@ -116,9 +125,11 @@ func (in *Inspector) snapshot(ctx context.Context, first bool) *Snapshot {
 		return commandsFor(&in.watches[i], ok, now)
 	}
 	var polls []memberPoll
-	if first {
-		in.poller.start(cmds)
-		in.awaitWalk(ctx, firstWalkWait)
+	if early {
+		if in.scan.polls == 0 {
+			in.poller.start(cmds) // the later early ones wait for these
+		}
+		in.awaitWalk(ctx, earlyWait)
 		polls = in.poller.Latest()
 	} else {
 		polls = in.poller.Poll(ctx, cmds)
@@ -155,11 +166,15 @@ func (in *Inspector) snapshot(ctx context.Context, first bool) *Snapshot {
 		snap.Notices = append(snap.Notices, missing)
 	}
 	busy := busyReason(&snap.Cluster, in.lowest)
-	in.backoff = nextBackoff(in.backoff, busy != "")
+	if !early {
+		// Early snapshots reread the same polls: they would count one busy
+		// answer several times.
+		in.backoff = nextBackoff(in.backoff, busy != "")
+	}
 	snap.Cost.Backoff, snap.Cost.BusyReason = in.backoff, busy
 	snap.Cost.Interval = in.pollInterval() * time.Duration(in.backoff)
-	if first {
-		snap.Cost.Interval = 0 // the next snapshot brings the members' answers
+	if early {
+		snap.Cost.Interval = earlyWait
 	}
 	if busy != "" {
 		snap.Notices = append(snap.Notices, fmt.Sprintf("servers busy (%s): polling every %s", busy, snap.Cost.Interval))
@@ -202,6 +217,11 @@ type walker struct {
 	polls    int
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+
+	// found is what the walk in progress has found so far, for the first
+	// snapshot, which does not wait for the whole walk.
+	foundMu sync.Mutex
+	found   []string
 }
 
 // startWalk starts a walk when one is due and none is running. Called
@@ -236,10 +256,17 @@ func (in *Inspector) startWalk(ctx context.Context) {
 	w.polls++
 	w.wg.Add(1)
 	in.mu.Unlock()
+	w.foundMu.Lock()
+	w.found = nil
+	w.foundMu.Unlock()
 	go func() {
 		defer w.wg.Done()
 		defer cancel()
-		w.done <- in.walk(wctx, c, w.listings, w.polls)
+		w.done <- in.walk(wctx, c, w.listings, w.polls, func(dir string) {
+			w.foundMu.Lock()
+			w.found = append(w.found, dir)
+			w.foundMu.Unlock()
+		})
 	}()
 }
 
@@ -269,7 +296,9 @@ func (in *Inspector) takeWalk(snap *Snapshot) {
 }
 
 // awaitWalk waits until the walk in progress, if any, has its result
-// ready for takeWalk, at most d or until ctx ends. Called with scanMu held.
+// ready for takeWalk, at most d or until ctx ends; if the walk is still
+// running then, the directories it found so far join the scan. Called with
+// scanMu held.
 func (in *Inspector) awaitWalk(ctx context.Context, d time.Duration) {
 	w := &in.walker
 	if !w.running {
@@ -280,8 +309,18 @@ func (in *Inspector) awaitWalk(ctx context.Context, d time.Duration) {
 	select {
 	case r := <-w.done:
 		w.done <- r // the slot is free: takeWalk takes it back
+		return
 	case <-t.C:
 	case <-ctx.Done():
+	}
+	w.foundMu.Lock()
+	found := slices.Clone(w.found)
+	w.foundMu.Unlock()
+	in.scan.init()
+	for _, d := range found {
+		if _, ok := in.scan.dirs[d]; !ok {
+			in.scan.dirs[d] = dirNone // classified when read
+		}
 	}
 }
 
@@ -439,12 +478,16 @@ func (in *Inspector) statLimit() int {
 	return DefaultStatLimit
 }
 
+// walkChunk is how many directories of one level the walk lists before it
+// reports what it found so far.
+const walkChunk = 8 * pipelineDepth
+
 // walk visits the tree breadth first from the scan roots, one level at a
 // time (each level's listings pipelined), remembering every directory whose
-// children parse as a recipe layout. It does not descend into recognised
-// recipe nodes, nor into directories with more than MaxScanFanout
-// children, and stops after MaxScanDirs directories.
-func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int) (r walkResult) {
+// children parse as a recipe layout, and telling found as it goes. It does
+// not descend into recognised recipe nodes, nor into directories with more
+// than MaxScanFanout children, and stops after MaxScanDirs directories.
+func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int, found func(dir string)) (r walkResult) {
 	roots := in.opts.ScanRoots
 	if len(roots) == 0 {
 		roots = []string{"/"}
@@ -463,26 +506,29 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*lis
 			level, r.truncated = level[:limit-r.visited], true
 		}
 		r.visited += len(level)
-		lists := in.listDirs(ctx, c, cache, poll, level, &r.cost)
 		var next []string
-		for _, dir := range level {
-			l := lists[dir]
-			if l == nil {
-				continue
-			}
-			nodes, unrecognised := recipes.ParseChildren(l.names)
-			if classify(nodes) != dirNone {
-				r.found = append(r.found, dir)
-			}
-			if len(l.names) > fanout {
-				continue
-			}
-			for _, name := range unrecognised {
-				child := path.Join(dir, name)
-				if child == "/zookeeper" {
+		for chunk := range slices.Chunk(level, walkChunk) {
+			lists := in.listDirs(ctx, c, cache, poll, chunk, &r.cost)
+			for _, dir := range chunk {
+				l := lists[dir]
+				if l == nil {
 					continue
 				}
-				next = append(next, child)
+				nodes, unrecognised := recipes.ParseChildren(l.names)
+				if classify(nodes) != dirNone {
+					r.found = append(r.found, dir)
+					found(dir)
+				}
+				if len(l.names) > fanout {
+					continue
+				}
+				for _, name := range unrecognised {
+					child := path.Join(dir, name)
+					if child == "/zookeeper" {
+						continue
+					}
+					next = append(next, child)
+				}
 			}
 		}
 		if r.truncated {

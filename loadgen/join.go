@@ -64,7 +64,7 @@ func (r *runner) makeNamespace(conn *zk.Conn, info []byte) error {
 // checkOwnLeftovers is checkLeftovers for a shared namespace: only nodes
 // owned by this run's sessions count, since other processes' clients may
 // still be working.
-func (r *runner) checkOwnLeftovers(ctx context.Context, conn *zk.Conn, res *Result) {
+func (r *runner) checkOwnLeftovers(ctx context.Context, conn *zk.Conn) leftoverCheck {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	own := map[int64]bool{}
@@ -75,15 +75,13 @@ func (r *runner) checkOwnLeftovers(ctx context.Context, conn *zk.Conn, res *Resu
 	}
 	_, some, err := leftoverOwners(ctx, conn, r.ns, own)
 	if err != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("could not check for leftover znodes: %v", err))
-		return
+		return leftoverCheck{note: fmt.Sprintf("could not check for leftover znodes: %v", err)}
 	}
-	res.Checks.LeftoverZnodes = int64(len(some))
-	res.Checks.LeftoverPaths = some
+	out := leftoverCheck{n: int64(len(some)), paths: some}
 	if len(some) > 0 {
-		res.Checks.Violations = append(res.Checks.Violations,
-			fmt.Sprintf("leftover znodes: %d node(s) of this process's sessions left in %s after every client finished, e.g. %s", len(some), r.ns, some[0]))
+		out.violation = fmt.Sprintf("leftover znodes: %d node(s) of this process's sessions left in %s after every client finished, e.g. %s", len(some), r.ns, some[0])
 	}
+	return out
 }
 
 // leftoverOwners lists the ephemeral nodes below ns owned by the sessions

@@ -162,6 +162,10 @@ type Result struct {
 	// Generator is how busy this process was during the window; when it
 	// fell behind, Notes says so too.
 	Generator Generator
+	// Lock is who waited on whom at the run's first lock at the window's
+	// busiest moment (of the once-per-interval graphs, one with a release
+	// and the most waiters); nil for recipes that are not locks.
+	Lock *WaitGraph
 }
 
 // Event kinds.

@@ -86,6 +86,9 @@ type runner struct {
 	self selfWatch
 
 	throughput []float64 // ops per second per interval; the ticker's
+	// busiest is the lock's wait graph at the window's busiest tick; the
+	// ticker's, read by account once it has stopped.
+	busiest *WaitGraph
 
 	// The server counters at the window's start and the latest poll, for
 	// live packets per operation.
@@ -470,7 +473,7 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 	if out.err == nil && !closed {
 		open := r.run.Arrival.Kind.Open()
 		if open {
-			r.tickets = make(chan time.Time, r.run.Clients) // dispatch closes it
+			r.tickets = make(chan time.Time, r.run.Clients)
 		}
 		for _, c := range r.clients {
 			out.loops.start(work(c))
@@ -479,7 +482,10 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 		r.noteBefore(out.before)
 		r.openWindow(time.Now())
 		if open {
-			out.loops.start(r.dispatch)
+			out.loops.start(func() {
+				defer close(r.tickets) // its only sender is done
+				r.dispatch()
+			})
 		}
 	}
 	if err := r.startFaults(); err != nil && out.err == nil {
@@ -620,6 +626,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		Ops:         r.ops.Load(),
 		Releases:    r.releases.Load(),
 		Requests:    requestsBetween(before, end.after),
+		Lock:        r.busiest,
 	}
 	if w := res.Stop.Sub(res.WindowStart).Seconds(); w > 0 && !res.WindowStart.IsZero() {
 		res.Throughput = float64(res.Ops) / w
@@ -632,22 +639,27 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		res.Notes = append(res.Notes, res.Generator.note())
 	}
 
+	var warning string
+	res.TargetRate, res.AchievedRate, warning = r.openRates(res.Partial, res.Stop.Sub(res.WindowStart), res.Throughput)
+
 	fin := context.WithoutCancel(ctx)
 	if end.err == nil || errors.Is(end.err, ErrServerLost) {
 		r.work.finish(fin, conn, res)
 		if r.opts.SharedNamespace {
-			r.checkOwnLeftovers(fin, conn, res)
+			r.checkOwnLeftovers(fin, conn).add(res)
 		} else {
-			r.checkLeftovers(fin, conn, res)
+			r.checkLeftovers(fin, conn).add(res)
 		}
 	}
 	r.closeSessions()
 	r.faultResult(res)
 	r.checkerResult(&res.Checks)
 	res.Events = append(r.chk.violationEvents(), res.Events...)
-	r.keptUp(res)
+	if warning != "" {
+		res.Checks.Warnings = append(res.Checks.Warnings, warning)
+	}
 	res.Metrics = r.rec.Finish(time.Now())
-	r.progress("done", res.Metrics.Intervals)
+	r.progress("done", res.Metrics.Intervals, nil)
 	return res
 }
 
@@ -706,22 +718,42 @@ func ratio(n, d int64) float64 {
 	return float64(n) / float64(d)
 }
 
+// leftoverCheck is what the leftover check found: the recipe nodes still
+// in the namespace once every client had finished, or why it could not
+// look (note).
+type leftoverCheck struct {
+	n         int64
+	paths     []string
+	violation string
+	note      string
+}
+
 // checkLeftovers counts recipe nodes still in the namespace now that every
 // client has finished (their sessions are still open, so a forgotten
 // ephemeral node is still there to be seen).
-func (r *runner) checkLeftovers(ctx context.Context, conn *zk.Conn, res *Result) {
+func (r *runner) checkLeftovers(ctx context.Context, conn *zk.Conn) leftoverCheck {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	n, some, err := leftovers(ctx, conn, r.ns)
 	if err != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("could not check for leftover znodes: %v", err))
+		return leftoverCheck{note: fmt.Sprintf("could not check for leftover znodes: %v", err)}
+	}
+	out := leftoverCheck{n: n, paths: some}
+	if n > 0 {
+		out.violation = fmt.Sprintf("leftover znodes: %d recipe node(s) left in %s after every client finished, e.g. %s", n, r.ns, some[0])
+	}
+	return out
+}
+
+// add puts the check's findings into res.
+func (l leftoverCheck) add(res *Result) {
+	if l.note != "" {
+		res.Notes = append(res.Notes, l.note)
 		return
 	}
-	res.Checks.LeftoverZnodes = n
-	res.Checks.LeftoverPaths = some
-	if n > 0 {
-		res.Checks.Violations = append(res.Checks.Violations,
-			fmt.Sprintf("leftover znodes: %d recipe node(s) left in %s after every client finished, e.g. %s", n, r.ns, some[0]))
+	res.Checks.LeftoverZnodes, res.Checks.LeftoverPaths = l.n, l.paths
+	if l.violation != "" {
+		res.Checks.Violations = append(res.Checks.Violations, l.violation)
 	}
 }
 
@@ -795,7 +827,6 @@ func (r *runner) stopping() bool {
 // dispatch hands out open-loop arrivals: the intended start of each
 // operation, on the pacer's schedule, to whichever client is free.
 func (r *runner) dispatch() {
-	defer close(r.tickets)
 	pacer := scenarios.PacerFor(r.run)
 	open, _ := pacer.(scenarios.OpenPacer)
 	ws := r.windowStartTime()
@@ -835,37 +866,37 @@ func (r *runner) dispatch() {
 	}
 }
 
-// keptUp warns when an open-model run achieved less than its target rate,
-// saying who could not keep up: when the dispatcher waited for a free
-// client for a good part of the window, every client was busy (the server
-// was too slow for the rate with this many clients in flight); otherwise
-// the generator itself fell behind its schedule.
-func (r *runner) keptUp(res *Result) {
-	if !r.run.Arrival.Kind.Open() || res.Partial {
-		return
+// openRates are an open-model run's target and achieved rates, and a
+// warning when it achieved less than its target, saying who could not
+// keep up: when the dispatcher waited for a free client for a good part
+// of the window, every client was busy (the server was too slow for the
+// rate with this many clients in flight); otherwise the generator itself
+// fell behind its schedule. Zero for closed loops and partial runs.
+func (r *runner) openRates(partial bool, win time.Duration, throughput float64) (target, achieved float64, warning string) {
+	if !r.run.Arrival.Kind.Open() || partial {
+		return 0, 0, ""
 	}
-	res.TargetRate = r.run.Arrival.Rate
-	win := res.Stop.Sub(res.WindowStart)
+	target = r.run.Arrival.Rate
 	if win <= 0 {
-		return
+		return target, 0, ""
 	}
 	// The schedule's operations: a queue's are the producers' puts.
 	who := fmt.Sprintf("all %d clients", r.run.Clients)
-	res.AchievedRate = res.Throughput
+	achieved = throughput
 	if q, ok := r.work.(*queueWork); ok {
-		res.AchievedRate, who = float64(q.putIn.Load())/win.Seconds(), fmt.Sprintf("all %d producers", q.producers)
+		achieved, who = float64(q.putIn.Load())/win.Seconds(), fmt.Sprintf("all %d producers", q.producers)
 	}
-	if res.AchievedRate >= 0.95*res.TargetRate {
-		return
+	if achieved >= 0.95*target {
+		return target, achieved, ""
 	}
-	msg := fmt.Sprintf("target rate %.1f/s, achieved %.1f/s (%.0f%%): ", res.TargetRate, res.AchievedRate, 100*res.AchievedRate/res.TargetRate)
+	warning = fmt.Sprintf("target rate %.1f/s, achieved %.1f/s (%.0f%%): ", target, achieved, 100*achieved/target)
 	if blocked := time.Duration(r.blocked.Load()); blocked > win/10 {
-		msg += fmt.Sprintf("%s were busy for %.1fs of the %.1fs window, so the server could not keep up with this rate with that many operations in flight (add clients, or lower the rate)",
+		warning += fmt.Sprintf("%s were busy for %.1fs of the %.1fs window, so the server could not keep up with this rate with that many operations in flight (add clients, or lower the rate)",
 			who, blocked.Seconds(), win.Seconds())
 	} else {
-		msg += "the load generator fell behind its own schedule (this machine could not keep up; lower the rate or spread the load over processes)"
+		warning += "the load generator fell behind its own schedule (this machine could not keep up; lower the rate or spread the load over processes)"
 	}
-	res.Checks.Warnings = append(res.Checks.Warnings, msg)
+	return target, achieved, warning
 }
 
 // next waits until client c may start its next operation and returns its
@@ -1117,7 +1148,14 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			case r.windowStartTime().IsZero():
 				state = "ramping up"
 			}
-			r.progress(state, nil)
+			var g *WaitGraph
+			if inWindow := state == "running"; inWindow || r.opts.ProgressPhases {
+				g = r.lockGraph(time.Now()) // not the tick's time: clients moved since
+				if inWindow {
+					r.keepBusiest(g)
+				}
+			}
+			r.progress(state, nil, g)
 		}
 	}
 }
@@ -1158,8 +1196,8 @@ func joinServers(s []string) string {
 }
 
 // progress reports the run's state; intervals, when given, are the final
-// timeline.
-func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
+// timeline; lock is the lock's wait graph now (nil in the final report).
+func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock *WaitGraph) {
 	if r.opts.Progress == nil {
 		return
 	}
@@ -1214,7 +1252,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats) {
 			p.PacketsPerAcquisition = float64(n.packets-b.packets) / float64(ops)
 		}
 	}
-	r.addLive(&p, intervals != nil)
+	r.addLive(&p, lock)
 	r.opts.Progress(p)
 }
 

@@ -20,6 +20,8 @@ import (
 
 // WaitGraph is one lock as its clients see it.
 type WaitGraph struct {
+	// At is when the graph was taken.
+	At time.Time
 	// Path is the lock's directory (the first lock of the run).
 	Path string
 	// Locks is how many locks the run has (the graph shows the first).
@@ -61,8 +63,8 @@ type Contender struct {
 
 // WatchCount is how many waiters watch one path.
 type WatchCount struct {
-	Path    string
-	Waiters int
+	Path    string `json:"path"`
+	Waiters int    `json:"waiters"`
 }
 
 // MaxWaitersShown bounds WaitGraph.Waiters: a screen shows a handful, and
@@ -184,7 +186,7 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 	if !ok || len(w.paths) == 0 {
 		return nil
 	}
-	g := &WaitGraph{Path: w.paths[0], Locks: len(w.paths)}
+	g := &WaitGraph{At: now, Path: w.paths[0], Locks: len(w.paths)}
 	seq := func(c Contender) int64 {
 		if c.Node == "" {
 			return 1 << 62 // no node yet: after those queued
@@ -211,9 +213,10 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 		s.mu.Lock()
 		doing, since, node, watching, watchSince := s.doing, s.since, s.node, s.watching, s.watchSince
 		s.mu.Unlock()
-		ct := Contender{Client: c.idx, Node: node, Watching: watching, For: now.Sub(since)}
+		// A client scanned after now may have moved since: no negative ages.
+		ct := Contender{Client: c.idx, Node: node, Watching: watching, For: max(now.Sub(since), 0)}
 		if watching != "" {
-			ct.WatchFor = now.Sub(watchSince)
+			ct.WatchFor = max(now.Sub(watchSince), 0)
 		}
 		switch doing {
 		case holding:
@@ -262,6 +265,15 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 	return g
 }
 
+// IsHerd reports whether the graph is a herd: the most watched path has
+// several waiters, or a release woke many.
+func (g *WaitGraph) IsHerd() bool {
+	return (len(g.Fan) > 0 && g.Fan[0].Waiters > 1) || g.WokePerRelease >= HerdWakeups
+}
+
+// HerdWakeups is how many waiters a release wakes, at least, in a herd.
+const HerdWakeups = 3
+
 // ShortPath names p relative to the lock's directory dir: "lock-000/x" is
 // "x", a child watch on dir itself "children of lock-000".
 func (g *WaitGraph) ShortPath(p string) string {
@@ -278,7 +290,7 @@ func (g *WaitGraph) ShortPath(p string) string {
 
 // addLive adds what only a live view needs to p: every phase's histogram,
 // the timeline so far and the lock's wait graph (Options.ProgressPhases).
-func (r *runner) addLive(p *Progress, final bool) {
+func (r *runner) addLive(p *Progress, lock *WaitGraph) {
 	if !r.opts.ProgressPhases {
 		return
 	}
@@ -287,7 +299,34 @@ func (r *runner) addLive(p *Progress, final bool) {
 		p.Buckets[ph] = r.rec.Buckets(ph)
 	}
 	p.Timeline = r.rec.Timeline()
-	if !final {
-		p.Lock = r.lockGraph(time.Now())
+	p.Lock = lock
+}
+
+// keepBusiest keeps g as the window's wait graph if it is the busiest so
+// far: a release in its interval (so it says what a release woke), then
+// a holder (so it shows who is waited on), then the most waiters; a later
+// graph wins a tie.
+func (r *runner) keepBusiest(g *WaitGraph) {
+	if g == nil {
+		return
 	}
+	if b := r.busiest; b != nil && busier(b, g) {
+		return
+	}
+	r.busiest = g
+}
+
+// busier reports whether a is strictly busier than b (keepBusiest).
+func busier(a, b *WaitGraph) bool {
+	flag := func(v bool) int {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	return cmp.Or(
+		cmp.Compare(flag(a.Releases > 0), flag(b.Releases > 0)),
+		cmp.Compare(flag(len(a.Holders) > 0), flag(len(b.Holders) > 0)),
+		cmp.Compare(a.WaitersTotal, b.WaitersTotal),
+	) > 0
 }

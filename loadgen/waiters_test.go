@@ -246,3 +246,24 @@ func TestWaitGraphOneHolder(t *testing.T) {
 		t.Errorf("%d of %d graphs show more than one holder, want none of at least 20", two, graphs)
 	}
 }
+
+func TestBusier(t *testing.T) {
+	held := []Contender{{Client: 1}}
+	tests := []struct {
+		name string
+		a, b WaitGraph
+		want bool
+	}{
+		{"a release beats more waiters", WaitGraph{Releases: 1, WaitersTotal: 5}, WaitGraph{WaitersTotal: 50, Holders: held}, true},
+		{"a holder beats more waiters", WaitGraph{Releases: 1, Holders: held, WaitersTotal: 5}, WaitGraph{Releases: 1, WaitersTotal: 50}, true},
+		{"then the most waiters", WaitGraph{Releases: 2, Holders: held, WaitersTotal: 50}, WaitGraph{Releases: 9, Holders: held, WaitersTotal: 49}, true},
+		{"a tie is not busier", WaitGraph{Releases: 1, WaitersTotal: 5}, WaitGraph{Releases: 3, WaitersTotal: 5}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := busier(&tt.a, &tt.b); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble/enstest"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/report"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -175,5 +176,69 @@ func TestRunDistributed(t *testing.T) {
 	rep := readReport(t, out)
 	if rep.Title != "fair-lock, 1 processes" || len(rep.Scenarios) != 1 || rep.Scenarios[0].Operations == 0 || !rep.Scenarios[0].Checks.Passed {
 		t.Errorf("report %q, scenarios %+v; want the merged run of one process, passed", rep.Title, rep.Scenarios)
+	}
+}
+
+// TestReportWaitGraph runs herd-vs-fair through the product's pipeline
+// and reads the wait graphs back from its report: the herd as a fan with
+// its wake count, the fair lock as a chain of waiters each watching its
+// predecessor, both drawn in report.html.
+func TestReportWaitGraph(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := filepath.Join(t.TempDir(), "out")
+	const clients = 30
+	plan, err := NewPlan("herd-vs-fair", scenarios.Overrides{Clients: clients, Duration: 4 * time.Second}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _, stdout := runner(t, ens.Servers())
+	if err := r.Run(ctx, plan); err != nil {
+		t.Fatalf("Run: %v\n%s", err, stdout)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Scenarios []struct {
+			Name      string            `json:"name"`
+			WaitGraph *report.WaitGraph `json:"wait_graph"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	graphs := map[string]*report.WaitGraph{}
+	for _, s := range rep.Scenarios {
+		graphs[s.Name] = s.WaitGraph
+	}
+	herd, fair := graphs["herd"], graphs["fair"]
+	if herd == nil || fair == nil {
+		t.Fatalf("wait graphs %v, want one for herd and one for fair", graphs)
+	}
+	// Right after a release most of the herd is racing to create again:
+	// a fan of several watchers on one node, and the wake count, say herd.
+	if !herd.Herd || len(herd.Fan) == 0 || herd.Fan[0].Waiters < 2 || herd.WokePerRelease < clients/3 || herd.WaitersTotal < clients/2 {
+		t.Errorf("herd graph %+v: want a fan of watchers on one node, a release waking at least %d, %d+ waiting", herd, clients/3, clients/2)
+	}
+	chained := 0
+	for i := 1; i < len(fair.Waiters); i++ {
+		if w := fair.Waiters[i]; w.Node != "" && w.Watching == fair.Waiters[i-1].Node {
+			chained++
+		}
+	}
+	if fair.Herd || len(fair.Holders) != 1 || chained < 3 || fair.WaitersTotal < clients/2 {
+		t.Errorf("fair graph %+v: want a chain, one holder, at least 3 waiters watching their predecessor (got %d), %d+ waiting", fair, chained, clients/2)
+	}
+	html, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`class="plot waitgraph fan"`, `class="plot waitgraph chain"`, "a release woke", "watches lock-"} {
+		if n := strings.Count(string(html), want); n < 1 {
+			t.Errorf("report.html has %q %d times, want it drawn", want, n)
+		}
 	}
 }

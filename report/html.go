@@ -48,6 +48,9 @@ type sideView struct {
 	Headlines  []string
 	Bars       []template.HTML
 	Histograms []template.HTML // the main phase, shared scales
+	// WaitGraphs are the lock scenarios' wait graphs, their wake bars on
+	// one scale.
+	WaitGraphs []template.HTML
 	Spectrum   template.HTML
 	Names      []string
 	Rows       []cmpRow
@@ -75,6 +78,7 @@ type scenarioView struct {
 	Anomalies                    string
 	SpectrumSVG, LatencySVG      template.HTML
 	Histograms                   []template.HTML // per phase
+	WaitGraph                    template.HTML
 	ThroughputSVG, PopulationSVG template.HTML
 	DepthSVG                     template.HTML
 	MainPhase                    string
@@ -114,6 +118,9 @@ type builder struct {
 	// common to every scenario of the run so their panels compare at a
 	// glance.
 	shared *sharedScales
+	// wakeMax is the full scale of the wait graphs' wake bars: the most
+	// any scenario's release woke.
+	wakeMax float64
 }
 
 type sharedScales struct {
@@ -171,6 +178,12 @@ func ptr(v float64) *float64 { return &v }
 
 func (b *builder) next() int { b.seq++; return b.seq }
 
+// wakeScale is the full scale of g's wake bar: shared when the run
+// compares scenarios, g's own otherwise (at least one waiter).
+func (b *builder) wakeScale(g *WaitGraph) float64 {
+	return max(b.wakeMax, g.WokePerRelease, 1)
+}
+
 func newPage(run *Run) page {
 	var b builder
 	p := page{
@@ -193,6 +206,11 @@ func newPage(run *Run) page {
 	used := map[string]bool{}
 	if len(run.Scenarios) > 1 {
 		b.shared = sharedScalesOf(run.Scenarios)
+		for _, s := range run.Scenarios {
+			if g := s.WaitGraph; g != nil {
+				b.wakeMax = max(b.wakeMax, g.WokePerRelease)
+			}
+		}
 	}
 	for _, s := range run.Scenarios {
 		p.Warned = p.Warned || len(s.Checks.Warnings) > 0
@@ -260,6 +278,11 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 	}
 
 	v.Histograms = b.sideHistograms(ss)
+	for _, s := range ss {
+		if g := s.WaitGraph; g != nil {
+			v.WaitGraphs = append(v.WaitGraphs, waitGraphSVG(g, b.wakeScale(g), b.next()))
+		}
+	}
 
 	lp := linePlot{
 		Title: main + " latency by percentile, every scenario",
@@ -344,6 +367,9 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 	}
 	faultsView(&v, s)
 	v.Histograms = b.histograms(s, phaseColor(s.MainPhase()))
+	if g := s.WaitGraph; g != nil {
+		v.WaitGraph = waitGraphSVG(g, b.wakeScale(g), b.next())
+	}
 	if a := s.Anomalies; a != nil {
 		v.Anomalies = fmt.Sprintf("%s values over range (recorded at the top), %s negative (recorded as 0), %s lost, %s under an unknown phase",
 			format.Count(a.OverRange), format.Count(a.Negative), format.Count(a.Lost), format.Count(a.UnknownPhase))

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -80,4 +81,39 @@ func Regressions(a, b *Run, tolerance float64) []Regression {
 		}
 	}
 	return out
+}
+
+// MarshalJSON writes the regression with its one-line description.
+func (r Regression) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Scenario string  `json:"scenario"`
+		Figure   string  `json:"figure"`
+		A        float64 `json:"a"`
+		B        float64 `json:"b"`
+		Worse    float64 `json:"worse"`
+		Text     string  `json:"text"`
+	}{r.Scenario, r.Figure, r.A, r.B, r.Worse, r.String()})
+}
+
+// Comparison is two runs compared, as `zkherd report compare -o json`
+// prints it: both reports whole (every figure's ratio follows from them)
+// and, with a tolerance, the main figures of B worse than A beyond it.
+type Comparison struct {
+	A *Run `json:"a"`
+	B *Run `json:"b"`
+	// Tolerance is the fraction a figure may worsen (0.10: 10%); absent
+	// when none was given, and then Regressions is empty.
+	Tolerance   *float64     `json:"tolerance,omitempty"`
+	Regressions []Regression `json:"regressions"`
+}
+
+// Compared compares a and b; a negative tolerance asks for no regression
+// check.
+func Compared(a, b *Run, tolerance float64) Comparison {
+	c := Comparison{A: a, B: b, Regressions: []Regression{}}
+	if tolerance >= 0 {
+		c.Tolerance = &tolerance
+		c.Regressions = append(c.Regressions, Regressions(a, b, tolerance)...)
+	}
+	return c
 }

@@ -93,6 +93,9 @@ type Scenario struct {
 	// dashboard's histogram; from the intended start in open-model runs),
 	// the empty ones left out.
 	Histogram map[string][]Bucket `json:"histogram,omitempty"`
+	// WaitGraph is who waited on whom at the first lock at the window's
+	// busiest moment (lock scenarios; waitgraph.go).
+	WaitGraph *WaitGraph `json:"wait_graph,omitempty"`
 
 	// Metrics holds the histograms behind the figures, for the .hgrm and
 	// .hlog files; nil for a scenario read back from JSON.
@@ -238,6 +241,7 @@ func NewScenario(res *loadgen.Result) *Scenario {
 		return s
 	}
 	s.StartedAt = m.Start
+	s.WaitGraph = newWaitGraph(res.Lock, m.Start)
 	start, stop := m.Start, m.End
 	if !res.WindowStart.IsZero() {
 		start = res.WindowStart

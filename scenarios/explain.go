@@ -8,12 +8,25 @@ import (
 	"text/tabwriter"
 )
 
-// WriteList writes the table `zkherd scenarios list` prints: every
-// built-in scenario with its recipe, size, length, arrival model and the
-// first sentence of its description.
-func WriteList(w io.Writer) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tRECIPE\tCLIENTS\tLENGTH\tARRIVAL\tSUMMARY")
+// Listed is one built-in scenario as `zkherd scenarios list` shows it;
+// its JSON form is what `scenarios list -o json` prints.
+type Listed struct {
+	Name string `json:"name"`
+	// Recipe is the recipe, or "a vs b" for a scenario comparing several.
+	Recipe  string `json:"recipe"`
+	Clients int    `json:"clients"`
+	// Length is the run's duration ("2m0s") or operation count ("500 ops").
+	Length  string `json:"length"`
+	Arrival string `json:"arrival"`
+	// Summary is the first sentence of the description, shortened for
+	// the table; Description is the whole of it.
+	Summary     string `json:"summary"`
+	Description string `json:"description"`
+}
+
+// List describes every built-in scenario, in the order WriteList prints.
+func List() []Listed {
+	var out []Listed
 	for _, s := range Builtins() {
 		e := s.Effective()
 		recipe := string(e.Recipe)
@@ -28,7 +41,20 @@ func WriteList(w io.Writer) {
 		if e.Ops > 0 {
 			length = fmt.Sprintf("%d ops", e.Ops)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", e.Name, recipe, e.Clients, length, e.Arrival.Kind, firstSentence(e.Description))
+		out = append(out, Listed{Name: e.Name, Recipe: recipe, Clients: e.Clients, Length: length,
+			Arrival: string(e.Arrival.Kind), Summary: firstSentence(e.Description), Description: strings.TrimSpace(e.Description)})
+	}
+	return out
+}
+
+// WriteList writes the table `zkherd scenarios list` prints: every
+// built-in scenario with its recipe, size, length, arrival model and the
+// first sentence of its description.
+func WriteList(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tRECIPE\tCLIENTS\tLENGTH\tARRIVAL\tSUMMARY")
+	for _, l := range List() {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.Name, l.Recipe, l.Clients, l.Length, l.Arrival, l.Summary)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nzkherd scenarios show NAME explains one and prints its YAML; zkherd load --scenario NAME|FILE runs it.")

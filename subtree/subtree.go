@@ -216,9 +216,11 @@ type ImportOptions struct {
 	ACL bool
 }
 
-// Result counts what Import did.
+// Result counts what Import did; its JSON form is part of what
+// `zkherd import -o json` prints.
 type Result struct {
-	Created, Updated int
+	Created int `json:"created"`
+	Updated int `json:"updated"`
 }
 
 // Import writes doc below opts.Into: the node doc.Root becomes Into, and

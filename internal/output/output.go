@@ -1,5 +1,6 @@
 // Package output is the -o of zkherd's status-like commands (cluster up,
-// status and the member commands): text for a person or JSON for a
+// status and the member commands, version, scenarios list, report show and
+// compare, import): text for a person or JSON for a
 // script, chosen and written one way, so that no command writes its own
 // "if json" branch.
 package output

@@ -69,6 +69,9 @@ func ConnectFix(msg string, tls bool) string {
 // failure rather than a refusal when there are both (the others may simply
 // be down), and the likely fix; timedOut when the check ran out of time.
 func Unreachable(servers string, err error, tls, timedOut bool) string {
+	if !tls && strings.Contains(err.Error(), "accepts only TLS") {
+		return "ZooKeeper at " + servers + " accepts only TLS connections: it needs --tls-ca (the CA that signed its certificates), and --tls-cert, --tls-key when it checks client certificates"
+	}
 	lines := strings.Split(err.Error(), "\n")
 	reason := lines[0]
 	for _, l := range lines {

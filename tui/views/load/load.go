@@ -517,19 +517,13 @@ func (m Model) wakeStyle(wake float64) interface{ Render(...string) string } {
 	return m.Styles.OK
 }
 
-// isHerd: the most watched path has several waiters, or a release woke
-// many.
-func isHerd(g *loadgen.WaitGraph) bool {
-	return (len(g.Fan) > 0 && g.Fan[0].Waiters > 1) || g.WokePerRelease >= float64(inspect.DefaultHerdThreshold)
-}
-
 // lockPicture draws who waits on whom in at most rows lines: a fair lock
 // as a chain (holder, then each waiter with the node it watches, then "…
 // N more"), a herd as a fan (everybody watching one node or directory),
 // and what each release woke.
 func (m Model) lockPicture(g *loadgen.WaitGraph, w, rows int, s scales) []string {
 	st := m.Styles
-	herd := isHerd(g)
+	herd := g.IsHerd()
 	name := path.Base(g.Path)
 	if g.Locks > 1 {
 		name += fmt.Sprintf(" (1 of %d locks)", g.Locks)
