@@ -19,20 +19,18 @@ import (
 )
 
 func newClusterCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "cluster",
-		Short: "Start a local ZooKeeper ensemble, act on its members, or show the status of any ensemble",
-	}
-	cmd.AddCommand(newClusterUpCmd(g), newClusterStatusCmd(g))
+	subs := []*cobra.Command{newClusterUpCmd(g), newClusterStatusCmd(g)}
 	for _, op := range []string{cluster.OpKill, cluster.OpPause, cluster.OpResume, cluster.OpRestart} {
-		cmd.AddCommand(newClusterMemberCmd(g, op))
+		subs = append(subs, newClusterMemberCmd(g, op))
 	}
-	return cmd
+	return newGroup("cluster", "Start a local ZooKeeper ensemble, act on its members, or show the status of any ensemble", "", subs...)
 }
 
-// registerOutput adds the -o flag of status-like commands to cmd.
+// registerOutput adds the -o flag of status-like commands to cmd, checked
+// before cmd runs.
 func registerOutput(cmd *cobra.Command, f *output.Format) {
 	cmd.Flags().StringVarP((*string)(f), "output", "o", "text", "output format: text or json")
+	cmd.PreRunE = func(*cobra.Command, []string) error { return f.Check() }
 }
 
 // clusterHeapMB is each member's JVM heap for user-facing ensembles: room
@@ -56,9 +54,6 @@ func newClusterUpCmd(g *globalOptions) *cobra.Command {
 		}
 		if o.port < 0 || o.port > 65535-o.nodes+1 {
 			return usageErr("--port %d: choose a port from 1 to %d, or leave it out", o.port, 65535-o.nodes+1)
-		}
-		if err := o.output.Check(); err != nil {
-			return err
 		}
 		return runClusterUp(cmd.Context(), cmd.OutOrStdout(), o)
 	})
@@ -90,9 +85,6 @@ type clusterStatusOptions struct {
 func newClusterStatusCmd(g *globalOptions) *cobra.Command {
 	o := clusterStatusOptions{}
 	cmd := newCommand("status", "Show each member's mode, zxid, connections, znodes, and which admin interfaces answer", "cluster-status", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
-		if err := o.output.Check(); err != nil {
-			return err
-		}
 		cs, ok, err := g.connectString()
 		if err != nil {
 			return err
@@ -150,41 +142,23 @@ func newClusterMemberCmd(g *globalOptions, op string) *cobra.Command {
 		cluster.OpRestart: "Restart a member of a running \"cluster up\" (stopped or not) on its ports and data",
 	}[op]
 	cmd := &cobra.Command{
-		Use:   op + " MEMBER",
-		Short: what,
-		Long: what + `.
-
-MEMBER is a member number (1..N, as "cluster up" lists them) or its client
-address. The ensemble is the one "zkherd cluster up" of yours is running; with
-several running, --server picks the one that has its addresses.`,
+		Use:     op + " MEMBER",
+		Short:   what,
+		Long:    what + ".\n\n" + help("cluster-member"),
 		Example: fmt.Sprintf("  zkherd cluster %s 2\n  zkherd cluster %s 127.0.0.1:2182 --server 127.0.0.1:2181,127.0.0.1:2182,127.0.0.1:2183", op, op),
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.output.Check(); err != nil {
-				return err
-			}
 			cs, _, err := g.connectString()
 			if err != nil {
 				return err
 			}
-			rec, err := cluster.Find(cs.Servers)
-			if err != nil {
-				return usageErr("%v", err)
-			}
-			id, err := rec.MemberID(args[0])
-			if err != nil {
-				return usageErr("%v", err)
-			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 			defer cancel()
-			r, err := cluster.Send(ctx, rec, op, id)
+			r, err := cluster.Act(ctx, cs.Servers, op, args[0])
 			if err != nil {
-				return usageErr("%s member %d: %v", op, id, err)
+				return usageErr("%v", err)
 			}
-			return o.output.Write(cmd.OutOrStdout(), r, func(w io.Writer) error {
-				_, err := fmt.Fprintln(w, r.Message)
-				return err
-			})
+			return o.output.Write(cmd.OutOrStdout(), r, r.WriteText)
 		},
 	}
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the member (a restart waits until it serves)")

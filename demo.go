@@ -41,7 +41,7 @@ func newDemoCmd(g *globalOptions) *cobra.Command {
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "zkherd demo: %s with %d clients; report in %s\n",
 			demoScenario, plan.Spec.Effective().Clients, filepath.Base(plan.Out))
-		r, err := lo.runner(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		r, err := lo.runner(g, cmd.OutOrStdout(), cmd.ErrOrStderr(), true)
 		if err != nil {
 			return err
 		}

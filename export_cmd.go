@@ -75,9 +75,6 @@ func newImportCmd(g *globalOptions) *cobra.Command {
 		if o.into == "" {
 			return usageErr("import needs --into /namespace (where the exported root goes)")
 		}
-		if err := o.output.Check(); err != nil {
-			return err
-		}
 		doc, err := subtree.ReadFile(args[0], cmd.InOrStdin())
 		if err != nil {
 			return usageErr("%v", err)

@@ -30,3 +30,10 @@ func newCommand(use, short, name string, args cobra.PositionalArgs, run func(*co
 	example, _ := helpFiles.ReadFile("help/" + name + ".example.txt")
 	return &cobra.Command{Use: use, Short: short, Long: help(name), Example: strings.TrimSuffix(string(example), "\n"), Args: args, RunE: run}
 }
+
+// newGroup is a command that only holds subs.
+func newGroup(use, short, long string, subs ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: use, Short: short, Long: long}
+	cmd.AddCommand(subs...)
+	return cmd
+}

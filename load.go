@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkherd/zkherd/distrib"
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/buildinfo"
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
@@ -72,8 +73,12 @@ func (o *loadOptions) overrides(g *globalOptions) (scenarios.Overrides, error) {
 	return ov, nil
 }
 
-// runner is the load application layer for this command's flags.
-func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadrun.Runner, error) {
+// runner is the load application layer for this command's flags, with
+// the dashboard when asked for and on a terminal.
+func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer, dashboard bool) (*loadrun.Runner, error) {
+	if err := g.checkAuth(); err != nil {
+		return nil, err
+	}
 	cs, _, err := g.connectString()
 	if err != nil {
 		return nil, err
@@ -86,9 +91,9 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.req.SourceAddrs, ServerConfig: scfg, Log: stderr},
 		Stdout:  stdout,
 		Stderr:  stderr,
-		Version: Version(),
+		Version: buildinfo.Version(),
 	}
-	if !o.noTUI && loadrun.IsTerminal(stdout) && loadrun.IsTerminal(os.Stdin) {
+	if dashboard && !o.noTUI && loadrun.IsTerminal(stdout) && loadrun.IsTerminal(os.Stdin) {
 		r.Display = tui.LoadDashboard(tui.InspectOptions{SessionTimeout: g.sessionTimeout, Auth: g.auth})
 	}
 	return r, nil
@@ -96,31 +101,6 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 
 // runLoad runs zkherd load; see its --help.
 func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stderr io.Writer) error {
-	mode, err := o.req.Mode()
-	if err != nil {
-		return err
-	}
-	if mode != loadrun.ModePlain {
-		return runDistributed(ctx, mode, g, o, stdout, stderr)
-	}
-	plan, r, err := o.plan(g, stdout, stderr)
-	if err != nil {
-		return err
-	}
-	return r.Run(ctx, plan)
-}
-
-// plan checks the flags and returns the plan they ask for and the runner
-// that runs it.
-func (o *loadOptions) plan(g *globalOptions, stdout, stderr io.Writer) (*loadrun.Plan, *loadrun.Runner, error) {
-	ov, err := o.overrides(g)
-	if err != nil {
-		return nil, nil, err
-	}
-	plan, err := loadrun.NewPlan(o.req.Scenario, ov, o.req.Out)
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := o.runner(g, stdout, stderr)
-	return plan, r, err
+	return loadrun.Do(ctx, &o.req, func() (scenarios.Overrides, error) { return o.overrides(g) },
+		func(dashboard bool) (*loadrun.Runner, error) { return o.runner(g, stdout, stderr, dashboard) })
 }

@@ -15,11 +15,6 @@ import (
 )
 
 func newReportCmd(g *globalOptions) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "report",
-		Short: "Print or compare load reports",
-		Long:  help("report"),
-	}
 	var out output.Format
 	show := &cobra.Command{
 		Use:     "show DIR/report.json",
@@ -27,9 +22,6 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 		Example: "  zkherd report show ./run1/report.json\n  zkherd report show ./run1 -o json",
 		Args:    exactArgs(1, "a report.json (or the directory holding it)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := out.Check(); err != nil {
-				return err
-			}
 			r, err := readReport(args[0])
 			if err != nil {
 				return err
@@ -45,17 +37,13 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 		},
 	}
 	registerOutput(show, &out)
-	cmd.AddCommand(show, newReportCompareCmd())
-	return cmd
+	return newGroup("report", "Print or compare load reports", help("report"), show, newReportCompareCmd())
 }
 
 func newReportCompareCmd() *cobra.Command {
 	var failIfWorse string
 	var format output.Format
 	cmd := newCommand("compare A/report.json B/report.json", "Print two load reports side by side, with the ratio of every figure", "report-compare", exactArgs(2, "two report.json files (or directories holding them)"), func(cmd *cobra.Command, args []string) error {
-		if err := format.Check(); err != nil {
-			return err
-		}
 		tolerance := -1.0
 		if failIfWorse != "" {
 			t, err := report.ParseTolerance(failIfWorse)

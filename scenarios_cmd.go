@@ -15,9 +15,6 @@ func newScenariosCmd(g *globalOptions) *cobra.Command {
 	var out, listOut output.Format
 	lister := func(f *output.Format) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
-			if err := f.Check(); err != nil {
-				return err
-			}
 			return f.Write(cmd.OutOrStdout(), scenarios.List(), func(w io.Writer) error {
 				scenarios.WriteList(w)
 				return nil

@@ -1,8 +1,10 @@
 package cluster
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 
@@ -64,4 +66,29 @@ func (r Record) MemberID(arg string) (int, error) {
 		return m.ID, nil
 	}
 	return 0, fmt.Errorf("member %q: give a member number (1 to %d) or one of %s", arg, len(r.Members), r.ConnectString())
+}
+
+// Act runs op (OpKill, ...) on member (a number or a client address) of
+// the running `cluster up` that has servers (the only one running, with
+// none given), and returns its reply.
+func Act(ctx context.Context, servers []string, op, member string) (Reply, error) {
+	rec, err := Find(servers)
+	if err != nil {
+		return Reply{}, err
+	}
+	id, err := rec.MemberID(member)
+	if err != nil {
+		return Reply{}, err
+	}
+	r, err := Send(ctx, rec, op, id)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%s member %d: %w", op, id, err)
+	}
+	return r, nil
+}
+
+// WriteText writes the reply's message, for a person.
+func (r Reply) WriteText(w io.Writer) error {
+	_, err := fmt.Fprintln(w, r.Message)
+	return err
 }

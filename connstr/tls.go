@@ -95,10 +95,25 @@ func Handshake(ctx context.Context, conn net.Conn, cfg *tls.Config, addr string)
 	tc := tls.Client(conn, ForServer(cfg, addr))
 	if err := tc.HandshakeContext(ctx); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		return nil, &HandshakeError{Addr: addr, Err: err}
 	}
 	return tc, nil
 }
+
+// HandshakeError is a TLS handshake with Addr that failed: the server
+// answered, but not as TLS with these settings expect (a reason more
+// telling than a refusal from a server that is down).
+type HandshakeError struct {
+	Addr string
+	Err  error
+}
+
+func (e *HandshakeError) Error() string {
+	return fmt.Sprintf("TLS handshake with %s: %v", e.Addr, e.Err)
+}
+
+// Unwrap returns the handshake's failure.
+func (e *HandshakeError) Unwrap() error { return e.Err }
 
 // Dial opens a connection to addr within ctx: plain TCP when cfg is nil,
 // else TLS verified with cfg.

@@ -465,15 +465,37 @@ func (e *Ensemble) waitServing(ctx context.Context, m *member, p *process) (stri
 	}
 }
 
-// startError describes why member m did not come up: the cause on the first
-// line, then the end of the member's log.
+// startError describes why member m did not come up: the cause, then the
+// end of the member's log.
 func (e *Ensemble) startError(m *member, p *process, err error) error {
-	tail := fmt.Sprintf("--- last lines of %s:\n%s", m.log, p.logTail(30))
-	if errors.Is(err, ErrPortInUse) {
-		return fmt.Errorf("%w: member %d cannot bind one of its ports %s\n%s", err, m.id, m.ports, tail)
-	}
-	return fmt.Errorf("ensemble: member %d: %w\n%s", m.id, err, tail)
+	return &StartError{Member: m.id, Ports: m.ports.String(), Err: err, Log: m.log, Tail: p.logTail(30)}
 }
+
+// StartError is a member that did not come up: why (Err), and where its
+// log is with its last lines, so that a command can show the cause in
+// one line (Cause) and leave the log in its file.
+type StartError struct {
+	Member int
+	Ports  string // the member's ports, named when one was in use
+	Err    error
+	Log    string // the member's log file
+	Tail   string // its last lines
+}
+
+// Cause is the first line of the error: the member and why.
+func (e *StartError) Cause() string {
+	if errors.Is(e.Err, ErrPortInUse) {
+		return fmt.Sprintf("%v: member %d cannot bind one of its ports %s", e.Err, e.Member, e.Ports)
+	}
+	return fmt.Sprintf("ensemble: member %d: %v", e.Member, e.Err)
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("%s\n--- last lines of %s:\n%s", e.Cause(), e.Log, e.Tail)
+}
+
+// Unwrap returns why the member did not come up.
+func (e *StartError) Unwrap() error { return e.Err }
 
 // checkAdmin waits until the AdminServer answers. It starts before the
 // client port, so it normally already does. When it failed to start (Jetty

@@ -354,9 +354,3 @@ type Queue struct {
 func SessionHex(id int64) string {
 	return "0x" + strconv.FormatUint(uint64(id), 16)
 }
-
-// ParseSessionHex reads a session id printed by ZooKeeper.
-func ParseSessionHex(s string) (int64, error) {
-	u, err := strconv.ParseUint(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), 16, 64)
-	return int64(u), err
-}

@@ -24,4 +24,9 @@
 // lock, semaphore limit, single leader, queue items exactly once, no
 // znode left behind) fail the run: Result.Checks.Passed is false and every
 // violation is listed.
+//
+// A run of 2,000 sessions or more keeps a soft memory limit on the
+// process (runtime/debug.SetMemoryLimit) derived from what is live, so
+// that freed memory goes back to the OS (memlimit.go); a limit the caller
+// set (GOMEMLIMIT) is left alone.
 package loadgen

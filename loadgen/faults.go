@@ -224,44 +224,70 @@ func (r *runner) stopFaults() {
 	fx.mu.Unlock()
 }
 
-// faultResult adds the faults' events and summary and the fencing figures
-// to res; the fencing check's violations go to the checker.
-func (r *runner) faultResult(res *Result) {
+// faultResult is the faults' part of the Result.
+type faultResult struct {
+	// events go to Result.Events after the checker's: the faults', then
+	// overlaps a zombie scenario's fencing caught.
+	events []Event
+	// summary is Result.Faults, fencing Result.Fencing.
+	summary *faults.Summary
+	fencing *Fencing
+	// notes go to Result.Notes: faults not carried out.
+	notes []string
+	// foreign is the foreign client's figures.
+	foreign foreignResult
+}
+
+// faultResult returns the faults' events and summary, the fencing figures
+// and the foreign client's; the fencing check's violations go to the
+// checker, so the checker is read after it.
+func (r *runner) faultResult() (out faultResult) {
 	fx := r.fx
 	if fx == nil {
-		return
+		return out
 	}
 	fx.mu.Lock()
-	res.Events = append(res.Events, fx.events...)
-	res.Faults = fx.summary
+	out.events = append(out.events, fx.events...)
+	out.summary = fx.summary
 	fx.mu.Unlock()
-	if sum := res.Faults; sum != nil {
+	if sum := out.summary; sum != nil {
 		for _, p := range sum.Problems {
-			res.Notes = append(res.Notes, "faults: not carried out: "+p)
+			out.notes = append(out.notes, "faults: not carried out: "+p)
+		}
+	}
+	if len(fx.fences) > 0 {
+		out.fencing = r.fenceCheck(fx)
+		for _, o := range out.fencing.Overlaps {
+			if fx.zombie {
+				out.events = append(out.events, Event{At: o.At, Kind: EventRecover, Detail: "overlap caught by fencing: " + o.String()})
+			}
 		}
 	}
 	if fl := fx.foreign; fl != nil {
-		defer fl.result(res) // after the fencing check's excuses
+		out.foreign = fl.result() // after the fencing check's excuses
 	}
-	if len(fx.fences) == 0 {
-		return
-	}
+	return out
+}
+
+// fenceCheck is what the locks' guarded resources saw; outside a zombie
+// scenario every overlap is a mutual exclusion violation, noted with the
+// checker.
+func (r *runner) fenceCheck(fx *faultRun) *Fencing {
 	var excuse func(Overlap) bool
 	if fl := fx.foreign; fl != nil {
 		excuse = func(o Overlap) bool { return fl.excuseStale(o.Lock, o.StaleToken) }
 	}
 	f := fencing(fx.fences, fx.zombie, excuse)
-	res.Fencing = f
+	if fx.zombie {
+		return f
+	}
 	for _, o := range f.Overlaps {
-		if fx.zombie {
-			res.Events = append(res.Events, Event{At: o.At, Kind: EventRecover, Detail: "overlap caught by fencing: " + o.String()})
-			continue
-		}
 		r.chk.note("mutual exclusion", &r.chk.mutex, "overlapping holders: %s", o)
 	}
-	if n := f.OverlapCount - int64(len(f.Overlaps)); n > 0 && !fx.zombie {
+	if n := f.OverlapCount - int64(len(f.Overlaps)); n > 0 {
 		r.chk.mutex.Add(n)
 	}
+	return f
 }
 
 // faultEvents returns the faults injected so far, for progress reports.

@@ -424,12 +424,19 @@ func (f *foreigner) deletedItem(id int64) bool {
 	return f.items[id]
 }
 
-// result adds the foreign client's figures to res.
-func (f *foreigner) result(res *Result) {
+// foreignResult is the foreign client's figures for Checks.
+type foreignResult struct {
+	racedGrants, excusedOverlaps, deletedHolders, deletedItems int64
+}
+
+// result returns the foreign client's figures.
+func (f *foreigner) result() foreignResult {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	c := &res.Checks
-	c.ForeignRacedGrants, c.ForeignExcusedOverlaps = f.races, f.excused
-	c.ForeignDeletedHolders = f.deletedHeld
-	c.ForeignDeletedItems = int64(len(f.items))
+	return foreignResult{
+		racedGrants:     f.races,
+		excusedOverlaps: f.excused,
+		deletedHolders:  f.deletedHeld,
+		deletedItems:    int64(len(f.items)),
+	}
 }

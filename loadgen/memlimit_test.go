@@ -1,9 +1,14 @@
 package loadgen
 
 import (
+	"context"
 	"math"
 	"runtime/debug"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/zkherd/zkherd/ensemble/enstest"
 )
 
 func TestMemoryLimit(t *testing.T) {
@@ -60,5 +65,44 @@ func TestGovernMemory(t *testing.T) {
 	stop()
 	if got := debug.SetMemoryLimit(-1); got != callers {
 		t.Errorf("limit after the run = %d, want the caller's %d", got, int64(callers))
+	}
+}
+
+// TestRunGovernsMemory: a run holds the limit once its sessions are open
+// and puts none back when it returns (the governor's goroutine ends:
+// TestMain's leak check).
+func TestRunGovernsMemory(t *testing.T) {
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Skipf("a memory limit is set (%d): GOMEMLIMIT?", got)
+	}
+	defer func(n int) { memLimitMinClients = n }(memLimitMinClients)
+	memLimitMinClients = 4
+	ens := enstest.Start(t, 1)
+	var mu sync.Mutex
+	governed := false
+	res, err := Run(context.Background(), shortRun(t, "fair-lock", 4, 1500*time.Millisecond), Options{
+		Servers:  ens.Servers(),
+		Interval: 250 * time.Millisecond,
+		Progress: func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if p.State == "running" && debug.SetMemoryLimit(-1) != math.MaxInt64 {
+				governed = true
+			}
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !res.Checks.Passed {
+		t.Errorf("checks failed: %v", res.Checks.Violations)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !governed {
+		t.Errorf("no memory limit while the run's %d sessions were open, want one", 4)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit after the run = %d, want none", got)
 	}
 }

@@ -54,12 +54,12 @@ func newSimple(r *runner, base string, fifo bool) simple {
 	return s
 }
 
-func (s *simple) mainPhase() metrics.Phase                  { return metrics.Acquire }
-func (s *simple) extraPhases() []metrics.Phase              { return nil }
-func (s *simple) slotOf(i int) int                          { return s.r.run.LockFor(i) }
-func (s *simple) sample()                                   {}
-func (s *simple) depth() int64                              { return 0 }
-func (s *simple) finish(context.Context, *zk.Conn, *Result) {}
+func (s *simple) mainPhase() metrics.Phase                    { return metrics.Acquire }
+func (s *simple) extraPhases() []metrics.Phase                { return nil }
+func (s *simple) slotOf(i int) int                            { return s.r.run.LockFor(i) }
+func (s *simple) sample()                                     {}
+func (s *simple) depth() int64                                { return 0 }
+func (s *simple) finish(context.Context, *zk.Conn) workResult { return workResult{} }
 func (s *simple) recvBuffer() int {
 	return childListBuffer(clientsPer(s.r.run.Clients, len(s.paths)))
 }
@@ -193,13 +193,13 @@ func newBarrierWork(r *runner) (*barrierWork, error) {
 	return w, nil
 }
 
-func (w *barrierWork) mainPhase() metrics.Phase                  { return metrics.BarrierWait }
-func (w *barrierWork) extraPhases() []metrics.Phase              { return []metrics.Phase{BarrierLeave} }
-func (w *barrierWork) slotOf(i int) int                          { return i / w.size }
-func (w *barrierWork) sample()                                   {}
-func (w *barrierWork) depth() int64                              { return 0 }
-func (w *barrierWork) finish(context.Context, *zk.Conn, *Result) {}
-func (w *barrierWork) recvBuffer() int                           { return childListBuffer(w.size) }
+func (w *barrierWork) mainPhase() metrics.Phase                    { return metrics.BarrierWait }
+func (w *barrierWork) extraPhases() []metrics.Phase                { return []metrics.Phase{BarrierLeave} }
+func (w *barrierWork) slotOf(i int) int                            { return i / w.size }
+func (w *barrierWork) sample()                                     {}
+func (w *barrierWork) depth() int64                                { return 0 }
+func (w *barrierWork) finish(context.Context, *zk.Conn) workResult { return workResult{} }
+func (w *barrierWork) recvBuffer() int                             { return childListBuffer(w.size) }
 func (w *barrierWork) prepare(_ context.Context, conn *zk.Conn) error {
 	var dirs []string
 	for _, g := range w.groups {

@@ -288,26 +288,28 @@ func (w *queueWork) consume(c *client) {
 
 // finish counts items still queued (and removes them), then items lost:
 // confirmed in the queue but neither consumed nor still there.
-func (w *queueWork) finish(ctx context.Context, conn *zk.Conn, res *Result) {
+func (w *queueWork) finish(ctx context.Context, conn *zk.Conn) (out workResult) {
 	r := w.r
 	w.depthMu.Lock()
-	res.QueueDepth = append([]int64(nil), w.depths...)
+	out.queueDepth = append([]int64(nil), w.depths...)
 	w.depthMu.Unlock()
-	w.saturation(res)
+	if warning := w.saturation(out.queueDepth); warning != "" {
+		out.warnings = append(out.warnings, warning)
+	}
 	conn.Sync(w.path) // the admin's server may lag behind the clients' writes
 	children, _, err := conn.Children(w.path)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		res.Notes = append(res.Notes, fmt.Sprintf("could not list the queue to count lost items: %v", err))
-		return
+		out.notes = append(out.notes, fmt.Sprintf("could not list the queue to count lost items: %v", err))
+		return out
 	}
 	remaining, unconsumed, err := w.removeItems(ctx, conn, children)
-	res.Checks.Unconsumed = unconsumed
+	out.unconsumed = unconsumed
 	if err != nil {
-		res.Notes = append(res.Notes, fmt.Sprintf("could not remove every leftover queue item: %v", err))
-		return
+		out.notes = append(out.notes, fmt.Sprintf("could not remove every leftover queue item: %v", err))
+		return out
 	}
 	if unconsumed > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("%d item(s) were still queued when the run stopped (removed)", unconsumed))
+		out.notes = append(out.notes, fmt.Sprintf("%d item(s) were still queued when the run stopped (removed)", unconsumed))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -318,27 +320,29 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn, res *Result) {
 			if f := r.fx.foreignClient(); f != nil && f.deletedItem(id) {
 				continue // counted by the foreign client
 			}
-			res.Checks.LostItems++
-			if res.Checks.LostItems <= maxViolationLines {
+			out.lostItems++
+			if out.lostItems <= maxViolationLines {
 				r.chk.note("lost item", &r.chk.lost, "item %d was queued but never consumed", id)
 			}
 		}
 	}
-	res.Checks.DuplicateItems = r.chk.duplicate.Load()
+	out.duplicateItems = r.chk.duplicate.Load()
+	return out
 }
 
-// saturation warns when the backlog grew through the window: the
-// consumers could not keep up with the producers, so queue wait and
-// end-to-end latency measure the backlog, not the queue.
-func (w *queueWork) saturation(res *Result) {
+// saturation is a warning when the backlog grew through the window
+// (depths sampled once per interval), "" otherwise: the consumers could
+// not keep up with the producers, so queue wait and end-to-end latency
+// measure the backlog, not the queue.
+func (w *queueWork) saturation(depths []int64) string {
 	r := w.r
 	ws, stop := r.windowStartTime(), r.stopAt
 	win := stop.Sub(ws).Seconds()
 	if ws.IsZero() || win <= 0 {
-		return
+		return ""
 	}
 	var inWindow []int64
-	for i, d := range res.QueueDepth {
+	for i, d := range depths {
 		at := r.start.Add(time.Duration(i+1) * r.opts.Interval)
 		if !at.Before(ws) && !at.After(stop) {
 			inWindow = append(inWindow, d)
@@ -346,7 +350,7 @@ func (w *queueWork) saturation(res *Result) {
 	}
 	produced, consumed := float64(w.putIn.Load())/win, float64(r.ops.Load())/win
 	if len(inWindow) == 0 || produced <= consumed {
-		return
+		return ""
 	}
 	// A backlog that grew through the window, or, with too few samples to
 	// see a trend (a short or starved run), producers well ahead of the
@@ -354,15 +358,15 @@ func (w *queueWork) saturation(res *Result) {
 	last := inWindow[len(inWindow)-1]
 	ahead := produced > 1.5*consumed && last > int64(2*r.run.Queue.Consumers)
 	if !backlogGrew(inWindow, r.run.Queue.Consumers) && !ahead {
-		return
+		return ""
 	}
 	wait := ""
 	if s := r.rec.Summary(metrics.QueueWait); s.Count > 0 {
 		wait = fmt.Sprintf(", queue wait p50 %s", format.Ms(s.P50))
 	}
-	res.Checks.Warnings = append(res.Checks.Warnings, fmt.Sprintf(
+	return fmt.Sprintf(
 		"queue saturated: producers added %.1f/s, consumers took %.1f/s; the backlog grew to %d items through the window%s (add consumers, shorten the work or lower the rate)",
-		produced, consumed, last, wait))
+		produced, consumed, last, wait)
 }
 
 // backlogGrew reports whether a queue's depth, sampled once per interval

@@ -33,7 +33,7 @@ func Run(ctx context.Context, run scenarios.Run, opts Options) (*Result, error) 
 	if err != nil {
 		return nil, pkgerr.Wrap("loadgen", err)
 	}
-	defer governMemory(run.Clients)()
+	defer func() { r.stopGoverning() }() // set during the run, once its sessions are open
 	res, err := r.execute(ctx)
 	return res, pkgerr.Wrap("loadgen", err)
 }
@@ -77,6 +77,10 @@ type runner struct {
 
 	admin    *recipes.Session
 	adminLog lastLine
+
+	// stopGoverning ends the run's memory limit (memlimit.go), set once
+	// every session is open.
+	stopGoverning func()
 
 	fx *faultRun // faults and fencing (faults.go); nil when neither applies
 
@@ -139,11 +143,12 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 		opts.SessionOptions = append(slices.Clone(opts.SessionOptions), recipes.WithTLS(opts.TLS))
 	}
 	r := &runner{
-		run:        run,
-		opts:       opts,
-		logf:       opts.Logf,
-		windowOpen: make(chan struct{}),
-		stopCh:     make(chan struct{}),
+		stopGoverning: func() {},
+		run:           run,
+		opts:          opts,
+		logf:          opts.Logf,
+		windowOpen:    make(chan struct{}),
+		stopCh:        make(chan struct{}),
 	}
 	if r.logf == nil {
 		r.logf = func(string, ...any) {}
@@ -173,7 +178,12 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 }
 
 // sendBufferSize is a client session's send buffer: every request a
-// recipe sends (paths, small node data) fits with room to spare.
+// recipe sends (paths, small node data) fits with room to spare, and so
+// does the re-arming of a session's watches after a reconnection (one
+// setWatches packet with every watched path: about 30 paths of 100
+// bytes). It is the largest buffer an idle session holds (issue 13), but
+// it stays: go-zookeeper only logs a setWatches that does not fit, and
+// the session's watches are then lost without an error.
 const sendBufferSize = 4 << 10
 
 // childListBuffer is the receive buffer a session needs to list a
@@ -470,6 +480,13 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 			out.loops.start(work(c))
 		}
 	})
+	if out.err == nil {
+		// Once every session is open: opening them is go-zookeeper's 1.5
+		// MiB of garbage per session, and a limit then makes the runtime
+		// return freed pages that the next opening faults in again
+		// (memlimit.go).
+		r.stopGoverning = governMemory(r.run.Clients)
+	}
 	if out.err == nil && !closed {
 		open := r.run.Arrival.Kind.Open()
 		if open {
@@ -609,56 +626,74 @@ func (r *runner) snapshot(ctx context.Context) snapshot {
 	return s
 }
 
-// account assembles the Result: the window's counts and herd measures,
-// then what the post-run checks find (the workload's, leftovers, faults
-// and fencing, the checker's, the open model's rate), then the metrics.
-// Every client session is closed on return, and the final progress sent.
+// account assembles the Result, once, from what each stage returns: the
+// window's figures, then the post-run checks (the workload's, leftovers,
+// faults and fencing, the checker's, the open model's rate), then the
+// metrics. Every client session is closed on return, and the final
+// progress sent.
 func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, end windowEnd) *Result {
-	res := &Result{
-		Run:         r.run,
-		RunID:       r.opts.RunID,
-		Namespace:   r.ns,
-		Partial:     end.partial,
-		Start:       r.start,
-		WindowStart: r.windowStartTime(),
-		Stop:        r.stopAt,
-		SourceAddrs: r.params.sourceAddrs,
-		Ops:         r.ops.Load(),
-		Releases:    r.releases.Load(),
-		Requests:    requestsBetween(before, end.after),
-		Lock:        r.busiest,
+	windowStart, ops, releases := r.windowStartTime(), r.ops.Load(), r.releases.Load()
+	var throughput float64
+	if w := r.stopAt.Sub(windowStart).Seconds(); w > 0 && !windowStart.IsZero() {
+		throughput = float64(ops) / w
 	}
-	if w := res.Stop.Sub(res.WindowStart).Seconds(); w > 0 && !res.WindowStart.IsZero() {
-		res.Throughput = float64(res.Ops) / w
+	var gen Generator
+	if !windowStart.IsZero() {
+		gen = r.self.result(end.self)
 	}
-	res.Herd = herdBetween(before, end.after, res.Ops, res.Releases)
-	if !res.WindowStart.IsZero() {
-		res.Generator = r.self.result(end.self)
+	var genNotes []string
+	if gen.Behind {
+		genNotes = []string{gen.note()}
 	}
-	if res.Generator.Behind {
-		res.Notes = append(res.Notes, res.Generator.note())
-	}
+	target, achieved, rateWarning := r.openRates(end.partial, r.stopAt.Sub(windowStart), throughput)
 
-	var warning string
-	res.TargetRate, res.AchievedRate, warning = r.openRates(res.Partial, res.Stop.Sub(res.WindowStart), res.Throughput)
-
-	fin := context.WithoutCancel(ctx)
+	var (
+		work workResult
+		left leftoverCheck
+	)
 	if end.err == nil || errors.Is(end.err, ErrServerLost) {
-		r.work.finish(fin, conn, res)
+		fin := context.WithoutCancel(ctx)
+		work = r.work.finish(fin, conn)
 		if r.opts.SharedNamespace {
-			r.checkOwnLeftovers(fin, conn).add(res)
+			left = r.checkOwnLeftovers(fin, conn)
 		} else {
-			r.checkLeftovers(fin, conn).add(res)
+			left = r.checkLeftovers(fin, conn)
 		}
 	}
 	r.closeSessions()
-	r.faultResult(res)
-	r.checkerResult(&res.Checks)
-	res.Events = append(r.chk.violationEvents(), res.Events...)
-	if warning != "" {
-		res.Checks.Warnings = append(res.Checks.Warnings, warning)
+	fault := r.faultResult()
+	// The checker last: the workload's and the fencing check's violations
+	// are noted with it.
+	checks := r.checkerResult(work, left, fault.foreign, rateWarning)
+	events := append(r.chk.violationEvents(), fault.events...)
+	finished := r.rec.Finish(time.Now())
+
+	res := &Result{
+		Run:          r.run,
+		RunID:        r.opts.RunID,
+		Namespace:    r.ns,
+		Partial:      end.partial,
+		Start:        r.start,
+		WindowStart:  windowStart,
+		Stop:         r.stopAt,
+		Ops:          ops,
+		Releases:     releases,
+		Throughput:   throughput,
+		TargetRate:   target,
+		AchievedRate: achieved,
+		Metrics:      finished,
+		Requests:     requestsBetween(before, end.after),
+		Herd:         herdBetween(before, end.after, ops, releases),
+		Checks:       checks,
+		SourceAddrs:  r.params.sourceAddrs,
+		QueueDepth:   work.queueDepth,
+		Notes:        slices.Concat(genNotes, work.notes, left.notes(), fault.notes),
+		Events:       events,
+		Faults:       fault.summary,
+		Fencing:      fault.fencing,
+		Generator:    gen,
+		Lock:         r.busiest,
 	}
-	res.Metrics = r.rec.Finish(time.Now())
 	r.progress("done", res.Metrics.Intervals, nil)
 	return res
 }
@@ -696,19 +731,37 @@ func herdBetween(before, after snapshot, ops, releases int64) Herd {
 	return h
 }
 
-// checkerResult adds the checker's counts and violations to c, whose
-// violations so far (the post-run checks') come after the checker's.
-func (r *runner) checkerResult(c *Checks) {
-	c.MutualExclusionViolations = r.chk.mutex.Load()
-	c.FencingViolations = r.chk.fencing.Load()
-	c.FIFOChecked = r.run.Recipe == scenarios.FairLock
-	c.FIFOBypasses = r.chk.fifo.Load()
-	c.MaxBypass = r.chk.maxBypass.Load()
-	c.SemaphoreOverIssued = r.chk.overIssued.Load()
-	c.DoubleLeaders = r.chk.doubleLeader.Load()
-	c.ForeignGrants = r.chk.foreignGrant.Load()
-	c.Violations = append(r.chk.violations(), c.Violations...)
-	c.Passed = len(c.Violations) == 0
+// checkerResult is the run's checks: the checker's counts and
+// violations, then the workload's, the leftover check's and the foreign
+// client's figures, and the warnings.
+func (r *runner) checkerResult(work workResult, left leftoverCheck, foreign foreignResult, rateWarning string) Checks {
+	violations := append(r.chk.violations(), left.violations()...)
+	warnings := work.warnings
+	if rateWarning != "" {
+		warnings = append(warnings, rateWarning)
+	}
+	return Checks{
+		MutualExclusionViolations: r.chk.mutex.Load(),
+		FencingViolations:         r.chk.fencing.Load(),
+		FIFOBypasses:              r.chk.fifo.Load(),
+		MaxBypass:                 r.chk.maxBypass.Load(),
+		FIFOChecked:               r.run.Recipe == scenarios.FairLock,
+		SemaphoreOverIssued:       r.chk.overIssued.Load(),
+		DoubleLeaders:             r.chk.doubleLeader.Load(),
+		LostItems:                 work.lostItems,
+		DuplicateItems:            work.duplicateItems,
+		Unconsumed:                work.unconsumed,
+		ForeignDeletedItems:       foreign.deletedItems,
+		ForeignGrants:             r.chk.foreignGrant.Load(),
+		ForeignRacedGrants:        foreign.racedGrants,
+		ForeignExcusedOverlaps:    foreign.excusedOverlaps,
+		ForeignDeletedHolders:     foreign.deletedHolders,
+		LeftoverZnodes:            left.n,
+		LeftoverPaths:             left.paths,
+		Violations:                violations,
+		Passed:                    len(violations) == 0,
+		Warnings:                  warnings,
+	}
 }
 
 func ratio(n, d int64) float64 {
@@ -745,16 +798,20 @@ func (r *runner) checkLeftovers(ctx context.Context, conn *zk.Conn) leftoverChec
 	return out
 }
 
-// add puts the check's findings into res.
-func (l leftoverCheck) add(res *Result) {
-	if l.note != "" {
-		res.Notes = append(res.Notes, l.note)
-		return
+// notes is the check's note for Result.Notes: why it could not look.
+func (l leftoverCheck) notes() []string {
+	if l.note == "" {
+		return nil
 	}
-	res.Checks.LeftoverZnodes, res.Checks.LeftoverPaths = l.n, l.paths
-	if l.violation != "" {
-		res.Checks.Violations = append(res.Checks.Violations, l.violation)
+	return []string{l.note}
+}
+
+// violations is the check's violation for Checks.Violations.
+func (l leftoverCheck) violations() []string {
+	if l.violation == "" {
+		return nil
 	}
+	return []string{l.violation}
 }
 
 // closeSessions closes every client session, many at once (each close

@@ -172,38 +172,56 @@ func (s *seen) fired(key string) (woke bool) {
 	return s.doing == acquiring && !own
 }
 
-// graphClock remembers the counters of the previous graph, for the
-// per-interval wake-ups per release.
-type graphClock struct {
+// graphState is what the wait graph keeps from one graph to the next: the
+// counters of the previous graph, for the per-interval wake-ups per
+// release, and the fan's counts, a map cleared and reused so that a graph
+// of 10,000 waiters on as many nodes allocates no map of them.
+type graphState struct {
 	mu            sync.Mutex
 	wakeups, rels int64
+	fan           map[string]int
+}
+
+// queued is a waiter and its node's sequence, parsed once per graph.
+type queued struct {
+	Contender
+	seq int64
+}
+
+// queuedBefore orders waiters: queue order, then the longest waiting first.
+func queuedBefore(a, b queued) bool {
+	return a.seq < b.seq || (a.seq == b.seq && a.For > b.For)
+}
+
+// fanBefore orders watched paths: most watched first, then by path.
+func fanBefore(a, b WatchCount) bool {
+	return a.Waiters > b.Waiters || (a.Waiters == b.Waiters && a.Path < b.Path)
 }
 
 // lockGraph is the wait graph of the run's first lock; nil for recipes
-// that are not locks.
+// that are not locks. One pass over the clients, each client's lock held
+// only to copy its state: the first MaxWaitersShown waiters and the maxFan
+// most watched paths are kept in order as the clients are scanned (most
+// fail the comparison with the last kept), so with 10,000 waiters there is
+// no slice of them all and no sort of it.
 func (r *runner) lockGraph(now time.Time) *WaitGraph {
 	w, ok := r.work.(*lockWork)
 	if !ok || len(w.paths) == 0 {
 		return nil
 	}
 	g := &WaitGraph{At: now, Path: w.paths[0], Locks: len(w.paths)}
-	seq := func(c Contender) int64 {
-		if c.Node == "" {
-			return 1 << 62 // no node yet: after those queued
-		}
-		return seqOf(c.Node)
+	w.graph.mu.Lock()
+	defer w.graph.mu.Unlock()
+	if w.graph.fan == nil {
+		w.graph.fan = map[string]int{}
 	}
-	// Queue order, then the longest waiting first.
-	before := func(a, b Contender) bool {
-		sa, sb := seq(a), seq(b)
-		return sa < sb || (sa == sb && a.For > b.For)
-	}
-	// The first MaxWaitersShown waiters in queue order, kept sorted as
-	// the clients are scanned: with 10,000 waiters, no slice of them all
-	// and no sort of it (most fail the comparison with the last kept).
-	waiters := make([]Contender, 0, MaxWaitersShown+1)
-	fan := map[string]int{}
-	var wakeups int64
+	fan := w.graph.fan
+	clear(fan)
+	var (
+		waiters [MaxWaitersShown + 1]queued
+		shown   int
+		wakeups int64
+	)
 	for _, c := range r.clients {
 		wakeups += c.wakeups()
 		if c.slot != 0 || c.tap == nil {
@@ -229,35 +247,51 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 			if node == "" && watching == "" {
 				continue
 			}
-			if len(waiters) == MaxWaitersShown && !before(ct, waiters[len(waiters)-1]) {
+			q := queued{Contender: ct, seq: 1 << 62} // no node yet: after those queued
+			if node != "" {
+				q.seq = seqOf(node)
+			}
+			if shown == MaxWaitersShown && !queuedBefore(q, waiters[shown-1]) {
 				continue
 			}
-			i, _ := slices.BinarySearchFunc(waiters, ct, func(a, b Contender) int {
-				if before(a, b) {
-					return -1
-				}
-				return 1
-			})
-			waiters = slices.Insert(waiters, i, ct)
-			if len(waiters) > MaxWaitersShown {
-				waiters = waiters[:MaxWaitersShown]
+			// Insert after the kept waiters q is not before: of tied
+			// waiters, the one scanned first comes first.
+			i := shown
+			for i > 0 && queuedBefore(q, waiters[i-1]) {
+				waiters[i] = waiters[i-1]
+				i--
 			}
+			waiters[i] = q
+			shown = min(shown+1, MaxWaitersShown)
 		}
 	}
-	g.Waiters = waiters
-	for p, n := range fan {
-		g.Fan = append(g.Fan, WatchCount{Path: p, Waiters: n})
+	g.Waiters = make([]Contender, shown)
+	for i, q := range waiters[:shown] {
+		g.Waiters[i] = q.Contender
 	}
-	slices.SortFunc(g.Fan, func(a, b WatchCount) int {
-		return cmp.Or(cmp.Compare(b.Waiters, a.Waiters), strings.Compare(a.Path, b.Path))
-	})
-	g.Fan = g.Fan[:min(len(g.Fan), maxFan)]
+
+	var top [maxFan + 1]WatchCount
+	n := 0
+	for p, k := range fan {
+		wc := WatchCount{Path: p, Waiters: k}
+		if n == maxFan && !fanBefore(wc, top[n-1]) {
+			continue
+		}
+		i := n
+		for i > 0 && fanBefore(wc, top[i-1]) {
+			top[i] = top[i-1]
+			i--
+		}
+		top[i] = wc
+		n = min(n+1, maxFan)
+	}
+	if n > 0 {
+		g.Fan = slices.Clone(top[:n])
+	}
 
 	rels := r.releases.Load()
-	w.clock.mu.Lock()
-	dw, dr := wakeups-w.clock.wakeups, rels-w.clock.rels
-	w.clock.wakeups, w.clock.rels = wakeups, rels
-	w.clock.mu.Unlock()
+	dw, dr := wakeups-w.graph.wakeups, rels-w.graph.rels
+	w.graph.wakeups, w.graph.rels = wakeups, rels
 	g.Releases = dr
 	if dr > 0 {
 		g.WokePerRelease = float64(dw) / float64(dr)

@@ -1,8 +1,10 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -265,5 +267,108 @@ func TestBusier(t *testing.T) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLockGraphKeepsFirst: the graph's holders, first waiters and most
+// watched paths, kept in order as the clients are scanned, are those of
+// sorting every waiter and every watched path (queue order, then the
+// longest waiting, then scan order; most watched,
+// then by path), with ties in sequence, age and fan, nodes not yet
+// created, nodes of another layout, idle clients and other locks' clients.
+// A second graph of the same clients, reusing the fan's map, is the same.
+func TestLockGraphKeepsFirst(t *testing.T) {
+	r := &runner{}
+	w := &lockWork{r: r, paths: []string{"/zkherd/runs/x/lock-000"}}
+	r.work = w
+	now := time.Now()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		c := &client{idx: i, slot: rng.IntN(4) / 3, tap: &tap{}}
+		s := &c.tap.seen
+		s.begin(now.Add(-time.Duration(rng.IntN(50)) * time.Millisecond))
+		switch rng.IntN(10) {
+		case 0:
+			s.rest()
+		case 1:
+			s.hold(now.Add(-time.Duration(rng.IntN(50)) * time.Millisecond))
+		default:
+			switch seq := rng.IntN(400); {
+			case seq < 20: // no node yet
+			case seq < 30:
+				s.created(w.paths[0] + "/not-a-recipe-node")
+			default:
+				s.created(fmt.Sprintf("%s/_c_%08x-0000-4000-8000-%012x-lock-%010d", w.paths[0], i, i, seq))
+			}
+			switch k := rng.IntN(6); k {
+			case 0: // no watch
+			case 1, 2:
+				s.watch(fmt.Sprintf("%s/shared-%d", w.paths[0], k), now)
+			default:
+				s.watch(fmt.Sprintf("%s/own-%d", w.paths[0], i), now)
+			}
+		}
+		r.clients = append(r.clients, c)
+	}
+
+	var (
+		want    WaitGraph
+		waiters []Contender
+		fan     = map[string]int{}
+	)
+	for _, c := range r.clients {
+		s := &c.tap.seen
+		if c.slot != 0 {
+			continue
+		}
+		ct := Contender{Client: c.idx, Node: s.node, Watching: s.watching, For: now.Sub(s.since)}
+		if s.watching != "" {
+			ct.WatchFor = now.Sub(s.watchSince)
+		}
+		switch s.doing {
+		case holding:
+			want.Holders = append(want.Holders, ct)
+		case acquiring:
+			want.WaitersTotal++
+			if s.watching != "" {
+				fan[s.watching]++
+			}
+			if s.node != "" || s.watching != "" {
+				waiters = append(waiters, ct)
+			}
+		}
+	}
+	seq := func(c Contender) int64 {
+		if c.Node == "" {
+			return 1 << 62
+		}
+		return seqOf(c.Node)
+	}
+	slices.SortStableFunc(waiters, func(a, b Contender) int {
+		return cmp.Or(cmp.Compare(seq(a), seq(b)), cmp.Compare(b.For, a.For))
+	})
+	want.Waiters = waiters[:MaxWaitersShown]
+	for p, n := range fan {
+		want.Fan = append(want.Fan, WatchCount{Path: p, Waiters: n})
+	}
+	slices.SortFunc(want.Fan, func(a, b WatchCount) int {
+		return cmp.Or(cmp.Compare(b.Waiters, a.Waiters), strings.Compare(a.Path, b.Path))
+	})
+	want.Fan = want.Fan[:maxFan]
+
+	for round := range 2 {
+		g := r.lockGraph(now)
+		if g.WaitersTotal != want.WaitersTotal {
+			t.Errorf("graph %d: %d waiters in all, want %d", round, g.WaitersTotal, want.WaitersTotal)
+		}
+		if !slices.Equal(g.Holders, want.Holders) {
+			t.Errorf("graph %d: holders\n%+v\nwant\n%+v", round, g.Holders, want.Holders)
+		}
+		if !slices.Equal(g.Waiters, want.Waiters) {
+			t.Errorf("graph %d: waiters\n%+v\nwant\n%+v", round, g.Waiters, want.Waiters)
+		}
+		if !slices.Equal(g.Fan, want.Fan) {
+			t.Errorf("graph %d: fan %+v, want %+v", round, g.Fan, want.Fan)
+		}
 	}
 }

@@ -36,8 +36,20 @@ type workload interface {
 	// depth is the current queue depth, 0 for other recipes.
 	depth() int64
 	// finish runs once every loop has returned, before the leftover check:
-	// final checks that need the servers.
-	finish(ctx context.Context, conn *zk.Conn, res *Result)
+	// final checks that need the servers. It returns the workload's part
+	// of the Result.
+	finish(ctx context.Context, conn *zk.Conn) workResult
+}
+
+// workResult is a workload's part of the Result, from its finish.
+type workResult struct {
+	// queueDepth is Result.QueueDepth.
+	queueDepth []int64
+	// notes go to Result.Notes, warnings to Checks.Warnings.
+	notes, warnings []string
+	// lostItems, duplicateItems and unconsumed are the queue's checks
+	// (Checks.LostItems, DuplicateItems, Unconsumed).
+	lostItems, duplicateItems, unconsumed int64
 }
 
 func newWorkload(r *runner) (workload, error) {
@@ -87,7 +99,7 @@ type lockWork struct {
 	paths   []string
 	guards  []*lockGuard
 	newLock func(s *recipes.Session, path string) recipes.Locker
-	clock   graphClock // for WaitGraph.WokePerRelease
+	graph   graphState // kept from one wait graph to the next
 	// handOff is the fair lock's hand-off (a recipes.HandOff), reported
 	// in the run's notes.
 	handOff atomic.Uint32
@@ -120,13 +132,14 @@ func (w *lockWork) extraPhases() []metrics.Phase { return nil }
 func (w *lockWork) slotOf(i int) int             { return w.r.run.LockFor(i) }
 func (w *lockWork) sample()                      {}
 func (w *lockWork) depth() int64                 { return 0 }
-func (w *lockWork) finish(_ context.Context, _ *zk.Conn, res *Result) {
+func (w *lockWork) finish(context.Context, *zk.Conn) workResult {
 	switch h := recipes.HandOff(w.handOff.Load()); h {
 	case recipes.HandOffMark:
-		res.Notes = append(res.Notes, "fair-lock hand-off: release-mark (no listing per hand-off)")
+		return workResult{notes: []string{"fair-lock hand-off: release-mark (no listing per hand-off)"}}
 	case recipes.HandOffListing:
-		res.Notes = append(res.Notes, "fair-lock hand-off: listing (the servers do not enforce owner-only ACLs: skipACL, a super user or another digest algorithm)")
+		return workResult{notes: []string{"fair-lock hand-off: listing (the servers do not enforce owner-only ACLs: skipACL, a super user or another digest algorithm)"}}
 	}
+	return workResult{}
 }
 
 func (w *lockWork) recvBuffer() int {

@@ -1,6 +1,7 @@
 package loadrun
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -142,4 +143,63 @@ func CheckSessionTimeout(d time.Duration) error {
 		return exit.Usagef("--session-timeout %v: choose between 1s and 10m (servers clamp to their min/max session timeout)", d)
 	}
 	return nil
+}
+
+// Do runs what q asks for (q.Mode): one plan, a sweep, or a run spread
+// over processes, started or joined: the one dispatch between the modes.
+// overrides gives the scenario overrides (q.Overrides with the command's
+// shared settings); runner makes the runner, with the dashboard or not,
+// once the scenario is known to be valid, so that a mistake in the
+// scenario is reported before one about the servers.
+func Do(ctx context.Context, q *Request, overrides func() (scenarios.Overrides, error), runner func(dashboard bool) (*Runner, error)) error {
+	mode, err := q.Mode()
+	if err != nil {
+		return err
+	}
+	if mode == ModeJoin { // the plan comes from the run joined
+		r, err := runner(false)
+		if err != nil {
+			return err
+		}
+		if len(r.Target.Server.Servers) == 0 {
+			return exit.Usagef("--join needs --server: the servers of the run to join")
+		}
+		return r.Join(ctx, q.Join, Distributed{JoinTimeout: q.JoinTimeout})
+	}
+	var counts []int
+	if mode == ModeSweep {
+		if counts, err = ParseSweep(q.Sweep); err != nil {
+			return err
+		}
+		if q.ClientsGiven {
+			return exit.Usagef("--sweep sets the clients of each run; drop --clients")
+		}
+	}
+	ov, err := overrides()
+	if err != nil {
+		return err
+	}
+	var (
+		plan *Plan
+		sw   *Sweep
+	)
+	if mode == ModeSweep {
+		sw, err = NewSweep(q.Scenario, counts, ov, q.Out)
+	} else {
+		plan, err = NewPlan(q.Scenario, ov, q.Out)
+	}
+	if err != nil {
+		return err
+	}
+	r, err := runner(mode == ModePlain)
+	if err != nil {
+		return err
+	}
+	switch mode {
+	case ModeSweep:
+		return r.Sweep(ctx, sw)
+	case ModeStart:
+		return r.Start(ctx, plan, Distributed{Processes: q.Processes, RunID: q.RunID, JoinTimeout: q.JoinTimeout})
+	}
+	return r.Run(ctx, plan)
 }

@@ -1,6 +1,7 @@
 package loadrun
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -52,5 +53,37 @@ func TestRequestOverrides(t *testing.T) {
 	q.Thresholds = []string{"x<1"}
 	if _, err := q.Overrides(); err == nil || !strings.HasPrefix(err.Error(), `--threshold "x<1": unknown metric`) {
 		t.Errorf("Overrides() with a bad threshold: error %v, want it to start --threshold \"x<1\": unknown metric", err)
+	}
+}
+
+// TestDoChecksBeforeTheRunner: Do reports a mistake in the request or the
+// scenario before it makes the runner (whose mistakes are the servers'),
+// and a join needs servers.
+func TestDoChecksBeforeTheRunner(t *testing.T) {
+	tests := []struct {
+		name    string
+		q       Request
+		wantErr string
+		runner  bool // whether the runner is made
+	}{
+		{"unknown scenario", Request{Scenario: "no-such-scenario"}, "no-such-scenario", false},
+		{"bad clients", Request{Scenario: "fair-lock", ClientsGiven: true}, "--clients 0", false},
+		{"sweep with clients", Request{Scenario: "fair-lock", Sweep: "2,4", SweepGiven: true, Clients: 3, ClientsGiven: true}, "drop --clients", false},
+		{"join without servers", Request{Join: "r1", JoinGiven: true, JoinTimeout: time.Second}, "--join needs --server", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			made := false
+			err := Do(context.Background(), &tt.q, tt.q.Overrides, func(bool) (*Runner, error) {
+				made = true
+				return &Runner{}, nil
+			})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("Do() error = %v, want one saying %q", err, tt.wantErr)
+			}
+			if made != tt.runner {
+				t.Errorf("runner made = %v, want %v", made, tt.runner)
+			}
+		})
 	}
 }

@@ -185,7 +185,10 @@ func StartEnsemble(ctx context.Context, opts ensemble.Options, log io.Writer) (*
 		}
 		// Start's error is the cause, then the member's log tail: the user
 		// gets the cause in one line; the log stays in the ensemble's files.
-		first, _, _ := strings.Cut(err.Error(), "\n")
+		first := err.Error()
+		if se := (*ensemble.StartError)(nil); errors.As(err, &se) {
+			first = strings.Replace(first, se.Error(), se.Cause(), 1)
+		}
 		if errors.Is(err, ensemble.ErrPortInUse) {
 			return nil, exit.Usagef("%s", first)
 		}

@@ -1,12 +1,17 @@
 package recipes
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/faultproxy"
 )
 
 // TestReplyTooLargeFailsClearly: a child list larger than the session's
@@ -55,4 +60,43 @@ func TestReplyTooLargeFailsClearly(t *testing.T) {
 	if len(names) != 100 {
 		t.Errorf("%d children after the failed Lock, want the 100 created here (no node of the lock left)", len(names))
 	}
+}
+
+// TestCloseEndsAHandshakeInProgress: a session whose server accepted the
+// connection and never answered (here a partition: the proxy swallows
+// every packet) is closed when its open gives up; go-zookeeper's own
+// Close does not end the handshake's read, which waits ten times the
+// receive timeout (about 67 s at the default 10 s session timeout), so
+// the session's goroutines would stay that long.
+func TestCloseEndsAHandshakeInProgress(t *testing.T) {
+	servers := sharedServers(t)
+	ctx := testCtx(t, 30*time.Second)
+	p, err := faultproxy.New(ctx, servers[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.SetDropping(true)
+
+	openCtx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if s, err := NewSession(openCtx, []string{p.Addr()}); err == nil {
+		s.Close()
+		t.Fatal("NewSession through a partition succeeded, want it to give up")
+	}
+	// NewSession closed the session when it gave up.
+	deadline := time.Now().Add(5 * time.Second)
+	for handshakes() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d go-zookeeper handshake(s) still waiting 5 s after the session was closed", handshakes())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// handshakes counts goroutines in go-zookeeper's handshake.
+func handshakes() int {
+	buf := make([]byte, 1<<20)
+	n := runtime.Stack(buf, true)
+	return strings.Count(string(buf[:n]), "zk.(*Conn).authenticate")
 }

@@ -12,7 +12,7 @@ import (
 
 func TestWaitGraphHTML(t *testing.T) {
 	const dir = "/zkherd/runs/r/lock-000"
-	node := func(n int) string { return dir + "/lock-" + strconv.Itoa(1000000000+n)[1:] }
+	node := func(n int) string { return dir + "/lock-" + strconv.Itoa(1000000000 + n)[1:] }
 	fair := &WaitGraph{Path: dir, Locks: 1, WaitersTotal: 40, WokePerRelease: 1, Releases: 300,
 		Holders: []Contender{{Client: 3, Node: node(10), ForMs: 2}}}
 	for i := range 12 {

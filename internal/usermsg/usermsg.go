@@ -11,6 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/recipes"
 )
 
 // packages are zkherd's package names that appear as error prefixes.
@@ -69,14 +72,17 @@ func ConnectFix(msg string, tls bool) string {
 // failure rather than a refusal when there are both (the others may simply
 // be down), and the likely fix; timedOut when the check ran out of time.
 func Unreachable(servers string, err error, tls, timedOut bool) string {
-	if !tls && strings.Contains(err.Error(), "accepts only TLS") {
+	if !tls && errors.Is(err, connstr.ErrTLSOnly) {
 		return "ZooKeeper at " + servers + " accepts only TLS connections: it needs --tls-ca (the CA that signed its certificates), and --tls-cert, --tls-key when it checks client certificates"
 	}
-	lines := strings.Split(err.Error(), "\n")
-	reason := lines[0]
-	for _, l := range lines {
-		if strings.Contains(l, "TLS handshake") {
-			reason = l
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap() // one per server
+	}
+	reason := errs[0].Error()
+	for _, e := range errs {
+		if he := (*connstr.HandshakeError)(nil); errors.As(e, &he) {
+			reason = e.Error()
 			break
 		}
 	}
@@ -86,21 +92,14 @@ func Unreachable(servers string, err error, tls, timedOut bool) string {
 	return "cannot reach ZooKeeper at " + servers + ": " + reason + " (" + ConnectFix(reason, tls) + ")"
 }
 
-// The texts below read recipes.ErrNoSession's message, whose last
-// connection attempt comes from go-zookeeper's log (no type carries it):
-// "no session with S: ERR (last attempt: L; is ZooKeeper running there? ...)".
-const (
-	lastAttempt = "last attempt: "
-	runningHint = "; is ZooKeeper running there"
-)
-
 // ConnectFailed is the one line for a first session that could not be
 // opened within timeout: where, the last attempt's failure (no answer
 // when none was logged and the time ran out) and the likely fix.
 func ConnectFailed(servers string, timeout time.Duration, err error, tls bool) string {
 	msg := Clean(err.Error())
-	if _, last, ok := strings.Cut(msg, lastAttempt); ok {
-		msg, _, _ = strings.Cut(last, runningHint)
+	var ne *recipes.NoSessionError
+	if errors.As(err, &ne) && ne.LastAttempt != "" {
+		msg = Clean(ne.LastAttempt)
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		msg = "no answer"
 	}
@@ -108,14 +107,18 @@ func ConnectFailed(servers string, timeout time.Duration, err error, tls bool) s
 }
 
 // NoSession is the one line for a session that could not be opened (by
-// any command): what failed, the last attempt's failure and the likely fix.
+// any command): what failed, the last attempt's failure and the likely
+// fix in place of the library's hint.
 func NoSession(err error, tls bool) string {
-	msg := Clean(err.Error())
-	if head, last, ok := strings.Cut(msg, " ("+lastAttempt); ok {
-		last, _, _ = strings.Cut(last, runningHint)
-		msg = head + "; " + lastAttempt + last
-	} else {
-		msg, _, _ = strings.Cut(msg, " (is ZooKeeper running there")
+	msg := err.Error()
+	var ne *recipes.NoSessionError
+	if errors.As(err, &ne) {
+		short := ne.Head()
+		if ne.LastAttempt != "" {
+			short += "; last attempt: " + ne.LastAttempt
+		}
+		msg = strings.Replace(msg, ne.Error(), short, 1)
 	}
+	msg = Clean(msg)
 	return msg + " (" + ConnectFix(msg, tls) + ")"
 }

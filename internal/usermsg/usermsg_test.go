@@ -1,8 +1,15 @@
 package usermsg
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/recipes"
 )
 
 func TestClean(t *testing.T) {
@@ -40,5 +47,44 @@ func TestConnectFix(t *testing.T) {
 		if got := ConnectFix(tt.msg, tt.tls); !strings.Contains(got, tt.want) {
 			t.Errorf("ConnectFix(%q, %v) = %q, want it to say %q", tt.msg, tt.tls, got, tt.want)
 		}
+	}
+}
+
+func TestNoSessionLines(t *testing.T) {
+	withLast := fmt.Errorf("loadgen: client 3: %w", &recipes.NoSessionError{Servers: []string{"127.0.0.1:1"}, Err: context.DeadlineExceeded, LastAttempt: "dial tcp 127.0.0.1:1: connect: connection refused"})
+	noLast := &recipes.NoSessionError{Servers: []string{"127.0.0.1:1"}, Err: context.DeadlineExceeded}
+	tests := []struct {
+		name, got, want string
+	}{
+		{"no session, last attempt", NoSession(withLast, false),
+			"client 3: no session with 127.0.0.1:1: context deadline exceeded; last attempt: dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
+		{"no session, none logged", NoSession(noLast, false),
+			"no session with 127.0.0.1:1: context deadline exceeded (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
+		{"connect failed, last attempt", ConnectFailed("127.0.0.1:1", time.Second, withLast, false),
+			"cannot reach ZooKeeper at 127.0.0.1:1 within 1s: dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server)"},
+		{"connect failed, none logged", ConnectFailed("127.0.0.1:1", time.Second, noLast, false),
+			"cannot reach ZooKeeper at 127.0.0.1:1 within 1s: no answer (check --server)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.got != tt.want {
+				t.Errorf("got  %q\nwant %q", tt.got, tt.want)
+			}
+		})
+	}
+}
+
+// TestUnreachablePrefersHandshake: of several servers' failures, a TLS
+// handshake's is the reason given (the others may simply be down).
+func TestUnreachablePrefersHandshake(t *testing.T) {
+	err := errors.Join(errors.New("dial tcp 127.0.0.1:1: connect: connection refused"),
+		&connstr.HandshakeError{Addr: "127.0.0.1:2", Err: errors.New("tls: failed to verify certificate: x509: certificate signed by unknown authority")})
+	got := Unreachable("127.0.0.1:1,127.0.0.1:2", err, true, false)
+	want := "cannot reach ZooKeeper at 127.0.0.1:1,127.0.0.1:2: TLS handshake with 127.0.0.1:2: tls: failed to verify certificate: x509: certificate signed by unknown authority (the servers' certificate is not signed by a CA you trust: give the CA that signed it with --tls-ca)"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if got := Unreachable("127.0.0.1:1", errors.Join(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")), false, false); !strings.Contains(got, ": dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server)") {
+		t.Errorf("one refusal: got %q", got)
 	}
 }

@@ -13,20 +13,6 @@ import (
 
 var eighths = []rune("▏▎▍▌▋▊▉█")
 
-// Percentiles renders "p50 1.2ms  p90 3.4ms  p99 12ms  p99.9 40ms  max 52ms"
-// cut to width.
-func Percentiles(p loadview.Phase, width int) string {
-	if p.Count == 0 {
-		return common.Fit("no samples yet", width)
-	}
-	s := "p50 " + common.Duration(p.P50) +
-		"  p90 " + common.Duration(p.P90) +
-		"  p99 " + common.Duration(p.P99) +
-		"  p99.9 " + common.Duration(p.P999) +
-		"  max " + common.Duration(p.Max)
-	return common.Fit(s, width)
-}
-
 // Render draws buckets as at most height rows of "≤ 2.05ms ████▌ 1,234",
 // exactly width cells each. Empty buckets between the first and the last are
 // drawn, so gaps show; when there are more buckets than rows, neighbours
