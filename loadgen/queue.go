@@ -309,7 +309,7 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn) (out workResult) 
 		return out
 	}
 	if unconsumed > 0 {
-		out.notes = append(out.notes, fmt.Sprintf("%d item(s) were still queued when the run stopped (removed)", unconsumed))
+		out.notes = append(out.notes, leftoverNote(unconsumed))
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -364,9 +364,19 @@ func (w *queueWork) saturation(depths []int64) string {
 	if s := r.rec.Summary(metrics.QueueWait); s.Count > 0 {
 		wait = fmt.Sprintf(", queue wait p50 %s", format.Ms(s.P50))
 	}
-	return fmt.Sprintf(
-		"queue saturated: producers added %.1f/s, consumers took %.1f/s; the backlog grew to %d items through the window%s (add consumers, shorten the work or lower the rate)",
-		produced, consumed, last, wait)
+	return saturationWarning(produced, consumed, last, wait)
+}
+
+// saturationWarning is the warning of a queue whose backlog grew through
+// the window; wait is ", queue wait p50 X" or empty.
+func saturationWarning(produced, consumed float64, backlog int64, wait string) string {
+	return fmt.Sprintf("queue saturated: producers added %.1f/s, consumers took %.1f/s; the backlog grew to %s items through the window%s (add consumers, shorten the work or lower the rate)",
+		produced, consumed, format.Count(backlog), wait)
+}
+
+// leftoverNote is the note of the items still queued when the run stopped.
+func leftoverNote(n int64) string {
+	return fmt.Sprintf("%s item(s) were still queued when the run stopped (removed)", format.Count(n))
 }
 
 // backlogGrew reports whether a queue's depth, sampled once per interval

@@ -7,6 +7,8 @@ import (
 	"runtime/metrics"
 	"syscall"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // Whether the load generator keeps up with the work it provokes. A herd
@@ -114,8 +116,8 @@ func (w *selfWatch) result(stop selfLoad) Generator {
 // CPUs were kept waiting by other programs on the machine, not by the
 // run's own work, and the fix differs.
 func (g Generator) note() string {
-	what := fmt.Sprintf("the load generator fell behind in %d of %d intervals (whole window: goroutines waited %v (p99) for a CPU, %.0f%% of its %d CPUs busy)",
-		g.IntervalsBehind, g.Intervals, g.SchedP99.Round(100*time.Microsecond), 100*g.CPUShare, runtime.GOMAXPROCS(0))
+	what := fmt.Sprintf("the load generator fell behind in %d of %d intervals (whole window: goroutines waited %s (p99) for a CPU, %.0f%% of its %d CPUs busy)",
+		g.IntervalsBehind, g.Intervals, format.Duration(g.SchedP99), 100*g.CPUShare, runtime.GOMAXPROCS(0))
 	if g.CPUShare < BehindCPUShare/2 {
 		return what + "; the machine's CPUs were busy with other programs: latencies include that wait; run on a quieter machine"
 	}

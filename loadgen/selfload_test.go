@@ -59,3 +59,21 @@ func TestGeneratorBehind(t *testing.T) {
 		})
 	}
 }
+
+// TestGeneratorNoteUnits: the note writes its wait by zkherd's one
+// latency rule (format.Duration: 200us, 1.23ms), as the summary's table
+// does, not Go's "200µs" or "1.2345ms".
+func TestGeneratorNoteUnits(t *testing.T) {
+	for _, tt := range []struct {
+		wait time.Duration
+		want string
+	}{
+		{200 * time.Microsecond, "waited 200us (p99)"},
+		{1234567 * time.Nanosecond, "waited 1.23ms (p99)"},
+	} {
+		g := Generator{CPUShare: 0.04, SchedP99: tt.wait, Intervals: 2, IntervalsBehind: 1, Behind: true}
+		if got := g.note(); !strings.Contains(got, tt.want) {
+			t.Errorf("note %q lacks %q", got, tt.want)
+		}
+	}
+}

@@ -96,7 +96,7 @@ type seen struct {
 	tracked    bool // begin was called: the client acquires locks
 }
 
-// begin, hold and rest are called by the hold loop.
+// begin, hold, releasing and rest are called by the hold loop.
 func (s *seen) begin(at time.Time) {
 	s.mu.Lock()
 	s.tracked = true
@@ -107,6 +107,15 @@ func (s *seen) begin(at time.Time) {
 func (s *seen) hold(at time.Time) {
 	s.mu.Lock()
 	s.doing, s.since, s.watching = holding, at, ""
+	s.mu.Unlock()
+}
+
+// releasing: the release is under way. The successor may be granted
+// before it returns (as soon as the node goes), so the client is no
+// longer drawn as the holder.
+func (s *seen) releasing() {
+	s.mu.Lock()
+	s.doing, s.watching = idle, ""
 	s.mu.Unlock()
 }
 

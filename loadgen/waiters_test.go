@@ -214,6 +214,41 @@ func TestWakeupsPerRelease(t *testing.T) {
 	}
 }
 
+// TestWaitGraphOneHolder: a fair lock's graph never shows two holders. Its
+// successor is granted as soon as the release deletes (or marks) the
+// holder's node, before the release call returns; a holder still drawn
+// then reads as a broken lock ("+1 more holders!") on the dashboard. The
+// graph is taken every 50 ms so that such overlaps are caught.
+func TestWaitGraphOneHolder(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	run := shortRun(t, "fair-lock", 50, 5*time.Second)
+	var (
+		mu          sync.Mutex
+		graphs, two int
+	)
+	_, err := Run(context.Background(), run, Options{
+		Servers: ens.Servers(), Interval: 50 * time.Millisecond, ProgressPhases: true,
+		Progress: func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			if p.Lock == nil {
+				return
+			}
+			graphs++
+			if len(p.Lock.Holders) > 1 {
+				two++
+				t.Logf("%s: %d holders: %+v", p.State, len(p.Lock.Holders), p.Lock.Holders)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if graphs < 20 || two > 0 {
+		t.Errorf("%d of %d graphs show more than one holder, want none of at least 20", two, graphs)
+	}
+}
+
 func TestBusier(t *testing.T) {
 	held := []Contender{{Client: 1}}
 	tests := []struct {

@@ -293,6 +293,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		}
 		relStart := time.Now()
 		r.leaving(gs, &h)
+		c.tap.seen.releasing()
 		if h.exit != nil {
 			h.exit()
 		}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/report"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -196,12 +198,37 @@ func (p *LineSink) Progress(pr loadgen.Progress) {
 	if len(pr.Violations) > 0 {
 		line += fmt.Sprintf("  VIOLATIONS %d", len(pr.Violations))
 	}
+	if p.terminal && len([]rune(line)) >= report.Width {
+		line = compactProgress(pr, strings.TrimSpace(elapsed), format.Ms(p99))
+	}
 	if p.terminal {
 		fmt.Fprintf(p.w, "\r\033[K%s", line)
 		p.shown = true
 	} else {
 		fmt.Fprintln(p.w, line)
 	}
+}
+
+// compactProgress is the progress line for a terminal row too narrow for
+// the full one (rewriting in place with "\r" fails once a line wraps):
+// what matters first, the clients only while some are missing, and cut
+// to fit.
+func compactProgress(pr loadgen.Progress, elapsed, p99 string) string {
+	parts := []string{pr.Name, pr.State, elapsed}
+	if len(pr.Violations) > 0 {
+		parts = append(parts, fmt.Sprintf("VIOLATIONS %d", len(pr.Violations)))
+	}
+	parts = append(parts, fmt.Sprintf("errors %s", format.Count(pr.Errors)))
+	if pr.SessionsAlive != pr.Clients {
+		parts = append(parts, fmt.Sprintf("clients %d/%d", pr.SessionsAlive, pr.Clients))
+	}
+	parts = append(parts, fmt.Sprintf("ops %s", format.Count(pr.Ops)), fmt.Sprintf("%.0f/s", pr.Rate),
+		fmt.Sprintf("%s p99 %s", pr.MainPhase, p99))
+	line := strings.Join(parts, " ")
+	if r := []rune(line); len(r) >= report.Width {
+		line = string(r[:report.Width-2]) + "…"
+	}
+	return line
 }
 
 // Finish ends the in-place line.

@@ -346,9 +346,18 @@ func (c barChart) svg(id int) template.HTML {
 	n := len(c.Bars)
 	slot := float64(w-left-right) / float64(max(n, 1))
 	bw := math.Min(slot*0.6, 90)
+	// Labels too wide for one slot go on every stride-th bar, in full.
+	const charPx = 7
+	widest := 0
+	for _, br := range c.Bars {
+		widest = max(widest, len([]rune(br.Label)))
+	}
+	stride := max(int(math.Ceil(float64(widest*charPx)/slot)), 1)
 	for i, br := range c.Bars {
 		cx := left + slot*(float64(i)+0.5)
-		b.text(cx, float64(h-bottom)+16, "middle", "tick", truncate(br.Label, int(slot/7)))
+		if i%stride == 0 {
+			b.text(cx, float64(h-bottom)+16, "middle", "tick", truncate(br.Label, int(slot*float64(stride)/charPx)))
+		}
 		if br.Value < 0 {
 			b.text(cx, float64(h-bottom)-6, "middle", "value", "n/a")
 			continue

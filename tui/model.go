@@ -464,18 +464,33 @@ func (h helpKeys) ShortHelp() []key.Binding {
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
-	// The view's column lists only what the other two do not.
-	seen := map[string]bool{}
-	for _, b := range append(append([]key.Binding{}, h.nav...), h.global...) {
-		seen[b.Help().Key] = true
+	// The view's column lists only what the other two do not; a key the
+	// view gives its own meaning (the dashboard's tab: next phase) is
+	// listed in their column with that meaning, as the short help says.
+	mine := map[string]key.Binding{}
+	for _, b := range h.view {
+		mine[b.Help().Key] = b
 	}
+	seen := map[string]bool{}
+	column := func(bs []key.Binding) []key.Binding {
+		out := make([]key.Binding, len(bs))
+		for i, b := range bs {
+			seen[b.Help().Key] = true
+			if v, ok := mine[b.Help().Key]; ok {
+				b = v
+			}
+			out[i] = b
+		}
+		return out
+	}
+	nav, global := column(h.nav), column(h.global)
 	var own []key.Binding
 	for _, b := range h.view {
 		if !seen[b.Help().Key] {
 			own = append(own, b)
 		}
 	}
-	return [][]key.Binding{own, h.nav, h.global}
+	return [][]key.Binding{own, nav, global}
 }
 
 func (m Model) helpKeys() helpKeys {

@@ -579,13 +579,15 @@ func (m Model) lockPicture(g *loadgen.WaitGraph, w, rows int, s scales) []string
 		}
 		return out
 	}
-	// The chain.
-	show := min(len(g.Waiters)-m.scroll, left)
-	if rest := g.WaitersTotal - m.scroll; show < rest && show > 0 {
+	// The chain. Scrolled to its end (G, pgdn), the last waiters known
+	// fill the rows, with the "… more" line under them.
+	scroll := max(min(m.scroll, len(g.Waiters)-(left-1)), 0)
+	show := min(len(g.Waiters)-scroll, left)
+	if rest := g.WaitersTotal - scroll; show < rest && show > 0 {
 		show = min(show, left-1) // room for the "… more" line
 	}
 	for i := 0; i < show; i++ {
-		c := g.Waiters[m.scroll+i]
+		c := g.Waiters[scroll+i]
 		watch := m.Styles.Dim.Render("  (creating)")
 		switch {
 		case c.Watching != "":
@@ -595,7 +597,7 @@ func (m Model) lockPicture(g *loadgen.WaitGraph, w, rows int, s scales) []string
 		}
 		out = append(out, fmt.Sprintf("├ wait  %s c%d%s", orDash(node(c.Node)), c.Client, watch))
 	}
-	if rest := g.WaitersTotal - m.scroll - show; rest > 0 && len(out) < rows {
+	if rest := g.WaitersTotal - scroll - show; rest > 0 && len(out) < rows {
 		out = append(out, fmt.Sprintf("└ … %s more", common.Count(int64(rest))))
 	}
 	return out

@@ -141,3 +141,23 @@ func TestFaultMarked(t *testing.T) {
 		t.Errorf("fault not marked under the time plots:\n%s", got)
 	}
 }
+
+// TestBottomShowsWaiters: G (bottom) and repeated pgdn show the last
+// waiters of the chain, never a chain of "… N more" alone.
+func TestBottomShowsWaiters(t *testing.T) {
+	waiter := regexp.MustCompile(`├ wait  (lock-|#)\d+ c\d+ → (lock-|#)\d+`)
+	for _, sz := range tuitest.Sizes {
+		for _, keys := range [][]string{{"G"}, {"pgdown", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown"}} {
+			t.Run(sz.Name+"_"+strings.Join(keys, "_"), func(t *testing.T) {
+				var msgs []tea.Msg
+				for _, k := range keys {
+					msgs = append(msgs, tuitest.Key(k))
+				}
+				got := tuitest.Plain(view(t, sz.Width, sz.Height, herdVsFair(t), msgs...).View())
+				if n := len(waiter.FindAllString(got, -1)); n < 3 {
+					t.Errorf("%d fair waiters on screen after %v, want at least 3:\n%s", n, keys, got)
+				}
+			})
+		}
+	}
+}
