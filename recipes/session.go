@@ -195,6 +195,9 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	if cfg.tls != nil {
 		dialer = tlsDialer(dialer, cfg.tls, cfg.connectTimeout)
 	}
+	// Java's client gives each server the same share of the session
+	// timeout to answer a handshake (see handshakeDialer).
+	dialer = handshakeDialer(dialer, cfg.timeout/time.Duration(len(servers)))
 	dialer = s.remembering(dialer)
 	// The event channel go-zookeeper returns is not read: every event
 	// reaches onEvent through the callback, and go-zookeeper drops what the

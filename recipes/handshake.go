@@ -1,0 +1,96 @@
+package recipes
+
+import (
+	"encoding/binary"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// handshakeDialer bounds each connection's handshake (the ConnectRequest
+// and its response) to limit, as ZooKeeper's Java client does with its
+// connect timeout (session timeout divided by the number of servers). A
+// server may accept a connection and never read its request: one whose
+// accept backlog overflowed when thousands of sessions reconnected at once
+// after a restart, one still starting, or one behind a partition.
+// go-zookeeper v1.0.4 waits for the response ten times its receive timeout
+// (400 s at a 60 s session timeout, conn.authenticate), so the session
+// would learn that the server expired it only minutes later, and every
+// fair lock it queued in stands still meanwhile. With the bound it gives
+// up after limit and tries the next server (or the same one again).
+func handshakeDialer(dial zk.Dialer, limit time.Duration) zk.Dialer {
+	return func(network, address string, timeout time.Duration) (net.Conn, error) {
+		c, err := dial(network, address, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return &handshakeConn{Conn: c, until: time.Now().Add(limit)}, nil
+	}
+}
+
+// handshakeConn caps the read and write deadlines go-zookeeper sets at
+// until while the handshake lasts; afterwards it passes them through.
+//
+// It assumes what go-zookeeper v1.0.4's authenticate does on a fresh
+// connection: it writes the ConnectRequest, then reads the ConnectResponse
+// (a 4-byte length, then that many bytes) as the first bytes read, before
+// any other goroutine (sendLoop, recvLoop) uses the connection. So the
+// handshake ends once 4+length bytes have been read, and the deadlines
+// authenticate left set (capped here) are cleared then; sendLoop and
+// recvLoop set their own before each write and read.
+type handshakeConn struct {
+	net.Conn
+	until time.Time
+
+	mu     sync.Mutex
+	done   bool
+	head   [4]byte // the response's length prefix, as read so far
+	read   int     // bytes of the response read so far
+	length int     // the response's body length, once head is complete
+}
+
+func (c *handshakeConn) cap(t time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done && (t.IsZero() || t.After(c.until)) {
+		return c.until
+	}
+	return t
+}
+
+func (c *handshakeConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.cap(t)) }
+
+func (c *handshakeConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.cap(t))
+}
+
+func (c *handshakeConn) SetWriteDeadline(t time.Time) error {
+	return c.Conn.SetWriteDeadline(c.cap(t))
+}
+
+func (c *handshakeConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return n, err
+	}
+	for _, x := range b[:n] {
+		if c.read < 4 {
+			c.head[c.read] = x
+		}
+		c.read++
+		if c.read == 4 {
+			c.length = int(binary.BigEndian.Uint32(c.head[:]))
+		}
+	}
+	if c.read >= 4 && c.read >= 4+c.length {
+		c.done = true
+		// Clear what authenticate left capped; sendLoop and recvLoop
+		// have not started yet.
+		c.Conn.SetDeadline(time.Time{})
+	}
+	return n, err
+}

@@ -1,0 +1,76 @@
+package recipes
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestUnansweredHandshakeMovesOn: a server that accepts a connection and
+// never reads its ConnectRequest (its accept backlog overflowed when
+// 10,000 sessions reconnected after a restart) must not hold the session
+// for go-zookeeper's ten receive timeouts (about 27 s at a 4 s session
+// timeout, 400 s at 60 s). The session gives up that handshake after its
+// share of the session timeout (4 s / 2 servers) and connects through its
+// next attempt. Before the fix the session stayed connecting past the
+// session timeout: a reconnect learnt only ~27 s later that the server
+// had expired it, and fair locks it queued in stood still meanwhile.
+func TestUnansweredHandshakeMovesOn(t *testing.T) {
+	direct := sharedServers(t)[0]
+	const timeout = 4 * time.Second
+	t.Run("open", func(t *testing.T) {
+		p := newProxy(t, direct)
+		p.SetDropping(true) // the first connection's ConnectRequest goes nowhere
+		var dials atomic.Int32
+		dial := func(network, _ string, d time.Duration) (net.Conn, error) {
+			addr := direct
+			if dials.Add(1) == 1 {
+				addr = p.Addr()
+			}
+			return net.DialTimeout(network, addr, d)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout+2*time.Second)
+		defer cancel()
+		s, err := NewSession(ctx, []string{p.Addr(), direct}, WithSessionTimeout(timeout), WithDialer(dial))
+		if err != nil {
+			t.Fatalf("NewSession whose first server never answers the handshake: %v; want a session through the second within %v", err, timeout+2*time.Second)
+		}
+		s.Close()
+	})
+
+	t.Run("reconnect", func(t *testing.T) {
+		p := newProxy(t, direct)
+		var dials atomic.Int32
+		dial := func(network, _ string, d time.Duration) (net.Conn, error) {
+			addr := direct
+			if dials.Add(1) <= 2 { // the session's first connection and its first reconnection
+				addr = p.Addr()
+			}
+			return net.DialTimeout(network, addr, d)
+		}
+		s := newTestSession(t, []string{p.Addr(), direct}, WithSessionTimeout(timeout), WithDialer(dial))
+		id := s.ID()
+		arrived, release := p.HoldReconnects(id)
+		defer release()
+		p.CutAll()
+		select {
+		case <-arrived:
+		case <-time.After(timeout):
+			t.Fatal("the session did not try to reconnect through the proxy")
+		}
+		held := time.Now()
+		// Connected again (the session resumed before the server expired
+		// it) or told it expired: either way no longer stuck in the held
+		// handshake.
+		waitFor(t, timeout+2*time.Second, "the session to give up the unanswered handshake", func() bool {
+			st := s.State()
+			return st == StateConnected || st == StateExpired
+		})
+		if got := s.State(); got == StateConnected && s.ID() != id {
+			t.Errorf("session 0x%x after reconnecting, want 0x%x resumed", s.ID(), id)
+		}
+		t.Logf("%v %v after the handshake was held", s.State(), time.Since(held).Round(time.Millisecond))
+	})
+}
