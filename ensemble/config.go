@@ -20,6 +20,8 @@ const (
 	syncLimitTicks    = 10 // 5 s of silence before a follower or leader gives up
 	minSessionTimeout = 1000
 	maxSessionTimeout = 60000
+
+	clientPortListenBacklog = 4096
 )
 
 // ports are the loopback ports of one member.
@@ -85,6 +87,13 @@ func zooCfg(id int, dataDir string, p ports, peers []ports, noFsync, admin bool,
 		}
 	}
 	line("maxClientCnxns", 0) // the load generator opens many sessions from one address
+	// The client port's accept queue (ZooKeeper 3.6+; Java's default is
+	// 50). When thousands of sessions reconnect at once after a restart,
+	// connections beyond it are left half open: the client's ConnectRequest
+	// is never read and the session waits out its handshake timeout. The
+	// kernel caps it at net.core.somaxconn (4096 on current Linux). Older
+	// servers take an unknown key as a system property and ignore it.
+	line("clientPortListenBacklog", clientPortListenBacklog)
 	line("minSessionTimeout", minSessionTimeout)
 	line("maxSessionTimeout", maxSessionTimeout)
 	line("4lw.commands.whitelist", "*") // the inspector needs mntr, cons, wchp, dump...

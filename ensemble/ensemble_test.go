@@ -153,6 +153,9 @@ func TestStartOneNode(t *testing.T) {
 	if got := fourLetterWord(t, m.ClientAddr, "mntr"); !strings.Contains(got, "zk_server_state\tstandalone") {
 		t.Errorf("mntr reply %q lacks zk_server_state standalone: is the whitelist open?", got)
 	}
+	if got := fourLetterWord(t, m.ClientAddr, "conf"); !strings.Contains(got, "clientPortListenBacklog=4096") {
+		t.Errorf("conf reply %q lacks clientPortListenBacklog=4096: the client port's accept queue is Java's 50", got)
+	}
 	if m.AdminURL == "" {
 		t.Errorf("member %+v has no AdminURL, want the AdminServer running", m)
 	} else {
