@@ -1207,7 +1207,7 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			}
 			var g *WaitGraph
 			if inWindow := state == "running"; inWindow || r.opts.ProgressPhases {
-				g = r.lockGraph(time.Now()) // not the tick's time: clients moved since
+				g = r.lockGraph(time.Now) // not the tick's time: clients moved since
 				if inWindow {
 					r.keepBusiest(g)
 				}
