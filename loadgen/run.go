@@ -54,7 +54,7 @@ type runner struct {
 	work    workload
 	clients []*client
 
-	start       time.Time
+	start time.Time
 	// windowStart is nil until operations may start. A time.Time, not
 	// its UnixNano: open-loop arrivals are due at windowStart plus their
 	// offset, and a latency from that intended start must be measured on
