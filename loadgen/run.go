@@ -1282,7 +1282,7 @@ func (r *runner) locksQuiet(now time.Time) int {
 	}
 	n := 0
 	for _, g := range w.guards {
-		if now.Sub(time.Unix(0, g.lastRelease.Load())) >= QuietLock {
+		if rel := g.lastRelease.Load(); rel == nil || now.Sub(*rel) >= QuietLock {
 			n++
 		}
 	}

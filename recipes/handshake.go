@@ -51,7 +51,7 @@ type handshakeConn struct {
 	length int     // the response's body length, once head is complete
 }
 
-func (c *handshakeConn) cap(t time.Time) time.Time {
+func (c *handshakeConn) capped(t time.Time) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.done && (t.IsZero() || t.After(c.until)) {
@@ -60,14 +60,14 @@ func (c *handshakeConn) cap(t time.Time) time.Time {
 	return t
 }
 
-func (c *handshakeConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.cap(t)) }
+func (c *handshakeConn) SetDeadline(t time.Time) error { return c.Conn.SetDeadline(c.capped(t)) }
 
 func (c *handshakeConn) SetReadDeadline(t time.Time) error {
-	return c.Conn.SetReadDeadline(c.cap(t))
+	return c.Conn.SetReadDeadline(c.capped(t))
 }
 
 func (c *handshakeConn) SetWriteDeadline(t time.Time) error {
-	return c.Conn.SetWriteDeadline(c.cap(t))
+	return c.Conn.SetWriteDeadline(c.capped(t))
 }
 
 func (c *handshakeConn) Read(b []byte) (int, error) {
