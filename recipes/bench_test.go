@@ -272,15 +272,15 @@ func runLockRound(b *testing.B, sessions []*Session, impl benchImpl, count int) 
 	deadline := time.Now().Add(5 * time.Minute)
 	want := impl.watchesQueued(n)
 	for {
+		// A busy server may miss one four-letter-word deadline while 1,000
+		// sessions queue up: that is no reason to give up; the set-up
+		// deadline bounds the wait.
 		got, err := serverWatches(sessions[0].Conn().Server())
-		if err != nil {
-			b.Fatal(err)
-		}
-		if got >= want {
+		if err == nil && got >= want {
 			break
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d watches set after 5 minutes", got, want)
+			b.Fatalf("%d of %d watches set after 5 minutes (last wchs error: %v)", got, want, err)
 		}
 		time.Sleep(20 * time.Millisecond) // polling other sessions' progress
 	}
