@@ -679,6 +679,7 @@ func (in *Inspector) readLock(ctx context.Context, c *zk.Conn, st *scanState, di
 		Unrecognised: unrecognised,
 		Cluster:      cl,
 		At:           at,
+		Listed:       time.Now(), // after the listing, before the next poll
 		HerdMin:      in.opts.HerdThreshold,
 		Memory:       &st.watches,
 		Poll:         st.polls,
