@@ -38,7 +38,17 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-func run(args []string) int { return runTo(args, os.Stdout, os.Stderr) }
+func run(args []string) int {
+	// A reader that went away (tee or less ended by the same Ctrl-C) must
+	// not kill zkherd before it cleans up: by default the Go runtime exits
+	// on SIGPIPE from a write to stdout or stderr. Once SIGPIPE is
+	// notified, such a write fails with EPIPE instead (runTo keeps quiet about it);
+	// this covers every command that cleans up (cluster up, load, demo).
+	// Notify, not Ignore: an ignored signal stays ignored in the processes
+	// zkherd starts (ZooKeeper, tmux).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	return runTo(args, os.Stdout, os.Stderr)
+}
 
 // runTo runs zkherd with args; the command's output and its error line go
 // to stdout and stderr.
@@ -62,6 +72,10 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		// Output to a reader that has gone: nobody to tell.
+		return exit.Code(err, ctx.Err() != nil)
 	}
 	if errors.Is(err, recipes.ErrNoSession) && ctx.Err() == nil {
 		err = usageErr("%s", usermsg.NoSession(err, g.tlsCfg != nil)) // the last attempt's failure and its fix

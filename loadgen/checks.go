@@ -76,8 +76,8 @@ type lockGuard struct {
 	path string
 	fifo bool // check grants against node creation order (fair lock)
 
-	writers, readers atomic.Int32 // holders inside now (exclusive holders count as writers)
-	lastRelease      atomic.Int64 // UnixNano of the last release's start
+	writers, readers atomic.Int32              // holders inside now (exclusive holders count as writers)
+	lastRelease      atomic.Pointer[time.Time] // the last release's start, with its monotonic reading
 
 	mu        sync.Mutex
 	lastToken uint64
@@ -125,16 +125,19 @@ func (g *lockGuard) exitExclusive() { g.writers.Add(-1) }
 func (g *lockGuard) exitShared()    { g.readers.Add(-1) }
 
 // released notes when a release started, for handoff gaps.
-func (g *lockGuard) released(at time.Time) { g.lastRelease.Store(at.UnixNano()) }
+func (g *lockGuard) released(at time.Time) { g.lastRelease.Store(&at) }
 
 // handoff returns the gap from the last release to a grant at granted, for
-// a waiter that started waiting at start (before that release).
+// a waiter that started waiting at start (before that release). A release
+// that started after the grant did not cause it: with a semaphore's
+// several leases, another holder may release between a grant and this
+// call, which used to record a negative gap.
 func (g *lockGuard) handoff(start, granted time.Time) (time.Duration, bool) {
 	rel := g.lastRelease.Load()
-	if rel == 0 || rel < start.UnixNano() {
+	if rel == nil || rel.Before(start) || rel.After(granted) {
 		return 0, false
 	}
-	return granted.Sub(time.Unix(0, rel)), true
+	return granted.Sub(*rel), true
 }
 
 func (g *lockGuard) granted(c *checker, token uint64, seq int64) {

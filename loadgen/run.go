@@ -54,8 +54,14 @@ type runner struct {
 	work    workload
 	clients []*client
 
-	start       time.Time
-	windowStart atomic.Int64 // UnixNano; 0 until operations may start
+	start time.Time
+	// windowStart is nil until operations may start. A time.Time, not
+	// its UnixNano: open-loop arrivals are due at windowStart plus their
+	// offset, and a latency from that intended start must be measured on
+	// the monotonic clock. Wall-clock only, a small step back of the
+	// system clock (NTP, a VM's time sync) made some negative ("1
+	// negative (recorded as 0)" in a --rate run).
+	windowStart atomic.Pointer[time.Time]
 	windowOpen  chan struct{}
 	stopCh      chan struct{}
 	stopOnce    sync.Once
@@ -839,7 +845,7 @@ func (r *runner) closeSessions() {
 
 func (r *runner) openWindow(at time.Time) {
 	r.self.window = readSelfLoad()
-	r.windowStart.Store(at.UnixNano())
+	r.windowStart.Store(&at)
 	close(r.windowOpen)
 }
 
@@ -856,8 +862,8 @@ func (r *runner) windowElapsed() time.Duration {
 }
 
 func (r *runner) windowStartTime() time.Time {
-	if ns := r.windowStart.Load(); ns != 0 {
-		return time.Unix(0, ns)
+	if at := r.windowStart.Load(); at != nil {
+		return *at
 	}
 	return time.Time{}
 }
@@ -1207,7 +1213,7 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			}
 			var g *WaitGraph
 			if inWindow := state == "running"; inWindow || r.opts.ProgressPhases {
-				g = r.lockGraph(time.Now()) // not the tick's time: clients moved since
+				g = r.lockGraph(time.Now) // not the tick's time: clients moved since
 				if inWindow {
 					r.keepBusiest(g)
 				}

@@ -285,6 +285,12 @@ func TestHandoff(t *testing.T) {
 	if _, ok := g.handoff(t0.Add(200*time.Millisecond), t0.Add(210*time.Millisecond)); ok {
 		t.Errorf("handoff for a late arrival: ok, want none")
 	}
+	// A semaphore's other holder released after this grant (and before
+	// the grant was recorded): not a hand-off, and no negative gap.
+	g.released(t0.Add(300 * time.Millisecond))
+	if d, ok := g.handoff(t0.Add(250*time.Millisecond), t0.Add(290*time.Millisecond)); ok {
+		t.Errorf("handoff from a release after the grant = %v, want none", d)
+	}
 }
 
 func TestParseItem(t *testing.T) {

@@ -182,15 +182,27 @@ type graphState struct {
 	fan           map[string]int
 }
 
-// queued is a waiter and its node's sequence, parsed once per graph.
+// queued is a waiter or holder, its node's sequence, parsed once per
+// graph, and the times its ages are taken from once the scan is over.
 type queued struct {
 	Contender
-	seq int64
+	seq               int64
+	since, watchSince time.Time
 }
 
 // queuedBefore orders waiters: queue order, then the longest waiting first.
 func queuedBefore(a, b queued) bool {
-	return a.seq < b.seq || (a.seq == b.seq && a.For > b.For)
+	return a.seq < b.seq || (a.seq == b.seq && a.since.Before(b.since))
+}
+
+// aged is q with its ages at now.
+func (q queued) aged(now time.Time) Contender {
+	c := q.Contender
+	c.For = now.Sub(q.since)
+	if c.Watching != "" {
+		c.WatchFor = now.Sub(q.watchSince)
+	}
+	return c
 }
 
 // fanBefore orders watched paths: most watched first, then by path.
@@ -204,12 +216,17 @@ func fanBefore(a, b WatchCount) bool {
 // most watched paths are kept in order as the clients are scanned (most
 // fail the comparison with the last kept), so with 10,000 waiters there is
 // no slice of them all and no sort of it.
-func (r *runner) lockGraph(now time.Time) *WaitGraph {
+//
+// The graph's time is read from clock after the scan, so that every state
+// seen (each stamped with a time read before it was stored) is older than
+// it: read before, a holder granted between that read and its scan would
+// be drawn with a negative age.
+func (r *runner) lockGraph(clock func() time.Time) *WaitGraph {
 	w, ok := r.work.(*lockWork)
 	if !ok || len(w.paths) == 0 {
 		return nil
 	}
-	g := &WaitGraph{At: now, Path: w.paths[0], Locks: len(w.paths)}
+	g := &WaitGraph{Path: w.paths[0], Locks: len(w.paths)}
 	w.graph.mu.Lock()
 	defer w.graph.mu.Unlock()
 	if w.graph.fan == nil {
@@ -221,6 +238,7 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 		waiters [MaxWaitersShown + 1]queued
 		shown   int
 		wakeups int64
+		holders []queued
 	)
 	for _, c := range r.clients {
 		wakeups += c.wakeups()
@@ -231,14 +249,10 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 		s.mu.Lock()
 		doing, since, node, watching, watchSince := s.doing, s.since, s.node, s.watching, s.watchSince
 		s.mu.Unlock()
-		// A client scanned after now may have moved since: no negative ages.
-		ct := Contender{Client: c.idx, Node: node, Watching: watching, For: max(now.Sub(since), 0)}
-		if watching != "" {
-			ct.WatchFor = max(now.Sub(watchSince), 0)
-		}
+		ct := queued{Contender: Contender{Client: c.idx, Node: node, Watching: watching}, since: since, watchSince: watchSince}
 		switch doing {
 		case holding:
-			g.Holders = append(g.Holders, ct)
+			holders = append(holders, ct)
 		case acquiring:
 			g.WaitersTotal++
 			if watching != "" {
@@ -247,7 +261,8 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 			if node == "" && watching == "" {
 				continue
 			}
-			q := queued{Contender: ct, seq: 1 << 62} // no node yet: after those queued
+			q := ct
+			q.seq = 1 << 62 // no node yet: after those queued
 			if node != "" {
 				q.seq = seqOf(node)
 			}
@@ -265,9 +280,13 @@ func (r *runner) lockGraph(now time.Time) *WaitGraph {
 			shown = min(shown+1, MaxWaitersShown)
 		}
 	}
+	g.At = clock()
+	for _, q := range holders {
+		g.Holders = append(g.Holders, q.aged(g.At))
+	}
 	g.Waiters = make([]Contender, shown)
 	for i, q := range waiters[:shown] {
-		g.Waiters[i] = q.Contender
+		g.Waiters[i] = q.aged(g.At)
 	}
 
 	var top [maxFan + 1]WatchCount

@@ -149,7 +149,7 @@ func BenchmarkLockGraph(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		g := r.lockGraph(now)
+		g := r.lockGraph(func() time.Time { return now })
 		if g.WaitersTotal != 9999 || len(g.Holders) != 1 {
 			b.Fatalf("graph of %d waiters and %d holders, want 9,999 and 1", g.WaitersTotal, len(g.Holders))
 		}
@@ -357,7 +357,7 @@ func TestLockGraphKeepsFirst(t *testing.T) {
 	want.Fan = want.Fan[:maxFan]
 
 	for round := range 2 {
-		g := r.lockGraph(now)
+		g := r.lockGraph(func() time.Time { return now })
 		if g.WaitersTotal != want.WaitersTotal {
 			t.Errorf("graph %d: %d waiters in all, want %d", round, g.WaitersTotal, want.WaitersTotal)
 		}
@@ -370,5 +370,48 @@ func TestLockGraphKeepsFirst(t *testing.T) {
 		if !slices.Equal(g.Fan, want.Fan) {
 			t.Errorf("graph %d: fan %+v, want %+v", round, g.Fan, want.Fan)
 		}
+	}
+}
+
+// TestLockGraphGrantDuringScan: a client granted the lock while the graph
+// is being built. The graph's time used to be read before the scan, so a
+// holder granted after that read was drawn holding for a negative time
+// ("For:-113µs", clamped to 0: "HOLD lock-0000001064 c9 0"). The time is
+// now read after the scan: a state the scan saw is always older than it.
+func TestLockGraphGrantDuringScan(t *testing.T) {
+	r := &runner{}
+	w := &lockWork{r: r, paths: []string{"/zkherd/runs/x/lock-000"}}
+	r.work = w
+	base := time.Now()
+	c := &client{idx: 9, tap: &tap{}}
+	c.tap.seen.begin(base)
+	c.tap.seen.created(w.paths[0] + "/_c_00000009-0000-4000-8000-000000000009-lock-0000001064")
+	r.clients = append(r.clients, c)
+
+	// The clock's read is where the grant lands: just after it, stamped
+	// with a later reading, as a hold loop does.
+	at := base.Add(10 * time.Millisecond)
+	clock := func() time.Time {
+		c.tap.seen.hold(at.Add(time.Millisecond))
+		return at
+	}
+	g := r.lockGraph(clock)
+	if !g.At.Equal(at) {
+		t.Fatalf("graph at %v, want the clock's %v", g.At.Sub(base), at.Sub(base))
+	}
+	for _, h := range g.Holders {
+		if h.For < 0 {
+			t.Errorf("holder c%d held for %v, want no negative age", h.Client, h.For)
+		}
+	}
+	if len(g.Holders) != 0 || len(g.Waiters) != 1 || g.Waiters[0].For != 10*time.Millisecond {
+		t.Errorf("holders %+v, waiters %+v; want no holder and c9 waiting for 10ms (its state when the clock was read)", g.Holders, g.Waiters)
+	}
+
+	// The next graph sees the grant, 1ms old at its time.
+	at = at.Add(2 * time.Millisecond)
+	g = r.lockGraph(func() time.Time { return at })
+	if len(g.Holders) != 1 || g.Holders[0].For != time.Millisecond {
+		t.Errorf("holders %+v, want c9 holding for 1ms", g.Holders)
 	}
 }
