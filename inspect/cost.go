@@ -47,6 +47,7 @@ const (
 // period allows asking again.
 type watchPoll struct {
 	wchp   map[string][]int64 // last watch list; nil when none is usable
+	wchpAt time.Time          // when wchp was taken
 	cons   []consEntry
 	dump   *dumpInfo
 	next   map[fourlw.Command]time.Time // not asked again before
@@ -114,7 +115,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 	}
 	if p.At.Equal(w.lastAt) {
 		// The same poll as last time (the member's next one is in flight).
-		p.Wchp, p.Cons, p.Dump = w.wchp, w.cons, w.dump
+		p.Wchp, p.WchpAt, p.Cons, p.Dump = w.wchp, w.wchpAt, w.cons, w.dump
 		return
 	}
 	w.lastAt = p.At
@@ -128,7 +129,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 	took, asked := p.Took[fourlw.CmdWchp]
 	switch {
 	case asked && p.WchpErr == nil:
-		w.wchp, w.note = p.Wchp, ""
+		w.wchp, w.wchpAt, w.note = p.Wchp, p.At, ""
 		w.next[fourlw.CmdWchp] = period(took)
 	case asked:
 		w.wchp, w.note = nil, "wchp: "+shortErr(p.WchpErr).Error()
@@ -138,7 +139,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 			w.wchp, w.note = nil, why
 		}
 	}
-	p.Wchp, p.Cons, p.Dump = w.wchp, w.cons, w.dump
+	p.Wchp, p.WchpAt, p.Cons, p.Dump = w.wchp, w.wchpAt, w.cons, w.dump
 }
 
 // nextBackoff doubles the interval's multiplier while busy, up to

@@ -188,6 +188,11 @@ func TestWatchPacing(t *testing.T) {
 	if later.Wchp == nil {
 		t.Error("the last watch list is not kept while the period runs")
 	}
+	// The kept list says when it was taken: nodes listed since are newer
+	// than it (judgeWatches).
+	if !later.WchpAt.Equal(now) || !mergePolls(later.At, []memberPoll{later}).WatchesAt.Equal(now) {
+		t.Errorf("kept watch list taken at %v, cluster's lists at %v; want %v", later.WchpAt, mergePolls(later.At, []memberPoll{later}).WatchesAt, now)
+	}
 }
 
 func TestBackoff(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/recipes"
 )
 
 func TestMain(m *testing.M) {
@@ -389,5 +390,54 @@ func TestMemberKilled(t *testing.T) {
 	}
 	cancel()
 	for range snaps {
+	}
+}
+
+// TestQueueHeadConsumedSinceListing: a queue consumed fast has its first
+// items taken between the listing and the look at its head; it is still a
+// queue (TestInspectUnderChurnInTmux/queue saw "no queue found" for the
+// whole run under load), with its head unknown. A directory of ephemeral
+// sequential nodes is still not one.
+func TestQueueHeadConsumedSinceListing(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	admin := connect(t, ens.Servers())
+	mustCreate(t, admin, "/q", nil, 0, open)
+	mustCreate(t, admin, "/e", nil, 0, open)
+	for i := 0; i < 20; i++ {
+		mustCreate(t, admin, "/q/qn-", []byte("item"), zk.FlagSequence, open)
+		mustCreate(t, admin, "/e/qn-", nil, zk.FlagSequence|zk.FlagEphemeral, open)
+	}
+	listing := func(dir string) []recipes.Node {
+		names, _, err := admin.Children(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes, _ := recipes.ParseChildren(names)
+		return nodes
+	}
+	qNodes, eNodes := listing("/q"), listing("/e")
+	for _, n := range qNodes[:12] { // consumed since the listing
+		if err := admin.Delete("/q/"+n.Name, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range eNodes[:12] {
+		if err := admin.Delete("/e/"+n.Name, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := openInspector(t, Options{Servers: ens.Servers()})
+	c, err := in.conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &scanState{}
+	st.init()
+	q, ok := in.readQueue(c, st, "/q", qNodes, nil, time.Now())
+	if !ok || q.Path != "/q" || q.Depth != 20 || q.Head != "" || q.HeadAge != -1 {
+		t.Errorf("queue whose head was consumed: %+v, ok %v; want /q, depth 20 as listed, head unknown", q, ok)
+	}
+	if q, ok := in.readQueue(c, st, "/e", eNodes, nil, time.Now()); ok {
+		t.Errorf("ephemeral sequential nodes taken as a queue: %+v", q)
 	}
 }

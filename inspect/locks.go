@@ -97,7 +97,11 @@ type lockInput struct {
 	Info         func(name string) (nodeInfo, bool)
 	Cluster      *Cluster
 	At           time.Time
-	HerdMin      int
+	// Listed is when the directory had been listed (zero: At); a node
+	// first listed after the servers' watch lists were taken is newer
+	// than them.
+	Listed  time.Time
+	HerdMin int
 	// Memory is what earlier polls saw (nil: judge this poll alone, every
 	// node taken as older than it); Poll numbers this poll.
 	Memory *watchMemory

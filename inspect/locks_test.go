@@ -383,3 +383,64 @@ func TestWatchJudgedAcrossPolls(t *testing.T) {
 		t.Errorf("herd-children anomalies %v, want only herd", got)
 	}
 }
+
+// TestStaleWatchListsNoChildHerd: the servers' watch lists are asked only
+// every so often (wchp is paced) and reused meanwhile, so under churn a
+// fair lock's waiters are all newer than the lists, which still list the
+// watches on nodes long gone, while mntr's fresh total counts the waiters'
+// child watches on their own nodes (never itemised). Those waiters are
+// expected, not missing, and the lock is no herd on a child watch
+// (TestInspectUnderChurnInTmux/fair-lock saw "! herd: 199 sessions wait on
+// a child watch of lock-000…" under load).
+func TestStaleWatchListsNoChildHerd(t *testing.T) {
+	const n = 30
+	listsAt := at.Add(-20 * time.Second)
+	stale := []PathWatch{{Path: "/l/" + curator(1000, "lock-"), Sessions: []int64{999}}}
+	mem := &watchMemory{}
+	for p, first := range []int{0, 5, 10} { // each poll: waiters come and go
+		names := make([]string, 0, n)
+		var sessions []Session
+		for i := first; i < first+n; i++ {
+			names = append(names, curator(i, "lock-"))
+			sessions = append(sessions, Session{ID: int64(100 + i), Endpoint: "127.0.0.1:1", Member: "m"})
+		}
+		nodes, _ := recipes.ParseChildren(names)
+		when := at.Add(time.Duration(p) * time.Second)
+		c := &Cluster{At: when, SessionsComplete: true, Watches: stale, Sessions: sessions,
+			TotalWatches: 2 * n, ItemisedWatches: 1, WatchesAt: listsAt}
+		l := buildLock(lockInput{Dir: "/l", Nodes: nodes, Cluster: c, At: when, Listed: when, Memory: mem, Poll: p + 1,
+			Info: func(name string) (nodeInfo, bool) {
+				return nodeInfo{Owner: int64(100 + first + slices.Index(names, name))}, true
+			}})
+		if len(l.Anomalies) != 0 {
+			t.Errorf("poll %d: anomalies %+v, want none (the waiters are newer than the watch lists)", p+1, l.Anomalies)
+		}
+		for _, e := range l.Entries[1:] {
+			if e.Watch != WatchExpected || e.Flags != 0 {
+				t.Errorf("poll %d, waiter %s: state %d flags %v, want expected, unflagged", p+1, ShortName(e.Node), e.Watch, e.Flags)
+				break
+			}
+		}
+	}
+	// Once the lists are taken after the nodes were listed and still
+	// miss the waiters' watches, they are judged.
+	names := []string{curator(0, "lock-"), curator(1, "lock-"), curator(2, "lock-"), curator(3, "lock-")}
+	nodes, _ := recipes.ParseChildren(names)
+	info := func(name string) (nodeInfo, bool) {
+		return nodeInfo{Owner: int64(100 + slices.Index(names, name))}, true
+	}
+	mem = &watchMemory{}
+	for p := range 2 {
+		when := at.Add(time.Duration(p) * time.Second)
+		c := &Cluster{At: when, SessionsComplete: true, Watches: stale, TotalWatches: 1, ItemisedWatches: 1,
+			WatchesAt: when.Add(-100 * time.Millisecond)}
+		for i := range names {
+			c.Sessions = append(c.Sessions, Session{ID: int64(100 + i), Endpoint: "127.0.0.1:1", Member: "m"})
+		}
+		l := buildLock(lockInput{Dir: "/l", Nodes: nodes, Cluster: c, At: when, Listed: when, Memory: mem, Poll: p + 1, Info: info})
+		want := []WatchState{WatchExpected, WatchMissing}[p]
+		if e := l.Entries[2]; e.Watch != want {
+			t.Errorf("fresh lists, poll %d: waiter state %d, want %d", p+1, e.Watch, want)
+		}
+	}
+}

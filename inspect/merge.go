@@ -32,6 +32,9 @@ type memberPoll struct {
 	At      time.Time
 	Took    map[fourlw.Command]time.Duration
 	WchpErr error
+	// WchpAt is when the watch list in Wchp was taken: At when wchp was
+	// asked in this poll, earlier when an older list is reused.
+	WchpAt time.Time
 }
 
 type windowInfo struct {
@@ -126,6 +129,9 @@ func mergePolls(at time.Time, polls []memberPoll) Cluster {
 			}
 		}
 		if p.Wchp != nil {
+			if c.WatchesAt.IsZero() || p.WchpAt.Before(c.WatchesAt) {
+				c.WatchesAt = p.WchpAt
+			}
 			for path, ids := range p.Wchp {
 				c.ItemisedWatches += int64(len(ids))
 				watches[path] = append(watches[path], ids...)

@@ -65,6 +65,11 @@ type Cluster struct {
 	// missing from Watches may still watch. WatchesNote says why.
 	WatchesUnknown bool
 	WatchesNote    string
+	// WatchesAt is when the oldest of the members' watch lists was taken
+	// (a list is asked only every so often and reused meanwhile): a node
+	// listed after it cannot have its watch in the lists yet. Zero when
+	// unknown.
+	WatchesAt time.Time
 	// Pending is set while a member's first poll is still in flight: its
 	// sessions and watches are being confirmed, not missing (the first
 	// snapshot shows the tree's locks without waiting for them).

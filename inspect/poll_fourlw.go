@@ -169,7 +169,7 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 	}
 	mp.At, mp.Took, mp.WchpErr = st.At, st.CmdTook, st.Errors[fourlw.CmdWchp]
 	if _, asked := st.CmdTook[fourlw.CmdWchp]; asked && mp.WchpErr == nil {
-		mp.Wchp = make(map[string][]int64, len(st.WatchesByPath))
+		mp.Wchp, mp.WchpAt = make(map[string][]int64, len(st.WatchesByPath)), st.At
 		for path, ids := range st.WatchesByPath {
 			s := make([]int64, len(ids))
 			for i, id := range ids {

@@ -679,6 +679,7 @@ func (in *Inspector) readLock(ctx context.Context, c *zk.Conn, st *scanState, di
 		Unrecognised: unrecognised,
 		Cluster:      cl,
 		At:           at,
+		Listed:       time.Now(), // after the listing, before the next poll
 		HerdMin:      in.opts.HerdThreshold,
 		Memory:       &st.watches,
 		Poll:         st.polls,
@@ -720,7 +721,8 @@ func statAll(ctx context.Context, c *zk.Conn, paths []string) map[string]nodeInf
 // readQueue samples a queue directory: depth, rates, head age. ok is false
 // when the items are ephemeral (then it is not a queue). A head consumed
 // since the listing does not make the queue vanish: the next items are
-// tried, and a directory already known as a queue stays one.
+// tried, then the newest ones (persistentTail), and a directory already
+// known as a queue stays one.
 func (in *Inspector) readQueue(c *zk.Conn, st *scanState, dir string, nodes []recipes.Node, stat *zk.Stat, at time.Time) (Queue, bool) {
 	head, age := "", time.Duration(-1)
 	for _, n := range nodes[:min(len(nodes), 8)] {
@@ -740,13 +742,34 @@ func (in *Inspector) readQueue(c *zk.Conn, st *scanState, dir string, nodes []re
 		head, age = n.Name, max(at.Sub(info.Created), 0)
 		break
 	}
-	if head == "" && st.dirs[dir] != dirQueue {
+	if head == "" && st.dirs[dir] != dirQueue && !persistentTail(c, st, dir, nodes) {
 		return Queue{}, false
 	}
 	q := in.sampleQueue(st, dir, nodes, at)
 	q.Layout = string(nodes[0].Layout)
 	q.Head, q.HeadAge = head, age
 	return q, true
+}
+
+// persistentTail reports whether the newest items of a listing whose
+// head items were all consumed since it was taken are persistent: a queue
+// consumed fast (its head taken within milliseconds of being listed) is
+// still a queue, only its head is not known.
+func persistentTail(c *zk.Conn, st *scanState, dir string, nodes []recipes.Node) bool {
+	for i := len(nodes) - 1; i >= max(len(nodes)-8, 8); i-- {
+		p := path.Join(dir, nodes[i].Name)
+		info, ok := st.stats[p]
+		if !ok {
+			exists, s, err := c.Exists(p)
+			if err != nil || !exists {
+				continue
+			}
+			info = nodeInfo{Owner: s.EphemeralOwner, Created: time.UnixMilli(s.Ctime)}
+			st.stats[p] = info
+		}
+		return info.Owner == 0
+	}
+	return false
 }
 
 func (in *Inspector) emptyQueue(st *scanState, dir string, stat *zk.Stat, at time.Time) Queue {

@@ -44,6 +44,7 @@ const (
 type lockMemory struct {
 	poll      int
 	firstSeen map[string]int         // node name -> poll that first listed it
+	firstAt   map[string]time.Time   // node name -> when a poll first listed it (with or without watch lists)
 	confirmed map[watchKey]time.Time // when the servers last listed a waiter's watch
 }
 
@@ -78,7 +79,12 @@ func judgeWatches(l *Lock, in lockInput) {
 		confirmedAt = in.At
 	}
 	var prev *lockMemory
-	next := &lockMemory{poll: in.Poll, firstSeen: make(map[string]int, len(l.Entries)), confirmed: map[watchKey]time.Time{}}
+	next := &lockMemory{poll: in.Poll, firstSeen: make(map[string]int, len(l.Entries)),
+		firstAt: make(map[string]time.Time, len(l.Entries)), confirmed: map[watchKey]time.Time{}}
+	listed := in.Listed
+	if listed.IsZero() {
+		listed = in.At
+	}
 	if in.Memory != nil {
 		if in.Memory.dirs == nil {
 			in.Memory.dirs = map[string]*lockMemory{}
@@ -92,17 +98,26 @@ func judgeWatches(l *Lock, in lockInput) {
 			continue
 		}
 		first, known := in.Poll, false
+		firstAt := listed
 		if prev != nil {
 			first, known = prev.firstSeen[e.Node]
 			if !known {
 				first = in.Poll
 			}
+			if t, ok := prev.firstAt[e.Node]; ok {
+				firstAt = t
+			}
 		}
+		next.firstAt[e.Node] = firstAt
 		// A poll without the servers' watch lists is not one "after
 		// the node appeared": the node counts from the next one.
 		if known || !c.WatchesUnknown {
 			next.firstSeen[e.Node] = first
 		}
+		// Nor is one whose watch lists were taken before the node was
+		// listed (a list is reused until it is due again): the node is
+		// newer than them.
+		newer := !c.WatchesAt.IsZero() && !firstAt.Before(c.WatchesAt)
 		key := watchKey{e.Session, e.Expect}
 		var at time.Time
 		switch {
@@ -115,7 +130,7 @@ func judgeWatches(l *Lock, in lockInput) {
 		case !at.IsZero():
 			next.confirmed[key] = at
 			e.Watch, e.Confirmed = WatchConfirmed, max(in.At.Sub(at), 0)
-		case in.Memory != nil && first == in.Poll:
+		case in.Memory != nil && (first == in.Poll || newer):
 			e.Watch = WatchExpected
 		default:
 			e.Watch = WatchMissing
@@ -128,8 +143,15 @@ func judgeWatches(l *Lock, in lockInput) {
 // the servers confirm none of the expected data watches, no waiter has any
 // data watch on the lock, and the servers count at least that many child
 // watches that they do not itemise. Those waiters are a herd, not waiters
-// with a missing watch.
+// with a missing watch. Only waiters older than the watch lists count: a
+// waiter newer than them (WatchExpected) may well watch its predecessor,
+// and the unlisted child watches may be the waiters' watches on their own
+// nodes, so a lock whose waiters are all newer than the lists is no herd.
 func flagChildHerd(l *Lock, in lockInput, herdMin int) {
+	c := in.Cluster
+	if c == nil {
+		return
+	}
 	n := 0
 	for _, e := range l.Entries {
 		if e.Role != RoleWaiter || e.Node == "" {
@@ -138,9 +160,11 @@ func flagChildHerd(l *Lock, in lockInput, herdMin int) {
 		if len(e.Watching) > 0 || e.Watch == WatchConfirmed {
 			return
 		}
-		n++
+		if e.Watch != WatchExpected || c.WatchesAt.IsZero() {
+			n++
+		}
 	}
-	child, ok := in.Cluster.ChildWatches()
+	child, ok := c.ChildWatches()
 	if n < herdMin || !ok || child < int64(n)/2 {
 		return
 	}
