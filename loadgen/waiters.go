@@ -357,7 +357,8 @@ func (r *runner) addLive(p *Progress, lock *WaitGraph) {
 
 // keepBusiest keeps g as the window's wait graph if it is the busiest so
 // far: a release in its interval (so it says what a release woke), then
-// a holder (so it shows who is waited on), then the most waiters; a later
+// a holder (so it shows who is waited on), then someone drawn waiting,
+// then the most waiters; a later
 // graph wins a tie.
 func (r *runner) keepBusiest(g *WaitGraph) {
 	if g == nil {
@@ -380,6 +381,10 @@ func busier(a, b *WaitGraph) bool {
 	return cmp.Or(
 		cmp.Compare(flag(a.Releases > 0), flag(b.Releases > 0)),
 		cmp.Compare(flag(len(a.Holders) > 0), flag(len(b.Holders) > 0)),
+		// Then one with someone drawn waiting (a herd's fan, a chain's
+		// waiters): right after a herd's release every waiter may be
+		// racing to create, with nothing to draw.
+		cmp.Compare(flag(len(a.Fan)+len(a.Waiters) > 0), flag(len(b.Fan)+len(b.Waiters) > 0)),
 		cmp.Compare(a.WaitersTotal, b.WaitersTotal),
 	) > 0
 }

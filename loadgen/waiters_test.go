@@ -261,6 +261,7 @@ func TestBusier(t *testing.T) {
 	}{
 		{"a release beats more waiters", WaitGraph{Releases: 1, WaitersTotal: 5}, WaitGraph{WaitersTotal: 50, Holders: held}, true},
 		{"a holder beats more waiters", WaitGraph{Releases: 1, Holders: held, WaitersTotal: 5}, WaitGraph{Releases: 1, WaitersTotal: 50}, true},
+		{"a drawn waiter beats more waiters", WaitGraph{Releases: 1, WaitersTotal: 5, Fan: []WatchCount{{Path: "/l/lock-0", Waiters: 5}}}, WaitGraph{Releases: 1, WaitersTotal: 30}, true},
 		{"then the most waiters", WaitGraph{Releases: 2, Holders: held, WaitersTotal: 50}, WaitGraph{Releases: 9, Holders: held, WaitersTotal: 49}, true},
 		{"a tie is not busier", WaitGraph{Releases: 1, WaitersTotal: 5}, WaitGraph{Releases: 3, WaitersTotal: 5}, false},
 	}

@@ -189,7 +189,7 @@ func TestReportWaitGraph(t *testing.T) {
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "out")
 	const clients = 30
-	plan, err := NewPlan("herd-vs-fair", scenarios.Overrides{Clients: clients, Duration: 4 * time.Second}, out)
+	plan, err := NewPlan("herd-vs-fair", scenarios.Overrides{Clients: clients, Duration: 6 * time.Second}, out)
 	if err != nil {
 		t.Fatal(err)
 	}
