@@ -210,6 +210,24 @@ func fanBefore(a, b WatchCount) bool {
 	return a.Waiters > b.Waiters || (a.Waiters == b.Waiters && a.Path < b.Path)
 }
 
+// keepFirst inserts v among the n entries kept in order (by before) at
+// the start of kept, whose last slot is only room for the shift, and
+// returns how many are kept now: at most len(kept)-1, the first ones. Of
+// tied entries the one inserted first stays first.
+func keepFirst[T any](kept []T, n int, v T, before func(a, b T) bool) int {
+	limit := len(kept) - 1
+	if n == limit && !before(v, kept[n-1]) {
+		return n
+	}
+	i := n
+	for i > 0 && before(v, kept[i-1]) {
+		kept[i] = kept[i-1]
+		i--
+	}
+	kept[i] = v
+	return min(n+1, limit)
+}
+
 // lockGraph is the wait graph of the run's first lock; nil for recipes
 // that are not locks. One pass over the clients, each client's lock held
 // only to copy its state: the first MaxWaitersShown waiters and the maxFan
@@ -266,18 +284,7 @@ func (r *runner) lockGraph(clock func() time.Time) *WaitGraph {
 			if node != "" {
 				q.seq = seqOf(node)
 			}
-			if shown == MaxWaitersShown && !queuedBefore(q, waiters[shown-1]) {
-				continue
-			}
-			// Insert after the kept waiters q is not before: of tied
-			// waiters, the one scanned first comes first.
-			i := shown
-			for i > 0 && queuedBefore(q, waiters[i-1]) {
-				waiters[i] = waiters[i-1]
-				i--
-			}
-			waiters[i] = q
-			shown = min(shown+1, MaxWaitersShown)
+			shown = keepFirst(waiters[:], shown, q, queuedBefore)
 		}
 	}
 	g.At = clock()
@@ -292,17 +299,7 @@ func (r *runner) lockGraph(clock func() time.Time) *WaitGraph {
 	var top [maxFan + 1]WatchCount
 	n := 0
 	for p, k := range fan {
-		wc := WatchCount{Path: p, Waiters: k}
-		if n == maxFan && !fanBefore(wc, top[n-1]) {
-			continue
-		}
-		i := n
-		for i > 0 && fanBefore(wc, top[i-1]) {
-			top[i] = top[i-1]
-			i--
-		}
-		top[i] = wc
-		n = min(n+1, maxFan)
+		n = keepFirst(top[:], n, WatchCount{Path: p, Waiters: k}, fanBefore)
 	}
 	if n > 0 {
 		g.Fan = slices.Clone(top[:n])

@@ -101,28 +101,14 @@ func (s *Shard) RecordCorrected(p Phase, d, expected time.Duration) {
 // never below service for a call made at or after its intended start.
 func (s *Shard) RecordIntended(p Phase, service, fromIntended time.Duration) {
 	r := s.r
-	i, known := r.index[p]
 	sv, sneg, sover := r.clamp(service)
 	iv, ineg, iover := r.clamp(fromIntended)
-	s.mu.Lock()
-	if !known {
-		s.cur.unknown++
-		s.mu.Unlock()
+	pb := s.lockPhase(p, sneg || ineg, sover || iover)
+	if pb == nil {
 		return
 	}
-	pb := &s.cur.phases[i]
-	pb.touched = true
-	if sneg || ineg {
-		pb.an.Negative++
-	}
-	if sover || iover {
-		pb.an.OverRange++
-	}
 	pb.pairs = append(pb.pairs, pairVal{sv, iv})
-	if len(pb.vals)+len(pb.corr)+len(pb.pairs) >= spillAt {
-		r.spill(pb)
-	}
-	s.mu.Unlock()
+	s.unlockPhase(pb)
 }
 
 // clamp converts d to microseconds within the recorder's range.
@@ -137,15 +123,29 @@ func (r *Recorder) clamp(d time.Duration) (v int64, neg, over bool) {
 }
 
 func (s *Shard) record(p Phase, d time.Duration, expected int64) {
-	r := s.r
-	i, known := r.index[p]
-	v, neg, over := r.clamp(d)
+	v, neg, over := s.r.clamp(d)
+	pb := s.lockPhase(p, neg, over)
+	if pb == nil {
+		return
+	}
+	if expected > 0 {
+		pb.corr = append(pb.corr, corrVal{v, expected})
+	} else {
+		pb.vals = append(pb.vals, v)
+	}
+	s.unlockPhase(pb)
+}
 
+// lockPhase locks s and returns phase p's buffer, touched and with the
+// value's anomalies counted; nil, unlocked, for a phase the recorder does
+// not know (counted as unknown).
+func (s *Shard) lockPhase(p Phase, neg, over bool) *phaseBuf {
+	i, known := s.r.index[p]
 	s.mu.Lock()
 	if !known {
 		s.cur.unknown++
 		s.mu.Unlock()
-		return
+		return nil
 	}
 	pb := &s.cur.phases[i]
 	pb.touched = true
@@ -155,13 +155,14 @@ func (s *Shard) record(p Phase, d time.Duration, expected int64) {
 	if over {
 		pb.an.OverRange++
 	}
-	if expected > 0 {
-		pb.corr = append(pb.corr, corrVal{v, expected})
-	} else {
-		pb.vals = append(pb.vals, v)
-	}
+	return pb
+}
+
+// unlockPhase spills pb's buffered values once there are enough of them,
+// then unlocks s (locked by lockPhase).
+func (s *Shard) unlockPhase(pb *phaseBuf) {
 	if len(pb.vals)+len(pb.corr)+len(pb.pairs) >= spillAt {
-		r.spill(pb)
+		s.r.spill(pb)
 	}
 	s.mu.Unlock()
 }

@@ -3,7 +3,7 @@ package recipes
 import (
 	"encoding/binary"
 	"net"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -44,17 +44,18 @@ type handshakeConn struct {
 	net.Conn
 	until time.Time
 
-	mu     sync.Mutex
-	done   bool
+	// done is set once the response is in; read without a lock on every
+	// later read and deadline, which go-zookeeper sets per request. The
+	// fields below it are only touched by Read, and only before done:
+	// authenticate reads on one goroutine.
+	done   atomic.Bool
 	head   [4]byte // the response's length prefix, as read so far
 	read   int     // bytes of the response read so far
 	length int     // the response's body length, once head is complete
 }
 
 func (c *handshakeConn) capped(t time.Time) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.done && (t.IsZero() || t.After(c.until)) {
+	if !c.done.Load() && (t.IsZero() || t.After(c.until)) {
 		return c.until
 	}
 	return t
@@ -72,9 +73,7 @@ func (c *handshakeConn) SetWriteDeadline(t time.Time) error {
 
 func (c *handshakeConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done {
+	if c.done.Load() {
 		return n, err
 	}
 	for _, x := range b[:n] {
@@ -87,9 +86,7 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 		}
 	}
 	if c.read >= 4 && c.read >= 4+c.length {
-		c.done = true
-		// Clear what authenticate left capped; sendLoop and recvLoop
-		// have not started yet.
+		c.done.Store(true)
 		c.Conn.SetDeadline(time.Time{})
 	}
 	return n, err
