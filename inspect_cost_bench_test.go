@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +29,7 @@ import (
 // (about 205,000 znodes, 2,000 sessions, 100,000 data watches, 4,000
 // ephemeral registrations in 1,000 directories, a directory of 10,000
 // children, 20 lock directories) and runs "zkherd inspect" on its Locks view
-// in alternating windows, off then on, while another client sets data at a
+// in alternating windows, off and on, while another client sets data at a
 // steady rate. It reports the server's CPU (from /proc/<jvm pid>/stat) and
 // the other client's setData p99 with the inspector on over off, the time to
 // the first Locks screen (first_locks_s: from Enter on the command line to a
@@ -38,7 +40,8 @@ import (
 //	go test -run '^$' -bench InspectorCost -benchtime 1x -timeout 60m .
 //
 // ZKHERD_BENCH_WINDOW (default 60s) sets each window's length,
-// ZKHERD_BENCH_PAIRS (default 3) the number of off/on pairs, and
+// ZKHERD_BENCH_PAIRS (default 3) the number of off/on pairs (taken in ABBA
+// order, after ZKHERD_BENCH_SETTLE, default 30s, of the writer alone), and
 // ZKHERD_BENCH_LAST_ON (default: the window) the length of the last
 // inspector window, for the long RSS check; ZKHERD_BENCH_ARGS adds flags to
 // zkherd inspect (e.g. "--watch-budget -1"); ZKHERD_BENCH_BIN runs a
@@ -93,6 +96,7 @@ func BenchmarkInspectorCost(b *testing.B) {
 	type result struct {
 		on               bool
 		cpu              float64 // server cores
+		inspectorCPU     float64 // the inspector's cores
 		p99, p50         time.Duration
 		writes           int
 		reqPerSec        float64
@@ -101,12 +105,28 @@ func BenchmarkInspectorCost(b *testing.B) {
 		rssSamples       []int64
 		lockDirs         string
 	}
+	// The windows alternate in ABBA order (off on, on off, off on, ...),
+	// so that a drift in the machine's or the server's speed over the run
+	// (a heap filling, a neighbour's load) hits both sides alike; the
+	// longest "on" window is the last one, for the RSS check.
+	onAt := func(i int) bool { return (i%2 == 1) == ((i/2)%2 == 0) }
+	lastOnIdx := 0
+	for i := range 2 * pairs {
+		if onAt(i) {
+			lastOnIdx = i
+		}
+	}
+	// The server has just taken in the state: let it settle (its JIT, its
+	// old generation) under the writer alone before the first window.
+	settle := envDuration(b, "ZKHERD_BENCH_SETTLE", 30*time.Second)
+	fmt.Fprintf(os.Stderr, "settling for %s\n", settle)
+	time.Sleep(settle)
 	var results []result
 	b.ResetTimer()
 	for i := range 2 * pairs {
-		on := i%2 == 1
+		on := onAt(i)
 		length := window
-		if on && i == 2*pairs-1 {
+		if i == lastOnIdx {
 			length = lastOn
 		}
 		r := result{on: on}
@@ -128,7 +148,7 @@ func BenchmarkInspectorCost(b *testing.B) {
 				if m := re.FindStringSubmatch(screen); m != nil && m[1] != "0" {
 					r.firstLocks = time.Since(launched)
 					r.lockDirs = m[1]
-					if i == 1 {
+					if i == 1 { // the first "on" window
 						fmt.Fprintf(os.Stderr, "first Locks screen of window %d, after %s:\n%s\n", i, r.firstLocks.Round(time.Millisecond), screen)
 					}
 					break
@@ -144,6 +164,10 @@ func BenchmarkInspectorCost(b *testing.B) {
 			r.rssStart = rssKiB(pid)
 		}
 		cpu0, pk0, t0 := procCPU(b, jvm), packets(ctx, server), time.Now()
+		var icpu0 float64
+		if on {
+			icpu0 = procCPU(b, pid)
+		}
 		w.reset()
 		sampleEvery := max(length/10, 5*time.Second)
 		for end := t0.Add(length); time.Now().Before(end); {
@@ -156,18 +180,21 @@ func BenchmarkInspectorCost(b *testing.B) {
 		r.cpu = (procCPU(b, jvm) - cpu0) / elapsed
 		r.reqPerSec = float64(packets(ctx, server)-pk0) / elapsed
 		r.p50, r.p99, r.writes = w.percentiles()
+		slow := w.slowest(t0)
 		if on {
+			r.inspectorCPU = (procCPU(b, pid) - icpu0) / elapsed
 			r.rssEnd = rssKiB(pid)
-			if i == 2*pairs-1 {
+			if i == lastOnIdx {
 				screen, _ := tm("capture-pane", "-p", "-t", "inspect")
 				fmt.Fprintf(os.Stderr, "inspector screen at the end of window %d:\n%s\n", i, screen)
 			}
 			tm("kill-session", "-t", "inspect")
 		}
 		results = append(results, r)
-		fmt.Fprintf(os.Stderr, "window %d inspector=%v: server %.3f cores, %.0f req/s, setData p50 %s p99 %s (%d writes), first Locks %s (%s dirs), RSS %d -> %d KiB %v",
-			i, on, r.cpu, r.reqPerSec, r.p50, r.p99, r.writes, r.firstLocks, r.lockDirs, r.rssStart, r.rssEnd, r.rssSamples)
+		fmt.Fprintf(os.Stderr, "window %d inspector=%v (%.3f cores): server %.3f cores, %.0f req/s, setData p50 %s p99 %s (%d writes), first Locks %s (%s dirs), RSS %d -> %d KiB %v",
+			i, on, r.inspectorCPU, r.cpu, r.reqPerSec, r.p50, r.p99, r.writes, r.firstLocks, r.lockDirs, r.rssStart, r.rssEnd, r.rssSamples)
 		fmt.Fprintln(os.Stderr)
+		fmt.Fprintf(os.Stderr, "  slowest 1%% of writes by second of the window: %s\n", slow)
 	}
 	b.StopTimer()
 
@@ -189,9 +216,12 @@ func BenchmarkInspectorCost(b *testing.B) {
 	medianOf := func(ds []time.Duration) time.Duration {
 		s := slices.Clone(ds)
 		slices.Sort(s)
+		if len(s)%2 == 0 {
+			return (s[len(s)/2-1] + s[len(s)/2]) / 2
+		}
 		return s[len(s)/2]
 	}
-	last := results[len(results)-1]
+	last := results[lastOnIdx]
 	b.ReportMetric(cpuOn/cpuOff, "cpu_on/off")
 	b.ReportMetric(float64(medianOf(p99On))/float64(medianOf(p99Off)), "p99_on/off")
 	b.ReportMetric(firstMax.Seconds(), "first_locks_s")
@@ -435,6 +465,7 @@ type writer struct {
 	done   chan struct{}
 	mu     sync.Mutex
 	lat    []time.Duration
+	at     []time.Time // when each write in lat started
 }
 
 func startWriter(ctx context.Context, servers []string, perSec int) *writer {
@@ -475,6 +506,7 @@ func startWriter(ctx context.Context, servers []string, perSec int) *writer {
 				d := time.Since(t)
 				w.mu.Lock()
 				w.lat = append(w.lat, d)
+				w.at = append(w.at, t)
 				w.mu.Unlock()
 			}()
 		}
@@ -484,8 +516,34 @@ func startWriter(ctx context.Context, servers []string, perSec int) *writer {
 
 func (w *writer) reset() {
 	w.mu.Lock()
-	w.lat = w.lat[:0]
+	w.lat, w.at = w.lat[:0], w.at[:0]
 	w.mu.Unlock()
+}
+
+// slowest says when the window's slowest 1% of writes started, as
+// "second:count" pairs from the window's start: a tail that follows a
+// period points at what runs on that period.
+func (w *writer) slowest(t0 time.Time) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.lat) == 0 {
+		return ""
+	}
+	idx := make([]int, len(w.lat))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(w.lat[b], w.lat[a]) })
+	counts := map[int]int{}
+	for _, i := range idx[:max(1, len(idx)/100)] {
+		counts[int(w.at[i].Sub(t0).Seconds())]++
+	}
+	secs := slices.Sorted(maps.Keys(counts))
+	var sb strings.Builder
+	for _, sec := range secs {
+		fmt.Fprintf(&sb, " %d:%d", sec, counts[sec])
+	}
+	return strings.TrimSpace(sb.String())
 }
 
 func (w *writer) percentiles() (p50, p99 time.Duration, n int) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,16 +28,22 @@ import (
 //	go test -run '^$' -bench FairVsGoZookeeper -benchtime 3000x ./recipes/
 //
 // The two implementations take turns on the same sessions, in benchRounds
-// rounds of b.N/benchRounds acquisitions (ABBA order, after one unmeasured
-// warm-up round each that lets the server's JIT settle), so that drift in
-// the machine's load hits both alike. Every round starts with all
-// contenders queued behind a gate holder: the steady state of a full queue.
+// rounds of b.N/benchRounds acquisitions (ABBA order, after warmRounds
+// unmeasured rounds of the same size each), so that drift in the machine's
+// load hits both alike. The warm-up is long because the server takes long
+// to settle: at 1,000 contenders its CPU per round of the same work fell
+// from 3.5 s to 1.2 s over the first four rounds (its JIT compiling the
+// hot paths), so that with a single short warm-up round the first measured
+// round, zkherd's, ran on a server half as fast as the later ones. Every
+// round starts with all contenders queued behind a gate holder: the steady
+// state of a full queue.
 //
 // Reported: acq/s per implementation and their ratio; handoff p50 per
 // implementation (a holder's Unlock call to the next holder's Lock
 // return); and, measured by zkherd's own trace in the same rounds, the
 // p50 round trips of delete and getChildren and zkherd's handoff over their
-// sum.
+// sum, and its requests per acquisition by kind; and each implementation's
+// CPU per grant on the server and in this process.
 //
 // Each size runs twice: on the shared server (server=default), which
 // enforces ACLs, so the fair Lock hands off by its release mark; and on a
@@ -66,18 +73,16 @@ func benchFairVsGoZookeeper(b *testing.B, servers []string, n int) {
 		}
 	}()
 	impls := []benchImpl{zkherdImpl{}, goZookeeperImpl{}}
-	for _, impl := range impls {
-		runLockRound(b, sessions, impl, min(b.N, 300))
+	per := max(1, b.N/benchRounds)
+	for r := range warmRounds {
+		for _, i := range abba(r, len(impls)) {
+			runLockRound(b, sessions, impls[i], per)
+		}
 	}
 	b.ResetTimer()
 	results := make([]roundResult, len(impls))
-	per := max(1, b.N/benchRounds)
 	for r := range benchRounds {
-		for k := range impls {
-			i := k
-			if r%2 == 1 {
-				i = len(impls) - 1 - k
-			}
+		for _, i := range abba(r, len(impls)) {
 			results[i].add(runLockRound(b, sessions, impls[i], per))
 		}
 	}
@@ -94,21 +99,61 @@ func benchFairVsGoZookeeper(b *testing.B, servers []string, n int) {
 	b.ReportMetric(ms(del), "delete-p50-ms")
 	b.ReportMetric(ms(gc), "getChildren-p50-ms")
 	b.ReportMetric(float64(p50(zk.handoffs))/float64(del+gc), "handoff/(delete+getChildren)")
+	// CPU per grant (the shared server's JVM, and this process with its
+	// sessions): where the time of a hand-off goes, on a machine both share.
+	b.ReportMetric(zk.cpuPerGrant(zk.serverCPU), "zkherd-server-cpu-us/acq")
+	b.ReportMetric(gz.cpuPerGrant(gz.serverCPU), "gozk-server-cpu-us/acq")
+	b.ReportMetric(zk.cpuPerGrant(zk.clientCPU), "zkherd-client-cpu-us/acq")
+	b.ReportMetric(gz.cpuPerGrant(gz.clientCPU), "gozk-client-cpu-us/acq")
+	// zkherd's requests per acquisition, by kind (a release is one delete).
+	for op, n := range zk.requests {
+		b.ReportMetric(float64(n)/float64(zk.acquisitions), "zkherd-"+Op(op).String()+"/acq")
+	}
 	b.ReportMetric(0, "ns/op") // wall time includes queue set-up and drain: meaningless
 }
 
 // benchRounds is how many turns each implementation gets.
-const benchRounds = 4
+const benchRounds = 6
+
+// warmRounds is how many unmeasured turns of the same size each
+// implementation gets first.
+const warmRounds = 4
+
+// abba is the order in which n implementations take their turns in round
+// r: forwards in even rounds, backwards in odd ones.
+func abba(r, n int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = k
+		if r%2 == 1 {
+			order[k] = n - 1 - k
+		}
+	}
+	return order
+}
 
 // roundResult accumulates measurements over rounds.
 type roundResult struct {
 	acquisitions             int
 	elapsed                  time.Duration
 	handoffs, deletes, lists []time.Duration
+	// requests counts zkherd's requests by kind while measuring.
+	requests [OpDelete + 1]int
+	// granted counts the grants from the gate's opening to the drained
+	// queue, and clientCPU and serverCPU the CPU time this process and
+	// the ZooKeeper server spent meanwhile.
+	granted              int
+	clientCPU, serverCPU time.Duration
 }
 
 func (r *roundResult) add(o roundResult) {
+	for op, n := range o.requests {
+		r.requests[op] += n
+	}
 	r.acquisitions += o.acquisitions
+	r.granted += o.granted
+	r.clientCPU += o.clientCPU
+	r.serverCPU += o.serverCPU
 	r.elapsed += o.elapsed
 	r.handoffs = append(r.handoffs, o.handoffs...)
 	r.deletes = append(r.deletes, o.deletes...)
@@ -116,6 +161,11 @@ func (r *roundResult) add(o roundResult) {
 }
 
 func (r *roundResult) rate() float64 { return float64(r.acquisitions) / r.elapsed.Seconds() }
+
+// cpuPerGrant is CPU time per grant in microseconds.
+func (r *roundResult) cpuPerGrant(cpu time.Duration) float64 {
+	return float64(cpu.Microseconds()) / float64(max(1, r.granted))
+}
 
 // openBenchSessions opens n small-buffered sessions, a few at a time.
 func openBenchSessions(b *testing.B, n int, servers []string) []*Session {
@@ -217,6 +267,7 @@ func runLockRound(b *testing.B, sessions []*Session, impl benchImpl, count int) 
 
 	type stats struct {
 		handoffs, deletes, lists []time.Duration
+		requests                 [OpDelete + 1]int
 		err                      error
 	}
 	var (
@@ -231,7 +282,11 @@ func runLockRound(b *testing.B, sessions []*Session, impl benchImpl, count int) 
 	for i := range n {
 		st := &per[i]
 		trace := &LockTrace{Request: func(op Op, took time.Duration, err error) {
-			if err != nil || !started.Load() || stop.Load() {
+			if !started.Load() || stop.Load() {
+				return
+			}
+			st.requests[op]++
+			if err != nil {
 				return
 			}
 			switch op {
@@ -284,6 +339,8 @@ func runLockRound(b *testing.B, sessions []*Session, impl benchImpl, count int) 
 		}
 		time.Sleep(20 * time.Millisecond) // polling other sessions' progress
 	}
+	server := serverPID(sessions[0].Conn().Server())
+	clientCPU0, serverCPU0 := procCPU(os.Getpid()), procCPU(server)
 	start := time.Now()
 	lastRelease.Store(start.UnixNano())
 	started.Store(true)
@@ -300,9 +357,16 @@ func runLockRound(b *testing.B, sessions []*Session, impl benchImpl, count int) 
 		r.handoffs = append(r.handoffs, per[i].handoffs...)
 		r.deletes = append(r.deletes, per[i].deletes...)
 		r.lists = append(r.lists, per[i].lists...)
+		for op, n := range per[i].requests {
+			r.requests[op] += n
+		}
 	}
 	r.acquisitions = count
 	r.elapsed = time.Unix(0, end.Load()).Sub(start)
+	// Both from the gate's opening to the drained queue: every contender
+	// was granted once more after the count-th grant (n more).
+	r.granted = count + n
+	r.clientCPU, r.serverCPU = procCPU(os.Getpid())-clientCPU0, procCPU(server)-serverCPU0
 	return r
 }
 
@@ -339,4 +403,39 @@ func serverWatches(addr string) (int, error) {
 		return 0, fmt.Errorf("wchs on %s: unexpected reply %q", addr, out)
 	}
 	return strconv.Atoi(strings.TrimSpace(total))
+}
+
+// procCPU is a process's user and system CPU time so far (0 if unknown).
+func procCPU(pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	s := string(raw)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	user, _ := strconv.ParseInt(fields[11], 10, 64) // fields 14 and 15 of the line
+	sys, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(user+sys) * time.Second / 100 // USER_HZ
+}
+
+// serverPID is the process ID of the test ensemble's member serving addr
+// (0 if none of ours).
+func serverPID(addr string) int {
+	ensembles := []*ensemble.Ensemble{shared.ens}
+	configured.mu.Lock()
+	for _, e := range configured.ens {
+		ensembles = append(ensembles, e)
+	}
+	configured.mu.Unlock()
+	for _, e := range ensembles {
+		if e == nil {
+			continue
+		}
+		for _, m := range e.Members() {
+			if m.ClientAddr == addr {
+				return m.PID
+			}
+		}
+	}
+	return 0
 }

@@ -52,6 +52,10 @@ type handshakeConn struct {
 	head   [4]byte // the response's length prefix, as read so far
 	read   int     // bytes of the response read so far
 	length int     // the response's body length, once head is complete
+
+	// Only readAhead touches these, on recvLoop's goroutine, after done.
+	ahead []byte // read from the connection but not yet by the caller
+	buf   []byte // ahead's backing array, readAheadSize bytes once used
 }
 
 func (c *handshakeConn) capped(t time.Time) time.Time {
@@ -72,10 +76,10 @@ func (c *handshakeConn) SetWriteDeadline(t time.Time) error {
 }
 
 func (c *handshakeConn) Read(b []byte) (int, error) {
-	n, err := c.Conn.Read(b)
 	if c.done.Load() {
-		return n, err
+		return c.readAhead(b)
 	}
+	n, err := c.Conn.Read(b)
 	for _, x := range b[:n] {
 		if c.read < 4 {
 			c.head[c.read] = x
@@ -90,4 +94,36 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 		c.Conn.SetDeadline(time.Time{})
 	}
 	return n, err
+}
+
+// readAheadSize is how much readAhead asks of the connection at once: a
+// watch event or a small reply with the next one's length prefix.
+const readAheadSize = 1 << 10
+
+// readAhead serves b from what an earlier read brought in, or reads up to
+// readAheadSize bytes into a buffer first. go-zookeeper's recvLoop reads
+// every packet in two calls (its 4-byte length, then its body), so a
+// plain connection costs two system calls per packet; read ahead, one
+// (or fewer, when packets arrive together) on the path that carries a
+// lock's hand-off. Reads of readAheadSize or more (a long listing's body)
+// go to the connection directly. Only recvLoop reads once the handshake is
+// done, so no lock is needed.
+func (c *handshakeConn) readAhead(b []byte) (int, error) {
+	if len(c.ahead) == 0 {
+		if len(b) >= readAheadSize {
+			return c.Conn.Read(b)
+		}
+		if c.buf == nil {
+			c.buf = make([]byte, readAheadSize)
+		}
+		n, err := c.Conn.Read(c.buf)
+		c.ahead = c.buf[:n]
+		if n == 0 {
+			return 0, err
+		}
+		// err (with n > 0) is the connection's end: reported by the next read.
+	}
+	n := copy(b, c.ahead)
+	c.ahead = c.ahead[n:]
+	return n, nil
 }

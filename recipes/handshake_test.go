@@ -1,7 +1,10 @@
 package recipes
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"io"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -73,4 +76,50 @@ func TestUnansweredHandshakeMovesOn(t *testing.T) {
 		}
 		t.Logf("%v %v after the handshake was held", s.State(), time.Since(held).Round(time.Millisecond))
 	})
+}
+
+// TestReadAheadKeepsPackets reads packets as go-zookeeper's recvLoop does
+// (a 4-byte length, then the body) through a handshakeConn whose handshake
+// is done, while the peer writes them in odd-sized pieces: every packet,
+// small or longer than the read-ahead buffer, comes out whole and in order,
+// and the connection's end is reported after the last byte.
+func TestReadAheadKeepsPackets(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	c := &handshakeConn{Conn: client}
+	c.done.Store(true)
+	var stream []byte
+	var want [][]byte
+	for i, size := range []int{0, 1, 20, 700, readAheadSize - 4, readAheadSize, 3 * readAheadSize, 5} {
+		body := bytes.Repeat([]byte{byte('a' + i)}, size)
+		want = append(want, body)
+		stream = binary.BigEndian.AppendUint32(stream, uint32(size))
+		stream = append(stream, body...)
+	}
+	go func() {
+		defer server.Close()
+		for rest, piece := stream, 1; len(rest) > 0; piece = piece*3%1500 + 1 {
+			n := min(piece, len(rest))
+			if _, err := server.Write(rest[:n]); err != nil {
+				return
+			}
+			rest = rest[n:]
+		}
+	}()
+	for i, w := range want {
+		var head [4]byte
+		if _, err := io.ReadFull(c, head[:]); err != nil {
+			t.Fatalf("packet %d: length: %v", i, err)
+		}
+		got := make([]byte, binary.BigEndian.Uint32(head[:]))
+		if _, err := io.ReadFull(c, got); err != nil {
+			t.Fatalf("packet %d: body: %v", i, err)
+		}
+		if !bytes.Equal(got, w) {
+			t.Fatalf("packet %d: got %d bytes %.20q..., want %d bytes %.20q...", i, len(got), got, len(w), w)
+		}
+	}
+	if n, err := c.Read(make([]byte, 4)); n != 0 || err != io.EOF {
+		t.Fatalf("after the last packet: read %d, %v; want 0, EOF", n, err)
+	}
 }
