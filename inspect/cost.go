@@ -10,13 +10,19 @@ import (
 // What the inspector asks of the servers, and how it keeps that bounded on
 // a production ensemble. Figures measured on ZooKeeper 3.8 with 206,000
 // znodes, 2,000 sessions and 100,000 watches (docs/BENCHMARKS.md):
-//   - wchp builds its whole reply while holding the server's watch table:
-//     2.7 MB and ~43 ms of server CPU at 100,000 watches, and writes that
-//     arrive meanwhile wait for it. It is asked only while a view shows
-//     watches (SetNeedWatches), never on a member holding more watches than
-//     the budget, and at most every pacedShare times its last duration, so
-//     that it takes at most ~1% of a member's time. cons and dump, which
-//     grow with the sessions and ephemerals, are paced the same way.
+//   - a four-letter word holds up the server while it builds its reply,
+//     and writes that arrive meanwhile wait: mntr took 7-9 ms there, dump
+//     10 ms, cons 20 ms, wchp ~43 ms (2.7 MB). Asked every second, mntr
+//     alone delayed about 1% of a steady writer's requests, which is what
+//     its p99 is made of: the p99 rose by 40-50%. So mntr, cons, dump and
+//     wchp are each asked at most every pacedShare times their last
+//     duration (mntr every ~9 s there, every poll on a small server where
+//     it takes a millisecond), and each delays under a thousandth of other
+//     clients' requests. srvr, small and constant (about 1 ms there), is
+//     asked every poll: it carries the outstanding requests and latency
+//     the back-off below watches, and the mode and zxid.
+//   - wchp is asked only while a view shows watches (SetNeedWatches),
+//     never on a member holding more watches than the budget.
 //   - all are asked once per snapshot at most, not on a clock of their
 //     own: a snapshot that takes longer paces them too.
 //   - the poll interval doubles (up to maxBackoff times) while a member
@@ -26,11 +32,11 @@ const (
 	// DefaultWatchBudget is the most watches (mntr zk_watch_count) a member
 	// may hold for the inspector to ask it wchp.
 	DefaultWatchBudget = 50000
-	// pacedShare: cons, dump and wchp, whose replies grow with the
-	// sessions, ephemerals and watches, are asked at most every pacedShare
-	// times their last duration (wchp taking 43 ms: every 4.3 s), so that
-	// each keeps under ~1% of a member's time.
-	pacedShare = 100
+	// pacedShare: mntr, cons, dump and wchp, whose cost grows with the
+	// znodes, sessions, ephemerals and watches, are asked at most every
+	// pacedShare times their last duration (wchp taking 43 ms: every 43 s),
+	// so that each holds up a member under ~0.1% of the time.
+	pacedShare = 1000
 	// maxBackoff bounds how far the poll interval stretches.
 	maxBackoff = 16
 	// busyOutstanding is the queued requests above which a member is busy.
@@ -43,11 +49,13 @@ const (
 )
 
 // watchPoll is what the inspector remembers of one member's costly
-// answers (cons, dump, wchp): the last of each, reused until its adaptive
-// period allows asking again.
+// answers (mntr, cons, dump, wchp): the last of each, reused until its
+// adaptive period allows asking again.
 type watchPoll struct {
 	wchp   map[string][]int64 // last watch list; nil when none is usable
 	wchpAt time.Time          // when wchp was taken
+	mntr   map[string]string
+	window *windowInfo // between the last two mntr replies
 	cons   []consEntry
 	dump   *dumpInfo
 	next   map[fourlw.Command]time.Time // not asked again before
@@ -78,12 +86,12 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time) (bool, 
 	return true, ""
 }
 
-// commandsFor lists what a member is asked in the next poll: srvr and mntr
-// always (small, constant-size replies), cons and dump when their period
+// commandsFor lists what a member is asked in the next poll: srvr always
+// (a small, constant-size reply), mntr, cons and dump when their period
 // has passed, wchp when wantWchp says so.
 func commandsFor(w *watchPoll, wchp bool, now time.Time) []fourlw.Command {
-	cmds := []fourlw.Command{fourlw.CmdSrvr, fourlw.CmdMntr}
-	for _, c := range []fourlw.Command{fourlw.CmdCons, fourlw.CmdDump} {
+	cmds := []fourlw.Command{fourlw.CmdSrvr}
+	for _, c := range []fourlw.Command{fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump} {
 		if w == nil || w.due(c, now) {
 			cmds = append(cmds, c)
 		}
@@ -94,32 +102,35 @@ func commandsFor(w *watchPoll, wchp bool, now time.Time) []fourlw.Command {
 	return cmds
 }
 
-// updateWatches folds one member's poll into w and fills p's cons, dump and
-// watch list with what to use: this poll's answers, the previous ones while
-// their adaptive period keeps them from being asked again, or nil
-// (unknown).
+// updateWatches folds one member's poll into w and fills p's mntr, cons,
+// dump and watch list with what to use: this poll's answers, the previous
+// ones while their adaptive period keeps them from being asked again, or
+// nil (unknown).
 func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, never bool, budget int) {
 	if w.next == nil {
 		w.next = map[fourlw.Command]time.Time{}
-	}
-	if v, ok := intKey(p.Mntr, "zk_watch_count"); ok {
-		w.count = v
 	}
 	if p.Pending {
 		return // nothing answered yet: nothing to fold in
 	}
 	if p.Err != nil {
-		w.wchp, w.cons, w.dump, w.note, w.lastAt = nil, nil, nil, "", time.Time{}
+		w.wchp, w.mntr, w.window, w.cons, w.dump, w.note, w.lastAt = nil, nil, nil, nil, nil, "", time.Time{}
 		clear(w.next)
 		return
 	}
 	if p.At.Equal(w.lastAt) {
 		// The same poll as last time (the member's next one is in flight).
-		p.Wchp, p.WchpAt, p.Cons, p.Dump = w.wchp, w.wchpAt, w.cons, w.dump
+		p.Wchp, p.WchpAt, p.Mntr, p.Window, p.Cons, p.Dump = w.wchp, w.wchpAt, w.mntr, reused(w.window), w.cons, w.dump
 		return
 	}
 	w.lastAt = p.At
 	period := func(took time.Duration) time.Time { return p.At.Add(max(interval, pacedShare*took)) }
+	if took, asked := p.Took[fourlw.CmdMntr]; asked {
+		w.mntr, w.window, w.next[fourlw.CmdMntr] = p.Mntr, p.Window, period(took)
+		if v, ok := intKey(p.Mntr, "zk_watch_count"); ok {
+			w.count = v
+		}
+	}
 	if took, asked := p.Took[fourlw.CmdCons]; asked {
 		w.cons, w.next[fourlw.CmdCons] = p.Cons, period(took)
 	}
@@ -139,7 +150,22 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 			w.wchp, w.note = nil, why
 		}
 	}
-	p.Wchp, p.WchpAt, p.Cons, p.Dump = w.wchp, w.wchpAt, w.cons, w.dump
+	p.Wchp, p.WchpAt, p.Mntr, p.Cons, p.Dump = w.wchp, w.wchpAt, w.mntr, w.cons, w.dump
+	if _, asked := p.Took[fourlw.CmdMntr]; !asked {
+		p.Window = reused(w.window)
+	}
+}
+
+// reused is a window shown again by a poll that did not ask mntr: its
+// rates still describe the member, but its latency was already judged by
+// busyReason, once, and must not stretch the poll interval again.
+func reused(w *windowInfo) *windowInfo {
+	if w == nil {
+		return nil
+	}
+	r := *w
+	r.LatencyAvg = 0
+	return &r
 }
 
 // nextBackoff doubles the interval's multiplier while busy, up to

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -176,11 +177,11 @@ func TestWatchPacing(t *testing.T) {
 			}
 		})
 	}
-	// The adaptive period: wchp took 43 ms, so not again for 4.3 s.
+	// The adaptive period: wchp took 43 ms, so not again for 43 s.
 	w := watchPoll{count: 10, next: map[fourlw.Command]time.Time{}}
 	p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdWchp: 43 * time.Millisecond}, Wchp: map[string][]int64{"/a": {1}}}
 	updateWatches(&w, &p, time.Second, true, false, 100)
-	if got, want := w.next[fourlw.CmdWchp].Sub(now), 4300*time.Millisecond; got != want {
+	if got, want := w.next[fourlw.CmdWchp].Sub(now), 43*time.Second; got != want {
 		t.Errorf("next wchp after %v, want %v", got, want)
 	}
 	later := memberPoll{At: now.Add(time.Second)}
@@ -220,6 +221,59 @@ func TestBackoff(t *testing.T) {
 	} {
 		if r := busyReason(&Cluster{Members: []Member{m}}, lowest); r == "" {
 			t.Errorf("member %+v not busy", m)
+		}
+	}
+}
+
+// TestMntrPacing: mntr holds up a big server for milliseconds (9 ms at
+// 205,000 znodes), and asked every second it delayed about 1% of another
+// client's writes, their whole p99. It is asked every poll where it is
+// cheap, at most every pacedShare times its duration where it is not; the
+// polls between show its last answer, and its latency is judged busy or
+// not only once.
+func TestMntrPacing(t *testing.T) {
+	now := time.Now()
+	if cmds := commandsFor(&watchPoll{}, false, now); !slices.Contains(cmds, fourlw.CmdMntr) || !slices.Contains(cmds, fourlw.CmdSrvr) {
+		t.Fatalf("first poll asks %v, want srvr and mntr", cmds)
+	}
+	for _, tt := range []struct {
+		took time.Duration
+		next time.Duration
+	}{
+		{500 * time.Microsecond, time.Second}, // a small server: every poll
+		{9 * time.Millisecond, 9 * time.Second},
+	} {
+		w := watchPoll{count: -1, next: map[fourlw.Command]time.Time{}}
+		busyWindow := &windowInfo{RequestsPerSec: 400, LatencyAvg: 40}
+		p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond, fourlw.CmdMntr: tt.took},
+			Mntr: map[string]string{"zk_watch_count": "7"}, Window: busyWindow}
+		updateWatches(&w, &p, time.Second, false, false, 100)
+		if got := w.next[fourlw.CmdMntr].Sub(now); got != tt.next {
+			t.Errorf("mntr took %v: next after %v, want %v", tt.took, got, tt.next)
+		}
+		if w.count != 7 {
+			t.Errorf("watch count %d, want 7 (from mntr)", w.count)
+		}
+		for _, at := range []time.Duration{time.Second - time.Millisecond, tt.next - time.Millisecond} {
+			if at < time.Second {
+				continue
+			}
+			if cmds := commandsFor(&w, false, now.Add(at)); slices.Contains(cmds, fourlw.CmdMntr) {
+				t.Errorf("mntr took %v: asked again after %v", tt.took, at)
+			}
+		}
+		if cmds := commandsFor(&w, false, now.Add(tt.next)); !slices.Contains(cmds, fourlw.CmdMntr) {
+			t.Errorf("mntr took %v: not asked after %v", tt.took, tt.next)
+		}
+		later := memberPoll{At: now.Add(time.Second), Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond}}
+		updateWatches(&w, &later, time.Second, false, false, 100)
+		if later.Mntr["zk_watch_count"] != "7" || later.Window == nil || later.Window.RequestsPerSec != 400 {
+			t.Errorf("a poll without mntr shows mntr %v, window %+v; want the last ones", later.Mntr, later.Window)
+		}
+		m := memberFrom(later)
+		m.Up = true
+		if r := busyReason(&Cluster{Members: []Member{m}}, map[string]float64{m.Addr: 1}); r != "" {
+			t.Errorf("the last mntr's latency judged busy again: %s", r)
 		}
 	}
 }
