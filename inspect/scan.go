@@ -203,20 +203,23 @@ type walkResult struct {
 // the servers point at (the parents of recipe-named ephemerals and watched
 // nodes) at once, and the directories the walk finds join from the
 // snapshot after it ends. One walk at a time, every RescanEvery snapshots
-// and at least every RescanEvery base poll intervals: while the servers are
-// busy and snapshots are stretched, new directories (a queue whose items no
-// session owns or watches by name) must still appear within that time. It
+// and at least every RescanEvery base poll intervals (while the servers are
+// busy and snapshots are stretched, new directories, such as a queue whose
+// items no session owns or watches by name, must still appear within that
+// time), and no sooner than walkAverage allows on a large tree. It
 // has its own listing cache, so that re-walks re-list only directories
 // whose cversion changed.
 type walker struct {
-	running  bool
-	walked   bool            // a walk has ended
-	started  time.Time       // when the last walk started
-	done     chan walkResult // 1 slot; the walk goroutine sends its result
-	listings map[string]*listing
-	polls    int
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	running bool
+	walked  bool            // a walk has ended
+	started time.Time       // when the last walk started
+	done    chan walkResult // 1 slot; the walk goroutine sends its result
+	// lastRequests is how many requests the last walk sent.
+	lastRequests int
+	listings     map[string]*listing
+	polls        int
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
 
 	// found is what the walk in progress has found so far, for the first
 	// snapshot, which does not wait for the whole walk.
@@ -233,7 +236,8 @@ func (in *Inspector) startWalk(ctx context.Context) {
 		every = DefaultRescanEvery
 	}
 	due := in.scan.polls%every == 0 || time.Since(w.started) >= time.Duration(every)*in.pollInterval()
-	if w.running || !due {
+	spread := time.Since(w.started) >= time.Duration(w.lastRequests)*time.Second/walkAverage
+	if w.running || !due || !spread {
 		return
 	}
 	c, err := in.conn(ctx)
@@ -280,6 +284,7 @@ func (in *Inspector) takeWalk(snap *Snapshot) {
 	select {
 	case r := <-w.done:
 		w.running, w.walked = false, true
+		w.lastRequests = r.cost.Stats + r.cost.Lists
 		in.scan.init()
 		for _, d := range r.found {
 			if _, ok := in.scan.dirs[d]; !ok {
@@ -359,8 +364,8 @@ func missingCaps(caps []Capability) string {
 // Cost on the servers, per snapshot: one exists per known lock or queue
 // directory (pipelined: all in flight at once on the one connection), and a
 // getChildren only for those whose cversion changed since their last
-// listing; every RescanEvery snapshots, the walk from the scan roots, also
-// pipelined and cversion-gated. A directory becomes a candidate only when
+// listing; every RescanEvery snapshots (less often on a large tree), the
+// walk from the scan roots, also cversion-gated and paced (walkRate). A directory becomes a candidate only when
 // one of its children's names parses as a recipe node: the parents of
 // ordinary ephemerals (registrations) and of watched config keys are never
 // listed.
@@ -486,21 +491,19 @@ const walkChunk = 32
 // listing where the cversion changed) every RescanEvery snapshots. Sent as
 // fast as the server answers, 16 at a time, that is a burst of a few
 // thousand reads every half minute, and ZooKeeper's commit processor makes
-// other clients' writes wait behind a batch of reads: on a 205,000-znode
-// server it raised a steady writer's setData p99 by half
-// (BenchmarkInspectorCost). So the walk keeps walkDepth requests in flight
-// and at most walkRate per second: 2,000 directories take about 10 s of
-// the 30 s between walks, and a write waits behind at most a few reads.
+// other clients' writes wait behind a batch of reads. So the walk keeps
+// walkDepth requests in flight and sends at most walkRate a second, and a
+// walk starts only once the previous one's requests, spread since its
+// start, average at most walkAverage a second: on a small tree every
+// RescanEvery snapshots as before, on a 2,000-directory one every 200 s
+// (a directory that no session owns or watches by name appears that much
+// later there; --scan-root narrows the walk).
 const (
-	walkDepth = 4
-	walkRate  = 200
+	walkDepth   = 4
+	walkRate    = 100
+	walkAverage = 10
 )
 
-// walk visits the tree breadth first from the scan roots, one level at a
-// time (each level's listings pipelined), remembering every directory whose
-// children parse as a recipe layout, and telling found as it goes. It does
-// not descend into recognised recipe nodes, nor into directories with more
-// than MaxScanFanout children, and stops after MaxScanDirs directories.
 func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int, found func(dir string)) (r walkResult) {
 	roots := in.opts.ScanRoots
 	if len(roots) == 0 {
