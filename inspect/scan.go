@@ -499,7 +499,7 @@ const walkChunk = 32
 // (a directory that no session owns or watches by name appears that much
 // later there; --scan-root narrows the walk).
 const (
-	walkDepth   = 4
+	walkDepth   = pipelineDepth
 	walkRate    = 100
 	walkAverage = 10
 )
@@ -588,9 +588,11 @@ type listing struct {
 // go-zookeeper writes them back to back on its one connection and matches
 // the replies, so N small requests cost about one round trip, not N.
 //
-// Not deeper: ZooKeeper's commit processor serves reads and writes in
-// alternating batches, so a burst of reads delays other clients' writes.
-const pipelineDepth = 16
+// Not deeper: a burst of reads delays other clients' requests that arrive
+// meanwhile, and the inspector's cost on a production server is judged by
+// the p99 of others' writes (BenchmarkInspectorCost). At 4, a snapshot's
+// stats of 20 lock directories cost 5 round trips.
+const pipelineDepth = 4
 
 // listDirs returns the children of dirs, asking getChildren again only for
 // the directories whose cversion (from an exists sent first) changed since
