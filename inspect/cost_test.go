@@ -281,30 +281,39 @@ func TestMntrPacing(t *testing.T) {
 // TestWalkSpreadOnLargeTree: a walk of a large tree is a few thousand
 // reads; repeated every 30 snapshots it was most of the inspector's
 // requests on a 205,000-znode server. A walk starts only once the last
-// one's requests, spread since its start, average walkAverage a second:
-// with a walk due at every snapshot, a 300-directory tree is walked once
-// in these few seconds, not at every snapshot.
+// one's cost, spread since its start, averages walkAverage units a second:
+// with a walk due at every snapshot, a 150-directory tree is walked once
+// in these few seconds, not at every snapshot; and the walk itself is
+// paced (walkRate), so it takes about 150/walkRate seconds.
 func TestWalkSpreadOnLargeTree(t *testing.T) {
 	ens := enstest.Start(t, 1)
 	servers := ens.Servers()
 	admin := connect(t, servers)
 	open := zk.WorldACL(zk.PermAll)
 	mustCreate(t, admin, "/wide", nil, 0, open)
-	for i := range 300 {
+	for i := range 150 {
 		mustCreate(t, admin, fmt.Sprintf("/wide/d-%03d", i), nil, 0, open)
 	}
 	in := openInspector(t, Options{Servers: servers, RescanEvery: 1, ScanRoots: []string{"/wide"}})
 	ctx := context.Background()
-	walks, requests := 0, 0
+	walks, units := 0, 0
+	start := time.Now()
+	var walked time.Duration
 	for range 8 {
 		s := in.Snapshot(ctx)
 		in.waitWalk()
 		if s.Cost.Walked > 0 {
 			walks++
-			requests += s.Cost.Stats + s.Cost.Lists
+			units += walkUnits(s.Cost)
+		}
+		if walks == 0 {
+			walked = time.Since(start)
 		}
 	}
 	if walks != 1 {
-		t.Errorf("%d walks of %d requests in 8 snapshots, want 1 (the next after %d s)", walks, requests, requests/walkAverage)
+		t.Errorf("%d walks of %d units in 8 snapshots, want 1 (the next after %d s)", walks, units, units/walkAverage)
+	}
+	if min := time.Duration(units) * time.Second / walkRate * 8 / 10; walked < min {
+		t.Errorf("the walk of %d units took %v, want at least %v (%d units/s)", units, walked, min, walkRate)
 	}
 }

@@ -36,8 +36,9 @@ type Cost struct {
 	Backoff    int
 	BusyReason string
 	// Stats, Lists are the exists and getChildren requests sent for the
-	// lock and queue scan; Walked the directories the tree walk visited.
-	Stats, Lists, Walked int
+	// lock and queue scan; Walked the directories the tree walk visited;
+	// Names the child names those listings returned.
+	Stats, Lists, Walked, Names int
 	// Wchp is how many members were asked their watch list.
 	Wchp int
 }
