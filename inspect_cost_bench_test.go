@@ -23,6 +23,7 @@ import (
 
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/fourlw"
+	"github.com/zkherd/zkherd/internal/procstat"
 )
 
 // BenchmarkInspectorCost builds a production-sized state on a 1-node server
@@ -250,29 +251,20 @@ func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
 
 // procCPU is a process's user+system CPU time in seconds.
 func procCPU(b *testing.B, pid int) float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := procstat.CPU(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := string(raw)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseFloat(fields[11], 64) // field 14 of the whole line
-	st, _ := strconv.ParseFloat(fields[12], 64)
-	return (ut + st) / 100 // USER_HZ
+	return d.Seconds()
 }
 
+// rssKiB is a process's resident set size (-1 if unknown).
 func rssKiB(pid int) int64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	v, err := procstat.StatusKiB(pid, "VmRSS")
 	if err != nil {
 		return -1
 	}
-	for _, l := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
-			v, _ := strconv.ParseInt(f[1], 10, 64)
-			return v
-		}
-	}
-	return -1
+	return v
 }
 
 func packets(ctx context.Context, server string) int64 {

@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/procstat"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -35,19 +35,11 @@ import (
 
 // procStatus reads a field of /proc/self/status in KiB (VmRSS, VmHWM).
 func procStatus(field string) int64 {
-	f, err := os.Open("/proc/self/status")
+	v, err := procstat.StatusKiB(os.Getpid(), field)
 	if err != nil {
 		return -1
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb
-		}
-	}
-	return -1
+	return v
 }
 
 // cpuTime is the process's user plus system CPU time so far.

@@ -17,6 +17,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/procstat"
 )
 
 // BenchmarkFairVsGoZookeeper compares zkherd's fair Lock with
@@ -405,17 +406,11 @@ func serverWatches(addr string) (int, error) {
 	return strconv.Atoi(strings.TrimSpace(total))
 }
 
-// procCPU is a process's user and system CPU time so far (0 if unknown).
+// procCPU is a process's user and system CPU time so far (0 if unknown,
+// as for a pid that is not one of ours).
 func procCPU(pid int) time.Duration {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	s := string(raw)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	user, _ := strconv.ParseInt(fields[11], 10, 64) // fields 14 and 15 of the line
-	sys, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(user+sys) * time.Second / 100 // USER_HZ
+	d, _ := procstat.CPU(pid)
+	return d
 }
 
 // serverPID is the process ID of the test ensemble's member serving addr
