@@ -125,8 +125,9 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 	}
 	w.lastAt = p.At
 	period := func(took time.Duration) time.Time { return p.At.Add(max(interval, pacedShare*took)) }
-	if took, asked := p.Took[fourlw.CmdMntr]; asked {
-		w.mntr, w.window, w.next[fourlw.CmdMntr] = p.Mntr, p.Window, period(took)
+	mntrTook, mntrAsked := p.Took[fourlw.CmdMntr]
+	if mntrAsked {
+		w.mntr, w.window, w.next[fourlw.CmdMntr] = p.Mntr, p.Window, period(mntrTook)
 		if v, ok := intKey(p.Mntr, "zk_watch_count"); ok {
 			w.count = v
 		}
@@ -151,7 +152,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 		}
 	}
 	p.Wchp, p.WchpAt, p.Mntr, p.Cons, p.Dump = w.wchp, w.wchpAt, w.mntr, w.cons, w.dump
-	if _, asked := p.Took[fourlw.CmdMntr]; !asked {
+	if !mntrAsked {
 		p.Window = reused(w.window)
 	}
 }

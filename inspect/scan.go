@@ -362,13 +362,13 @@ func missingCaps(caps []Capability) string {
 // scanTree finds lock and queue directories and reads them.
 //
 // Cost on the servers, per snapshot: one exists per known lock or queue
-// directory (pipelined: all in flight at once on the one connection), and a
-// getChildren only for those whose cversion changed since their last
+// directory (pipelined, pipelineDepth in flight on the one connection), and
+// a getChildren only for those whose cversion changed since their last
 // listing; every RescanEvery snapshots (less often on a large tree), the
-// walk from the scan roots, also cversion-gated and paced (walkRate). A directory becomes a candidate only when
-// one of its children's names parses as a recipe node: the parents of
-// ordinary ephemerals (registrations) and of watched config keys are never
-// listed.
+// walk from the scan roots, also cversion-gated and paced (walkRate). A
+// directory becomes a candidate only when one of its children's names
+// parses as a recipe node: the parents of ordinary ephemerals
+// (registrations) and of watched config keys are never listed.
 func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 	st := &in.scan
 	st.init()
@@ -752,7 +752,7 @@ func statAll(ctx context.Context, c *zk.Conn, paths []string) map[string]nodeInf
 		if err != nil || !ok {
 			return result{}
 		}
-		return result{p, nodeInfo{Owner: stat.EphemeralOwner, Created: time.UnixMilli(stat.Ctime)}, true}
+		return result{p, infoOf(stat), true}
 	}) {
 		if r.ok {
 			out[r.p] = r.info
@@ -769,15 +769,9 @@ func statAll(ctx context.Context, c *zk.Conn, paths []string) map[string]nodeInf
 func (in *Inspector) readQueue(c *zk.Conn, st *scanState, dir string, nodes []recipes.Node, stat *zk.Stat, at time.Time) (Queue, bool) {
 	head, age := "", time.Duration(-1)
 	for _, n := range nodes[:min(len(nodes), 8)] {
-		headPath := path.Join(dir, n.Name)
-		info, ok := st.stats[headPath]
+		info, ok := cachedStat(c, st, path.Join(dir, n.Name))
 		if !ok {
-			exists, hs, err := c.Exists(headPath)
-			if err != nil || !exists {
-				continue // consumed since the listing
-			}
-			info = nodeInfo{Owner: hs.EphemeralOwner, Created: time.UnixMilli(hs.Ctime)}
-			st.stats[headPath] = info
+			continue // consumed since the listing
 		}
 		if info.Owner != 0 {
 			return Queue{}, false
@@ -800,19 +794,31 @@ func (in *Inspector) readQueue(c *zk.Conn, st *scanState, dir string, nodes []re
 // still a queue, only its head is not known.
 func persistentTail(c *zk.Conn, st *scanState, dir string, nodes []recipes.Node) bool {
 	for i := len(nodes) - 1; i >= max(len(nodes)-8, 8); i-- {
-		p := path.Join(dir, nodes[i].Name)
-		info, ok := st.stats[p]
-		if !ok {
-			exists, s, err := c.Exists(p)
-			if err != nil || !exists {
-				continue
-			}
-			info = nodeInfo{Owner: s.EphemeralOwner, Created: time.UnixMilli(s.Ctime)}
-			st.stats[p] = info
+		if info, ok := cachedStat(c, st, path.Join(dir, nodes[i].Name)); ok {
+			return info.Owner == 0
 		}
-		return info.Owner == 0
 	}
 	return false
+}
+
+// cachedStat is node p's owner and creation time, from the scan's cache or
+// else read (and cached); ok is false when p is gone or unreadable.
+func cachedStat(c *zk.Conn, st *scanState, p string) (nodeInfo, bool) {
+	if info, ok := st.stats[p]; ok {
+		return info, true
+	}
+	exists, stat, err := c.Exists(p)
+	if err != nil || !exists {
+		return nodeInfo{}, false
+	}
+	info := infoOf(stat)
+	st.stats[p] = info
+	return info, true
+}
+
+// infoOf is what the scan keeps of a node's stat.
+func infoOf(stat *zk.Stat) nodeInfo {
+	return nodeInfo{Owner: stat.EphemeralOwner, Created: time.UnixMilli(stat.Ctime)}
 }
 
 func (in *Inspector) emptyQueue(st *scanState, dir string, stat *zk.Stat, at time.Time) Queue {
