@@ -18,10 +18,7 @@ import (
 // zkherd (SIGPIPE) before it stops the ensemble: no ZooKeeper JVM, no
 // temporary ensemble directory and no cluster record may be left.
 func TestClusterUpBrokenPipe(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "zkherd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildZkherd(t)
 	tmp := t.TempDir()
 	r, w, err := os.Pipe()
 	if err != nil {
