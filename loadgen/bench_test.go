@@ -252,6 +252,9 @@ func BenchmarkTenThousandSessions(b *testing.B) {
 			}
 			b.Fatalf("%s", notServingAgain(last, run, opsAtRestart, sinceBack))
 		}
+		if !res.Checks.Passed {
+			b.Errorf("checks failed: %v", res.Checks.Violations)
+		}
 		b.ReportMetric(float64(rssAfter)/1024, "RSS-after-reconnect-MiB")
 		b.ReportMetric(float64(res.Ops), "acquisitions")
 		b.ReportMetric(res.Throughput, "acq/s")
