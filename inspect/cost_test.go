@@ -271,6 +271,12 @@ func TestMntrPacing(t *testing.T) {
 			t.Errorf("a poll without mntr shows mntr %v, window %+v; want the last ones", later.Mntr, later.Window)
 		}
 		m := memberFrom(later)
+		if !m.RatesKnown || m.RequestsPerSec != 400 {
+			t.Errorf("a poll without mntr: rates known %v, %v req/s; want the last window's 400", m.RatesKnown, m.RequestsPerSec)
+		}
+		if first := memberFrom(memberPoll{At: now}); first.RatesKnown {
+			t.Error("rates known before any window")
+		}
 		m.Up = true
 		if r := busyReason(&Cluster{Members: []Member{m}}, map[string]float64{m.Addr: 1}); r != "" {
 			t.Errorf("the last mntr's latency judged busy again: %s", r)

@@ -203,7 +203,7 @@ func memberFrom(p memberPoll) Member {
 		m.FanOut = fanOut(mn)
 	}
 	if w := p.Window; w != nil {
-		m.RequestsPerSec, m.RecentLatencyAvg, m.RecentFanOut = w.RequestsPerSec, w.LatencyAvg, w.FanOut
+		m.RequestsPerSec, m.RecentLatencyAvg, m.RecentFanOut, m.RatesKnown = w.RequestsPerSec, w.LatencyAvg, w.FanOut, true
 	}
 	return m
 }

@@ -151,10 +151,13 @@ type Member struct {
 	// effect as the server sees it.
 	FanOut []FanOut
 	// RequestsPerSec, RecentLatencyAvg (ms) and RecentFanOut cover the
-	// time since the member's previous poll, from two mntr replies.
+	// time between the member's last two mntr replies (mntr is paced by
+	// its cost: on a large or busy server they are seconds apart); they
+	// are known (RatesKnown) once there are two.
 	RequestsPerSec   float64
 	RecentLatencyAvg float64
 	RecentFanOut     []FanOut
+	RatesKnown       bool
 }
 
 // FanOut summarises the watchers fired per event of one kind.

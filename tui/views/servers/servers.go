@@ -150,8 +150,12 @@ func (r memberRows) memberRow(i int) []string {
 		return []string{mb.Addr, s.Bad.Render("DOWN"), "-"}
 	}
 	lat := strconv.FormatFloat(mb.LatencyAvg, 'f', 1, 64) + "/" + strconv.FormatFloat(mb.LatencyMax, 'f', 0, 64)
+	rate := "-" // until two mntr replies, seconds apart on a busy server
+	if mb.RatesKnown {
+		rate = common.Rate(mb.RequestsPerSec)
+	}
 	row := []string{
-		mb.Addr, s.OK.Render("up"), mb.Mode, "0x" + strconv.FormatInt(mb.Zxid, 16), lat, common.Rate(mb.RequestsPerSec),
+		mb.Addr, s.OK.Render("up"), mb.Mode, "0x" + strconv.FormatInt(mb.Zxid, 16), lat, rate,
 		common.Count(mb.Outstanding), common.Count(mb.Connections), common.Count(mb.Watches),
 		common.Count(mb.Znodes), common.Count(mb.Ephemerals),
 	}

@@ -52,3 +52,26 @@ func TestCapabilitiesMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestRatesUnknownShownAsDash: until a member has answered mntr twice (paced
+// by its cost, seconds apart on a busy server) its request rate is not
+// known, and the table says so rather than showing 0.0.
+func TestRatesUnknownShownAsDash(t *testing.T) {
+	snap := tuitest.Cluster(t, "standalone")
+	mb := &snap.Cluster.Members[0]
+	mb.RatesKnown, mb.RequestsPerSec = false, 0
+	m := New(common.New(120, 24))
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	got := tuitest.Plain(m.View())
+	row := ""
+	for line := range strings.Lines(got) {
+		if strings.HasPrefix(line, mb.Addr) {
+			row = line
+			break
+		}
+	}
+	f := strings.Fields(row)
+	if len(f) < 6 || f[5] != "-" {
+		t.Errorf("member row %q: req/s column %v, want -", row, f)
+	}
+}
