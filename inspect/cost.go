@@ -37,6 +37,11 @@ const (
 	// pacedShare times their last duration (wchp taking 43 ms: every 43 s),
 	// so that each holds up a member under ~0.1% of the time.
 	pacedShare = 1000
+	// maxPaced bounds that period: a duration measured by the client
+	// includes its own machine's load (a reply that took 100 ms on a busy
+	// laptop would leave the sessions list 100 s old), and on the large
+	// server above every command but wchp stays under it anyway.
+	maxPaced = 30 * time.Second
 	// maxBackoff bounds how far the poll interval stretches.
 	maxBackoff = 16
 	// busyOutstanding is the queued requests above which a member is busy.
@@ -124,7 +129,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 		return
 	}
 	w.lastAt = p.At
-	period := func(took time.Duration) time.Time { return p.At.Add(max(interval, pacedShare*took)) }
+	period := func(took time.Duration) time.Time { return p.At.Add(max(interval, min(pacedShare*took, maxPaced))) }
 	mntrTook, mntrAsked := p.Took[fourlw.CmdMntr]
 	if mntrAsked {
 		w.mntr, w.window, w.next[fourlw.CmdMntr] = p.Mntr, p.Window, period(mntrTook)

@@ -177,13 +177,19 @@ func TestWatchPacing(t *testing.T) {
 			}
 		})
 	}
-	// The adaptive period: wchp took 43 ms, so not again for 43 s.
+	// The adaptive period: wchp took 20 ms, so not again for 20 s; one that
+	// took 100 ms (a busy client machine's measure) not for maxPaced.
+	for _, tt := range []struct{ took, want time.Duration }{{20 * time.Millisecond, 20 * time.Second}, {100 * time.Millisecond, maxPaced}} {
+		w := watchPoll{count: 10, next: map[fourlw.Command]time.Time{}}
+		p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdWchp: tt.took}, Wchp: map[string][]int64{"/a": {1}}}
+		updateWatches(&w, &p, time.Second, true, false, 100)
+		if got := w.next[fourlw.CmdWchp].Sub(now); got != tt.want {
+			t.Errorf("wchp took %v: next after %v, want %v", tt.took, got, tt.want)
+		}
+	}
 	w := watchPoll{count: 10, next: map[fourlw.Command]time.Time{}}
 	p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdWchp: 43 * time.Millisecond}, Wchp: map[string][]int64{"/a": {1}}}
 	updateWatches(&w, &p, time.Second, true, false, 100)
-	if got, want := w.next[fourlw.CmdWchp].Sub(now), 43*time.Second; got != want {
-		t.Errorf("next wchp after %v, want %v", got, want)
-	}
 	later := memberPoll{At: now.Add(time.Second)}
 	updateWatches(&w, &later, time.Second, true, false, 100)
 	if later.Wchp == nil {
@@ -288,16 +294,16 @@ func TestMntrPacing(t *testing.T) {
 // reads; repeated every 30 snapshots it was most of the inspector's
 // requests on a 205,000-znode server. A walk starts only once the last
 // one's cost, spread since its start, averages walkAverage units a second:
-// with a walk due at every snapshot, a 150-directory tree is walked once
+// with a walk due at every snapshot, a 300-directory tree is walked once
 // in these few seconds, not at every snapshot; and the walk itself is
-// paced (walkRate), so it takes about 150/walkRate seconds.
+// paced (walkRate) beyond its first walkBurst units.
 func TestWalkSpreadOnLargeTree(t *testing.T) {
 	ens := enstest.Start(t, 1)
 	servers := ens.Servers()
 	admin := connect(t, servers)
 	open := zk.WorldACL(zk.PermAll)
 	mustCreate(t, admin, "/wide", nil, 0, open)
-	for i := range 150 {
+	for i := range 300 {
 		mustCreate(t, admin, fmt.Sprintf("/wide/d-%03d", i), nil, 0, open)
 	}
 	in := openInspector(t, Options{Servers: servers, RescanEvery: 1, ScanRoots: []string{"/wide"}})
@@ -319,7 +325,9 @@ func TestWalkSpreadOnLargeTree(t *testing.T) {
 	if walks != 1 {
 		t.Errorf("%d walks of %d units in 8 snapshots, want 1 (the next after %d s)", walks, units, units/walkAverage)
 	}
-	if min := time.Duration(units) * time.Second / walkRate * 8 / 10; walked < min {
+	// Paced before each chunk is sent: the burst and the last chunk are
+	// not waited for.
+	if min := time.Duration(units-walkBurst-walkChunk) * time.Second / walkRate * 8 / 10; walked < min {
 		t.Errorf("the walk of %d units took %v, want at least %v (%d units/s)", units, walked, min, walkRate)
 	}
 }

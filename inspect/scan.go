@@ -505,6 +505,7 @@ const walkChunk = 32
 // 2,000-directory one every 200 s (--scan-root narrows the walk).
 const (
 	walkDepth    = pipelineDepth
+	walkBurst    = 100 // units spent at once: a small tree is walked unpaced
 	walkRate     = 50
 	walkAverage  = 10
 	namesPerUnit = 100
@@ -529,7 +530,7 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*lis
 	limit := in.maxScanDirs()
 	start := time.Now()
 	pace := func() {
-		wait := time.Duration(walkUnits(r.cost))*time.Second/walkRate - time.Since(start)
+		wait := time.Duration(walkUnits(r.cost)-walkBurst)*time.Second/walkRate - time.Since(start)
 		if wait <= 0 {
 			return
 		}
