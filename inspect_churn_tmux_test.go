@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 	load := func(t *testing.T, scenario string) (stop func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		cmd := exec.CommandContext(ctx, bin, "load", "--server", server, "--scenario", scenario,
-			"--clients", "200", "--duration", "60s", "--no-tui")
+			"--clients", "200", "--duration", "60s", "--no-tui", "--out", filepath.Join(t.TempDir(), "out"))
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }

@@ -9,7 +9,6 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -62,10 +61,7 @@ func BenchmarkInspectorCost(b *testing.B) {
 	}
 	bin := os.Getenv("ZKHERD_BENCH_BIN") // a binary built beforehand, else this tree's
 	if bin == "" {
-		bin = filepath.Join(b.TempDir(), "zkherd")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-			b.Fatalf("go build: %v\n%s", err, out)
-		}
+		bin = buildZkherd(b)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()

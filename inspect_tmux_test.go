@@ -21,17 +21,14 @@ func TestInspectInTmux(t *testing.T) {
 	if err != nil {
 		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
 	}
-	bin := filepath.Join(t.TempDir(), "zkherd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildZkherd(t)
 	ens := enstest.Start(t, 1)
 	server := ens.ConnectString()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	load := exec.CommandContext(ctx, bin, "load", "--server", server, "--scenario", "fair-lock",
-		"--clients", "200", "--duration", "90s", "--no-tui")
+		"--clients", "200", "--duration", "90s", "--no-tui", "--out", filepath.Join(t.TempDir(), "out"))
 	var loadOut strings.Builder
 	load.Stdout, load.Stderr = &loadOut, &loadOut
 	load.Cancel = func() error { return load.Process.Signal(os.Interrupt) }

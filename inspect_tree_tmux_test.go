@@ -105,10 +105,7 @@ func zkConnect(t *testing.T, servers []string) *zk.Conn {
 // node changed meanwhile, and the recursive delete of 50,000 children after
 // confirming the count (issue 15).
 func TestInspectTreeInTmux(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "zkherd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildZkherd(t)
 	ens := enstest.Start(t, 1)
 	c := zkConnect(t, ens.Servers())
 	acl := zk.WorldACL(zk.PermAll)

@@ -21,10 +21,7 @@ import (
 // interrupt stops the run, writes a report marked partial, exits 130, and
 // leaves no znode of the run behind.
 func TestLoadInterrupt(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "zkherd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildZkherd(t)
 	ens := enstest.Start(t, 1)
 	out := filepath.Join(t.TempDir(), "report")
 

@@ -47,7 +47,7 @@ func tmuxSession(t *testing.T, w, h int, command string) (capture func() string,
 }
 
 // buildZkherd builds the binary under test.
-func buildZkherd(t *testing.T) string {
+func buildZkherd(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "zkherd")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {

@@ -153,10 +153,7 @@ func inspectTLSInTmux(t *testing.T, server string, tlsFlags []string) {
 	if err != nil {
 		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
 	}
-	bin := filepath.Join(t.TempDir(), "zkherd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildZkherd(t)
 	socket := fmt.Sprintf("zkherd-tls-test-%d", os.Getpid())
 	tm := func(args ...string) (string, error) {
 		out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()

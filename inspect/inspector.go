@@ -29,7 +29,7 @@ const (
 	// DefaultRescanEvery is how many polls pass between walks of the tree;
 	// in between, only the directories already found are re-read. A walk
 	// costs up to MaxScanDirs small requests (an exists each, a listing
-	// only where the cversion changed): 2,000 every 30 s is ~67 a second.
+	// only where the children changed): 2,000 every 30 s is ~67 a second.
 	DefaultRescanEvery = 30
 	// DefaultStatLimit bounds how many nodes of one lock are stat-ed for
 	// their age; the rest of a long chain shows owner (from dump) but no age.

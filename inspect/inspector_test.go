@@ -347,6 +347,46 @@ func TestQueueSampled(t *testing.T) {
 	}
 }
 
+// TestQueueInRecreatedDirectory: zkherd load deletes /zkherd/runs when its
+// run ends and the next run creates it again, with one child: a new node
+// whose cversion (1) equals the old one's when it was listed. The walk's
+// cached listing of the old node must not stand for the new one (in CI the
+// queue run's directory was never walked: the listing still named the
+// first run's).
+func TestQueueInRecreatedDirectory(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	admin := connect(t, ens.Servers())
+	mustCreate(t, admin, "/runs", nil, 0, open)
+	mustCreate(t, admin, "/runs/first", nil, 0, open)
+	in := openInspector(t, Options{Servers: ens.Servers(), RescanEvery: 1})
+	ctx := context.Background()
+	in.Snapshot(ctx)
+	in.waitWalk()
+	for _, p := range []string{"/runs/first", "/runs"} {
+		if err := admin.Delete(p, -1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCreate(t, admin, "/runs", nil, 0, open)
+	mustCreate(t, admin, "/runs/second", nil, 0, open)
+	mustCreate(t, admin, "/runs/second/queue", nil, 0, open)
+	mustCreate(t, admin, "/runs/second/queue/qn-", []byte("item"), zk.FlagSequence, open)
+	// Two walks after the change (walkAverage spaces them out), then the
+	// snapshot that reads what they found.
+	for walks, deadline := 0, time.Now().Add(10*time.Second); walks < 2 && time.Now().Before(deadline); {
+		in.Snapshot(ctx)
+		in.waitWalk()
+		if in.Snapshot(ctx).Cost.Walked > 0 {
+			walks++
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	snap := in.Snapshot(ctx)
+	if len(snap.Queues) != 1 || snap.Queues[0].Path != "/runs/second/queue" {
+		t.Fatalf("queues = %+v, want /runs/second/queue", snap.Queues)
+	}
+}
+
 // TestMemberKilled: a member killed mid-view shows as down while the
 // others keep answering.
 func TestMemberKilled(t *testing.T) {

@@ -34,7 +34,7 @@ type scanState struct {
 	// (watchjudge.go).
 	watches watchMemory
 	// listings caches directory listings by path, re-read only when the
-	// directory's cversion changes.
+	// directory's children change (sameChildren).
 	listings map[string]*listing
 }
 
@@ -208,7 +208,7 @@ type walkResult struct {
 // items no session owns or watches by name, must still appear within that
 // time), and no sooner than walkAverage allows on a large tree. It
 // has its own listing cache, so that re-walks re-list only directories
-// whose cversion changed.
+// whose children changed (sameChildren).
 type walker struct {
 	running bool
 	walked  bool            // a walk has ended
@@ -363,9 +363,9 @@ func missingCaps(caps []Capability) string {
 //
 // Cost on the servers, per snapshot: one exists per known lock or queue
 // directory (pipelined, pipelineDepth in flight on the one connection), and
-// a getChildren only for those whose cversion changed since their last
+// a getChildren only for those whose children changed since their last
 // listing; every RescanEvery snapshots (less often on a large tree), the
-// walk from the scan roots, also cversion-gated and paced (walkRate). A
+// walk from the scan roots, also gated by sameChildren and paced (walkRate). A
 // directory becomes a candidate only when one of its children's names
 // parses as a recipe node: the parents of ordinary ephemerals
 // (registrations) and of watched config keys are never listed.
@@ -488,7 +488,7 @@ func (in *Inspector) statLimit() int {
 const walkChunk = 32
 
 // The walk reads up to MaxScanDirs directories (a listing each the first
-// time, then an exists each and a listing where the cversion changed)
+// time, then an exists each and a listing where the children changed)
 // every RescanEvery snapshots. Sent as fast as the server answers, that is
 // a burst of a few thousand reads, and on a 205,000-znode server the first
 // walk lists about 190,000 names; other clients' writes that arrive
@@ -603,9 +603,19 @@ type listing struct {
 // stats of 20 lock directories cost 5 round trips.
 const pipelineDepth = 4
 
+// sameChildren reports whether a directory's stat now (from an exists)
+// shows the children it had when listed: the same node (czxid) whose
+// children have not changed since (cversion, pzxid). The cversion alone
+// does not tell: a directory deleted and created again starts over at 0,
+// and zkherd load does that to /zkherd/runs between runs (one child each
+// time, cversion 1 both times; a queue run's directory went unwalked).
+func sameChildren(now, listed *zk.Stat) bool {
+	return now.Czxid == listed.Czxid && now.Pzxid == listed.Pzxid && now.Cversion == listed.Cversion
+}
+
 // listDirs returns the children of dirs, asking getChildren again only for
-// the directories whose cversion (from an exists sent first) changed since
-// their cached listing. A directory that no longer exists maps to nil; one
+// the directories whose children changed (sameChildren, from an exists sent
+// first) since their cached listing. A directory that no longer exists maps to nil; one
 // whose request failed otherwise is absent.
 func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll, depth int, dirs []string, cost *Cost) map[string]*listing {
 	type result struct {
@@ -627,7 +637,7 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]
 				return result{dir: dir}
 			case !ok:
 				return result{dir: dir, gone: true}
-			case stat.Cversion == cached.stat.Cversion:
+			case sameChildren(stat, cached.stat):
 				return result{dir: dir, l: &listing{names: cached.names, stat: stat}}
 			}
 		}
