@@ -138,9 +138,16 @@ func TestLoadDashboardInTmux(t *testing.T) {
 	}
 	keys("?")
 	waitFor("? does not show the full help", has("pgdn page down", "/   filter", "q   quit"))
-	keys("Escape", "/", "h", "a", "n", "d", "Enter")
+	// A key sent right after Escape can reach the program in the same
+	// read and be taken for Alt+key (CI under load lost "Escape", "q"
+	// that way): Escape's effect is waited for before the next key.
+	keys("Escape")
+	waitFor("Escape does not close the help", func(s string) bool { return !strings.Contains(s, "pgdn page down") })
+	keys("/", "h", "a", "n", "d", "Enter")
 	waitFor(`"/hand" does not show the handoff phase`, has("handoff · p50", `filter "hand"`))
-	keys("Escape", "q")
+	keys("Escape")
+	waitFor("Escape does not clear the filter", func(s string) bool { return !strings.Contains(s, `filter "hand"`) })
+	keys("q")
 	if !waitFor("q during the run does not ask first", has("still going")) {
 		return
 	}

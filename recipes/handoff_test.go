@@ -100,11 +100,16 @@ func TestLockForeignPredecessorWritten(t *testing.T) {
 		t.Fatalf("Curator's node %s is taken for an owner-written one", curator)
 	}
 	trace, listings := listingCounter()
+	// The write must come after the waiter's watch is set (Waiting), not
+	// only after its listing: written in between, the watch's own read
+	// sees the data and no event follows (CI under -race did that).
+	var waits atomic.Int32
+	trace.Waiting = func(time.Time) { waits.Add(1) }
 	waiter := NewLock(newTestSession(t, servers), path, WithTrace(trace))
 	granted := make(chan error, 1)
 	go func() { granted <- waiter.Lock(ctx) }()
 	waitFor(t, 10*time.Second, "the waiter's node", func() bool { return len(children(t, foreign, path)) == 2 })
-	waitFor(t, 10*time.Second, "the waiter's first listing", func() bool { return listings.Load() == 1 })
+	waitFor(t, 10*time.Second, "the waiter's first listing and watch", func() bool { return listings.Load() == 1 && waits.Load() == 1 })
 
 	if _, err := foreign.Conn().Set(curator, []byte("__REVOKE__"), -1); err != nil {
 		t.Fatalf("revoke-style write: %v", err)
