@@ -331,3 +331,61 @@ func TestWalkSpreadOnLargeTree(t *testing.T) {
 		t.Errorf("the walk of %d units took %v, want at least %v (%d units/s)", units, walked, min, walkRate)
 	}
 }
+
+// TestChildHerdWithMntrPacedApart: a herd waiting on a child watch of the
+// lock directory is seen only by count, mntr's zk_watch_count less the
+// watches wchp lists. With mntr paced far apart (its period on a loaded
+// machine reached 30 s), a count from before the herd formed less the
+// watches listed during it came to about 0, and CI's
+// TestInspectUnderChurnInTmux/herd-children saw no herd for its whole run.
+// A poll that asks wchp asks mntr too.
+func TestChildHerdWithMntrPacedApart(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	servers := ens.Servers()
+	admin := connect(t, servers)
+	mustCreate(t, admin, "/h", nil, 0, open)
+	in := openInspector(t, Options{Servers: servers, RescanEvery: 1})
+	in.SetNeedWatches(true)
+	ctx := context.Background()
+	in.Snapshot(ctx) // mntr answered before the herd: a handful of watches
+	in.scanMu.Lock()
+	in.watches[0].next[fourlw.CmdMntr] = time.Now().Add(time.Hour) // paced far apart
+	in.scanMu.Unlock()
+
+	mustCreate(t, admin, "/h/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, open) // the holder
+	const waiters = 8
+	var herd []*zk.Conn
+	for range waiters {
+		c := connect(t, servers)
+		mustCreate(t, c, "/h/lock-", nil, zk.FlagEphemeral|zk.FlagSequence, open)
+		herd = append(herd, c)
+	}
+	for _, c := range herd { // the herd: every waiter on the directory (after the creates, which would fire it)
+		if _, _, _, err := c.ChildrenW("/h"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.scanMu.Lock()
+	in.watches[0].next[fourlw.CmdWchp] = time.Now() // the watch lists are due: asked after the herd formed
+	in.scanMu.Unlock()
+	// The first snapshots may hold watch lists older than the waiters
+	// (expected, not judged): wait for one that judges them.
+	herdOf := func(l Lock) (n int) {
+		for _, e := range l.Entries {
+			if e.Role == RoleWaiter && e.Watch == WatchChild && e.Flags.Has(AnomalyHerd) {
+				n++
+			}
+		}
+		return n
+	}
+	var last []Lock
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		snap := in.Snapshot(ctx)
+		in.waitWalk()
+		last = snap.Locks
+		if i := slices.IndexFunc(snap.Locks, func(l Lock) bool { return l.Path == "/h" }); i >= 0 && herdOf(snap.Locks[i]) == waiters {
+			return
+		}
+	}
+	t.Errorf("no snapshot in 15 s showed the %d waiters in a herd on a child watch; last locks: %+v", waiters, last)
+}
