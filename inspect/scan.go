@@ -365,10 +365,10 @@ func missingCaps(caps []Capability) string {
 // directory (pipelined, pipelineDepth in flight on the one connection), and
 // a getChildren only for those whose children changed since their last
 // listing; every RescanEvery snapshots (less often on a large tree), the
-// walk from the scan roots, also gated by sameChildren and paced (walkRate). A
-// directory becomes a candidate only when one of its children's names
-// parses as a recipe node: the parents of ordinary ephemerals
-// (registrations) and of watched config keys are never listed.
+// walk from the scan roots, also gated by sameChildren and paced
+// (walkRate). A directory becomes a candidate only when one of its
+// children's names parses as a recipe node: the parents of ordinary
+// ephemerals (registrations) and of watched config keys are never listed.
 func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 	st := &in.scan
 	st.init()
@@ -615,8 +615,8 @@ func sameChildren(now, listed *zk.Stat) bool {
 
 // listDirs returns the children of dirs, asking getChildren again only for
 // the directories whose children changed (sameChildren, from an exists sent
-// first) since their cached listing. A directory that no longer exists maps to nil; one
-// whose request failed otherwise is absent.
+// first) since their cached listing. A directory that no longer exists maps
+// to nil; one whose request failed otherwise is absent.
 func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll, depth int, dirs []string, cost *Cost) map[string]*listing {
 	type result struct {
 		dir  string
