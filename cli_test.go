@@ -76,6 +76,20 @@ func TestScripts(t *testing.T) {
 					ts.Fatalf("runs left under /zkherd/runs: %v", runs)
 				}
 			},
+			// znode SERVER PATH: PATH exists on SERVER (with !, it does not).
+			"znode": func(ts *testscript.TestScript, neg bool, args []string) {
+				if len(args) != 2 {
+					ts.Fatalf("usage: znode SERVER PATH")
+				}
+				conn, _, err := zk.Connect(strings.Split(args[0], ","), 10*time.Second, zk.WithLogInfo(false))
+				ts.Check(err)
+				defer conn.Close()
+				ok, _, err := conn.Exists(args[1])
+				ts.Check(err)
+				if ok == neg {
+					ts.Fatalf("znode %s exists: %v", args[1], ok)
+				}
+			},
 			// jsonhas FILE PATH[=VALUE]...: FILE parses as JSON and holds
 			// each PATH (keys and array indices joined by dots, such as
 			// members.0.mode), not null; with =VALUE, the value's JSON

@@ -76,6 +76,9 @@ func (t Target) Open(ctx context.Context, plan *Plan, clients int) (*Env, error)
 			}
 			return nil, exit.Usagef("%s", usermsg.Unreachable(t.Server.String(), err, t.TLS != nil, rctx.Err() != nil))
 		}
+		if err := e.checkChroot(ctx); err != nil {
+			return nil, err
+		}
 		return e, nil
 	}
 	opts := ensemble.Options{
@@ -156,6 +159,29 @@ func (e *Env) session(ctx context.Context) (*recipes.Session, error) {
 		return nil, exit.AsUsage(err)
 	}
 	return s, nil
+}
+
+// checkChroot refuses a chroot that does not exist on the servers: a run
+// would otherwise create it (its namespace's parents) and leave it at the
+// servers' root, outside anything the user meant to touch.
+func (e *Env) checkChroot(ctx context.Context) error {
+	chroot := e.Server.Chroot
+	if chroot == "" {
+		return nil
+	}
+	s, err := e.session(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	ok, _, err := s.Conn().Exists(chroot)
+	if err != nil {
+		return exit.Usagef("could not check the chroot %s on %s: %v (check --server and --auth)", chroot, e.Server.String(), err)
+	}
+	if !ok {
+		return exit.Usagef("the chroot %s in --server does not exist on %s: create it first, or correct the path after the last address", chroot, strings.Join(e.Server.Servers, ","))
+	}
+	return nil
 }
 
 // heapFor sizes the local ensemble's JVM heap for the sessions a run opens.
