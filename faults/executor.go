@@ -155,7 +155,8 @@ func New(opts Options) (*Executor, error) {
 }
 
 func (x *Executor) check(f scenarios.Fault) error {
-	if !f.Kind.Valid() {
+	a, ok := actions[f.Kind]
+	if !f.Kind.Valid() || !ok {
 		return fmt.Errorf("unknown kind %q", f.Kind)
 	}
 	if f.Kind.NeedsLocalEnsemble() && x.opts.Ensemble == nil {
@@ -164,20 +165,17 @@ func (x *Executor) check(f scenarios.Fault) error {
 	if f.Kind.NeedsProxies() && x.opts.Network == nil {
 		return errors.New("needs the fault proxies between clients and servers")
 	}
-	if f.Kind == scenarios.ExpireHolder && x.opts.Clients == nil {
-		return errors.New("needs to know the holders")
-	}
 	if f.Member < 0 || f.Member > x.members {
 		return fmt.Errorf("member %d does not exist: the ensemble has %s", f.Member, memberList(x.members))
 	}
 	if f.On != "" && !slices.Contains(scenarios.FaultOns(), f.On) {
 		return fmt.Errorf("cannot cut on %q requests; only on %v", f.On, scenarios.FaultOns())
 	}
-	if f.Kind == scenarios.LagMember && x.opts.Quorum == nil {
-		return errors.New("needs the local ensemble's quorum links to go through proxies (started with faults.Quorum)")
-	}
 	if f.Kind.Foreign() && x.opts.Foreign == nil {
 		return errors.New("needs a foreign client that knows the run's nodes")
+	}
+	if a.needs != nil {
+		return a.needs(x)
 	}
 	return nil
 }
@@ -295,30 +293,49 @@ func (x *Executor) count(f scenarios.Fault, fn func(s *Summary)) {
 
 // occur carries out one occurrence of f.
 func (x *Executor) occur(ctx context.Context, i int, f scenarios.Fault) {
-	switch f.Kind {
-	case scenarios.ExpireHolder:
-		x.expireHolder(ctx, f)
-	case scenarios.ExpireRandom:
-		x.expireRandom(ctx, f)
-	case scenarios.KillLeader, scenarios.KillMember:
-		x.kill(ctx, f)
-	case scenarios.PauseMember:
-		x.pause(ctx, f)
-	case scenarios.CutConnections:
+	if a, ok := actions[f.Kind]; ok {
+		a.run(x, ctx, f)
+	}
+}
+
+// action is how the executor carries out one fault kind (its fields and
+// needs are the kind's record in scenarios.FaultKindSpecs).
+type action struct {
+	run func(x *Executor, ctx context.Context, f scenarios.Fault)
+	// needs, if set, says what the run lacks to carry the kind out, or nil.
+	needs func(x *Executor) error
+}
+
+// actions holds one entry per fault kind: adding a kind is its record in
+// scenarios/fault.go and its entry here.
+var actions = map[scenarios.FaultKind]action{
+	scenarios.ExpireHolder: {run: (*Executor).expireHolder, needs: func(x *Executor) error {
+		if x.opts.Clients == nil {
+			return errors.New("needs to know the holders")
+		}
+		return nil
+	}},
+	scenarios.ExpireRandom: {run: (*Executor).expireRandom},
+	scenarios.KillLeader:   {run: (*Executor).kill},
+	scenarios.KillMember:   {run: (*Executor).kill},
+	scenarios.PauseMember:  {run: (*Executor).pause},
+	scenarios.CutConnections: {run: func(x *Executor, _ context.Context, f scenarios.Fault) {
 		if f.On != "" {
 			x.armCut(f)
 		} else {
 			x.cut(f)
 		}
-	case scenarios.DelayConnections:
-		x.delay(ctx, f)
-	case scenarios.DropConnections:
-		x.drop(ctx, f)
-	case scenarios.LagMember:
-		x.lag(ctx, f)
-	case scenarios.ForeignDelete, scenarios.ForeignWrite:
-		x.foreign(ctx, f)
-	}
+	}},
+	scenarios.DelayConnections: {run: (*Executor).delay},
+	scenarios.DropConnections:  {run: (*Executor).drop},
+	scenarios.LagMember: {run: (*Executor).lag, needs: func(x *Executor) error {
+		if x.opts.Quorum == nil {
+			return errors.New("needs the local ensemble's quorum links to go through proxies (started with faults.Quorum)")
+		}
+		return nil
+	}},
+	scenarios.ForeignDelete: {run: (*Executor).foreign},
+	scenarios.ForeignWrite:  {run: (*Executor).foreign},
 }
 
 // holderWait bounds how long expire-holder waits for someone to hold.

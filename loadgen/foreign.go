@@ -85,11 +85,8 @@ const foreignRace = 250 * time.Millisecond
 func raceWindow(fs []scenarios.Fault) time.Duration {
 	var extra time.Duration
 	for _, f := range fs {
-		switch f.Kind {
-		case scenarios.LagMember:
-			extra = max(extra, f.Delay)
-		case scenarios.DelayConnections:
-			extra = max(extra, 2*f.Delay)
+		if s, ok := f.Kind.Spec(); ok {
+			extra = max(extra, time.Duration(s.ReadLag)*f.Delay)
 		}
 	}
 	return foreignRace + extra

@@ -1,6 +1,10 @@
 package scenarios
 
-import "time"
+import (
+	"fmt"
+	"slices"
+	"time"
+)
 
 // Defaults for Fault fields left at their zero value.
 const (
@@ -56,75 +60,133 @@ const (
 // foreign-write act on by default.
 const DefaultForeignRate = 1.0
 
+// FaultKindSpec is one fault kind's record: the fields a schedule may set
+// for it, their defaults, and what the run must provide to carry it out.
+// Every property of a kind is read from here; the action itself is
+// faults' (its actions table).
+type FaultKindSpec struct {
+	Kind FaultKind
+	// Member, Duration, Rate and Delay say which optional Fault fields the
+	// kind uses; setting another is a validation error.
+	Member, Duration, Rate, Delay bool
+	// DefaultDuration is Duration when left at 0 (used kinds only).
+	DefaultDuration time.Duration
+	// DefaultRate is Rate when left at 0 (used kinds only).
+	DefaultRate float64
+	// RatePerSecond: Rate is per second, not a fraction of connections (at most 1).
+	RatePerSecond bool
+	// DelayExample, when set, makes Delay required and shows how to set it.
+	DelayExample string
+	// On: the kind may cut on a request kind (Fault.On).
+	On bool
+	// NeedsLocalEnsemble: it acts on server processes, which only a local
+	// ensemble started for the run allows.
+	NeedsLocalEnsemble bool
+	// NeedsProxies: it acts on client connections, through proxies
+	// between the clients and the servers.
+	NeedsProxies bool
+	// Foreign: another client carries it out on the run's nodes.
+	Foreign bool
+	// ReadLag is how many times Delay a read may stay behind a write
+	// while the fault lasts (lag-member 1, delay-connections 2: a round trip).
+	ReadLag int
+	// Check is the kind's own rules, if any: the problems it finds.
+	Check func(f Fault, c FaultContext) []FaultProblem
+}
+
+// FaultProblem is a problem a kind's Check found with one of the fault's fields.
+type FaultProblem struct{ Field, Problem string }
+
+// FaultContext is what a kind's Check may look at besides the fault.
+type FaultContext struct {
+	// Ensemble is the number of members.
+	Ensemble int
+	// Recipes are the recipes the fault applies to.
+	Recipes []Recipe
+}
+
+// faultKinds is the one list of fault kinds, in the order users read them.
+var faultKinds = []FaultKindSpec{
+	{Kind: ExpireHolder, NeedsProxies: true,
+		Check: func(_ Fault, c FaultContext) []FaultProblem {
+			if slices.Contains(c.Recipes, Barrier) {
+				return []FaultProblem{{"kind", "expire-holder needs a holder, and a barrier has none; use expire-random"}}
+			}
+			return nil
+		}},
+	{Kind: ExpireRandom, Duration: true, DefaultDuration: DefaultExpireWindow,
+		Rate: true, DefaultRate: DefaultExpireRate, RatePerSecond: true, NeedsProxies: true},
+	{Kind: KillLeader, Duration: true, DefaultDuration: DefaultFaultDuration, NeedsLocalEnsemble: true},
+	{Kind: KillMember, Member: true, Duration: true, DefaultDuration: DefaultFaultDuration, NeedsLocalEnsemble: true},
+	{Kind: PauseMember, Member: true, Duration: true, DefaultDuration: DefaultFaultDuration, NeedsLocalEnsemble: true},
+	{Kind: CutConnections, Member: true, Rate: true, DefaultRate: DefaultConnFraction, On: true, NeedsProxies: true},
+	{Kind: DelayConnections, Member: true, Duration: true, DefaultDuration: DefaultFaultDuration,
+		Delay: true, DelayExample: "the added latency, such as delay: 50ms", NeedsProxies: true, ReadLag: 2},
+	{Kind: DropConnections, Member: true, Duration: true, DefaultDuration: DefaultFaultDuration,
+		Rate: true, DefaultRate: DefaultConnFraction, NeedsProxies: true},
+	{Kind: LagMember, Member: true, Duration: true, DefaultDuration: DefaultFaultDuration,
+		Delay: true, DelayExample: "how late the follower applies transactions, such as delay: 1s",
+		NeedsLocalEnsemble: true, ReadLag: 1,
+		Check: func(f Fault, c FaultContext) []FaultProblem {
+			var ps []FaultProblem
+			if f.Delay > MaxLag {
+				ps = append(ps, FaultProblem{"delay", fmt.Sprintf("%v is too long: a leader drops a follower that lags past its syncLimit (5 s); use at most %v", f.Delay, MaxLag)})
+			}
+			if c.Ensemble < 3 {
+				ps = append(ps, FaultProblem{"kind", "lag-member needs a follower; set ensemble: 3"})
+			}
+			return ps
+		}},
+	{Kind: ForeignDelete, Duration: true, DefaultDuration: DefaultExpireWindow,
+		Rate: true, DefaultRate: DefaultForeignRate, RatePerSecond: true, Foreign: true},
+	{Kind: ForeignWrite, Duration: true, DefaultDuration: DefaultExpireWindow,
+		Rate: true, DefaultRate: DefaultForeignRate, RatePerSecond: true, Foreign: true},
+}
+
+// FaultKindSpecs returns every fault kind's record, in order.
+func FaultKindSpecs() []FaultKindSpec { return slices.Clone(faultKinds) }
+
 // FaultKinds lists every fault kind.
 func FaultKinds() []FaultKind {
-	return []FaultKind{ExpireHolder, ExpireRandom, KillLeader, KillMember, PauseMember,
-		CutConnections, DelayConnections, DropConnections, LagMember, ForeignDelete, ForeignWrite}
+	ks := make([]FaultKind, len(faultKinds))
+	for i, s := range faultKinds {
+		ks[i] = s.Kind
+	}
+	return ks
+}
+
+// Spec returns k's record; ok is false for an unknown kind.
+func (k FaultKind) Spec() (s FaultKindSpec, ok bool) {
+	for _, s := range faultKinds {
+		if s.Kind == k {
+			return s, true
+		}
+	}
+	return FaultKindSpec{}, false
 }
 
 // Valid reports whether k is one of FaultKinds.
 func (k FaultKind) Valid() bool {
-	for _, x := range FaultKinds() {
-		if k == x {
-			return true
-		}
-	}
-	return false
+	_, ok := k.Spec()
+	return ok
+}
+
+func (k FaultKind) spec() FaultKindSpec {
+	s, _ := k.Spec()
+	return s
 }
 
 // NeedsLocalEnsemble reports whether k acts on server processes, which only
 // a local ensemble started for the run allows.
-func (k FaultKind) NeedsLocalEnsemble() bool {
-	return k == KillLeader || k == KillMember || k == PauseMember || k == LagMember
-}
+func (k FaultKind) NeedsLocalEnsemble() bool { return k.spec().NeedsLocalEnsemble }
 
 // NeedsProxies reports the kinds that act on client connections, through
 // proxies between the clients and the servers.
-func (k FaultKind) NeedsProxies() bool {
-	switch k {
-	case ExpireHolder, ExpireRandom, CutConnections, DelayConnections, DropConnections:
-		return true
-	}
-	return false
-}
+func (k FaultKind) NeedsProxies() bool { return k.spec().NeedsProxies }
 
 // Foreign reports the kinds carried out by another client on the run's
 // nodes.
-func (k FaultKind) Foreign() bool { return k == ForeignDelete || k == ForeignWrite }
-
-// Which optional fields a kind uses.
-func (k FaultKind) usesMember() bool {
-	switch k {
-	case KillMember, PauseMember, CutConnections, DelayConnections, DropConnections, LagMember:
-		return true
-	}
-	return false
-}
-
-func (k FaultKind) usesDuration() bool {
-	switch k {
-	case ExpireRandom, KillLeader, KillMember, PauseMember, DelayConnections, DropConnections,
-		LagMember, ForeignDelete, ForeignWrite:
-		return true
-	}
-	return false
-}
-
-func (k FaultKind) usesRate() bool {
-	switch k {
-	case ExpireRandom, CutConnections, DropConnections, ForeignDelete, ForeignWrite:
-		return true
-	}
-	return false
-}
-
-// ratePerSecond reports the kinds whose Rate is per second, not a
-// fraction of connections.
-func (k FaultKind) ratePerSecond() bool {
-	return k == ExpireRandom || k == ForeignDelete || k == ForeignWrite
-}
-
-func (k FaultKind) usesDelay() bool { return k == DelayConnections || k == LagMember }
+func (k FaultKind) Foreign() bool { return k.spec().Foreign }
 
 // Fault is one fault of a scenario. It happens once At, or, when Every is
 // set, every Every (At must then be 0). The other fields apply to some
@@ -185,20 +247,12 @@ func (f Fault) Repeats() bool { return f.Every > 0 }
 
 // Effective returns f with every default applied.
 func (f Fault) Effective() Fault {
-	if f.Duration == 0 && f.Kind.usesDuration() {
-		f.Duration = DefaultFaultDuration
-		if f.Kind == ExpireRandom || f.Kind.Foreign() {
-			f.Duration = DefaultExpireWindow
-		}
+	s := f.Kind.spec()
+	if f.Duration == 0 && s.Duration {
+		f.Duration = s.DefaultDuration
 	}
-	if f.Rate == 0 && f.Kind.usesRate() && f.On == "" {
-		f.Rate = DefaultConnFraction
-		switch f.Kind {
-		case ExpireRandom:
-			f.Rate = DefaultExpireRate
-		case ForeignDelete, ForeignWrite:
-			f.Rate = DefaultForeignRate
-		}
+	if f.Rate == 0 && s.Rate && f.On == "" {
+		f.Rate = s.DefaultRate
 	}
 	return f
 }

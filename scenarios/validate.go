@@ -375,27 +375,20 @@ func (s Spec) validateFaults(v *validator, e Spec) {
 		if !f.Kind.Valid() {
 			continue
 		}
-		if f.Kind == ExpireHolder {
-			for _, r := range recipes {
-				if r == Barrier {
-					v.errorf(at("kind"), "expire-holder needs a holder, and a barrier has none; use expire-random")
-					break
-				}
-			}
-		}
-		users := func(uses func(FaultKind) bool) string {
+		spec := f.Kind.spec()
+		users := func(uses func(FaultKindSpec) bool) string {
 			var ks []FaultKind
-			for _, k := range FaultKinds() {
+			for _, k := range faultKinds {
 				if uses(k) {
-					ks = append(ks, k)
+					ks = append(ks, k.Kind)
 				}
 			}
 			return list(ks)
 		}
 		ef := f.Effective()
 		switch {
-		case f.Member != 0 && !f.Kind.usesMember():
-			v.errorf(at("member"), "not used by %s (only by %s)", f.Kind, users(FaultKind.usesMember))
+		case f.Member != 0 && !spec.Member:
+			v.errorf(at("member"), "not used by %s (only by %s)", f.Kind, users(func(s FaultKindSpec) bool { return s.Member }))
 		case f.Member < 0:
 			v.errorf(at("member"), "must be at least 1, got %d", f.Member)
 		case f.Member > e.Ensemble:
@@ -406,43 +399,41 @@ func (s Spec) validateFaults(v *validator, e Spec) {
 			v.errorf(at("member"), "%d does not exist in a %d-node ensemble (members are %s)%s", f.Member, e.Ensemble, memberRange(e.Ensemble), hint)
 		}
 		switch {
-		case f.Duration != 0 && !f.Kind.usesDuration():
-			v.errorf(at("duration"), "not used by %s (only by %s)", f.Kind, users(FaultKind.usesDuration))
+		case f.Duration != 0 && !spec.Duration:
+			v.errorf(at("duration"), "not used by %s (only by %s)", f.Kind, users(func(s FaultKindSpec) bool { return s.Duration }))
 		case f.Duration < 0:
 			v.errorf(at("duration"), "must be above 0, got %v", f.Duration)
 		case f.Every > 0 && ef.Duration >= f.Every:
 			v.errorf(at("duration"), "%v is not shorter than every (%v); each occurrence would overlap the next", ef.Duration, f.Every)
 		}
 		switch {
-		case f.Rate != 0 && !f.Kind.usesRate():
-			v.errorf(at("rate"), "not used by %s (only by %s)", f.Kind, users(FaultKind.usesRate))
+		case f.Rate != 0 && !spec.Rate:
+			v.errorf(at("rate"), "not used by %s (only by %s)", f.Kind, users(func(s FaultKindSpec) bool { return s.Rate }))
 		case f.Rate < 0:
 			v.errorf(at("rate"), "must be above 0, got %v", f.Rate)
-		case !f.Kind.ratePerSecond() && f.Rate > 1:
+		case !spec.RatePerSecond && f.Rate > 1:
 			v.errorf(at("rate"), "%v is not a fraction of connections between 0 and 1, such as 0.5 for half of them", f.Rate)
 		}
 		switch {
-		case f.On != "" && f.Kind != CutConnections:
-			v.errorf(at("on"), "not used by %s (only by cut-connections)", f.Kind)
+		case f.On != "" && !spec.On:
+			v.errorf(at("on"), "not used by %s (only by %s)", f.Kind, users(func(s FaultKindSpec) bool { return s.On }))
 		case f.On != "" && !slices.Contains(FaultOns(), f.On):
 			v.errorf(at("on"), "%q is not a request to cut on; use one of %s", f.On, strings.Join(FaultOns(), ", "))
 		case f.On != "" && f.Rate != 0:
 			v.errorf(at("rate"), "not used with on (each occurrence cuts one connection, at its next %s)", f.On)
 		}
 		switch {
-		case f.Delay != 0 && !f.Kind.usesDelay():
-			v.errorf(at("delay"), "not used by %s (only by %s)", f.Kind, users(FaultKind.usesDelay))
+		case f.Delay != 0 && !spec.Delay:
+			v.errorf(at("delay"), "not used by %s (only by %s)", f.Kind, users(func(s FaultKindSpec) bool { return s.Delay }))
 		case f.Delay < 0:
 			v.errorf(at("delay"), "must be above 0, got %v", f.Delay)
-		case f.Kind == DelayConnections && f.Delay == 0:
-			v.errorf(at("delay"), "missing; delay-connections needs the added latency, such as delay: 50ms")
-		case f.Kind == LagMember && f.Delay == 0:
-			v.errorf(at("delay"), "missing; lag-member needs how late the follower applies transactions, such as delay: 1s")
-		case f.Kind == LagMember && f.Delay > MaxLag:
-			v.errorf(at("delay"), "%v is too long: a leader drops a follower that lags past its syncLimit (5 s); use at most %v", f.Delay, MaxLag)
+		case spec.DelayExample != "" && f.Delay == 0:
+			v.errorf(at("delay"), "missing; %s needs %s", f.Kind, spec.DelayExample)
 		}
-		if f.Kind == LagMember && e.Ensemble < 3 {
-			v.errorf(at("kind"), "lag-member needs a follower; set ensemble: 3")
+		if spec.Check != nil {
+			for _, p := range spec.Check(f, FaultContext{Ensemble: e.Ensemble, Recipes: recipes}) {
+				v.errorf(at(p.Field), "%s", p.Problem)
+			}
 		}
 	}
 }
