@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/internal/credentials"
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/recipes"
@@ -21,7 +23,8 @@ type globalOptions struct {
 	server         string
 	sessionTimeout time.Duration
 	connectTimeout time.Duration
-	auth           string // user:password, never printed or logged
+	auth           string // user:password, never printed or logged (resolved by load)
+	authFile       string // --auth-file
 	tlsFiles       connstr.TLS
 	tlsCfg         *tls.Config // loaded from tlsFiles by load, before any command runs
 }
@@ -31,16 +34,23 @@ func (g *globalOptions) register(root *cobra.Command) {
 	f.StringVar(&g.server, "server", "", "ZooKeeper connect string host:port[,host:port...][/chroot] (default: start a local ensemble)")
 	f.DurationVar(&g.sessionTimeout, "session-timeout", recipes.DefaultSessionTimeout, "ZooKeeper session timeout")
 	f.DurationVar(&g.connectTimeout, "connect-timeout", tui.DefaultConnectTimeout, "how long inspect, export and import wait for a first session before giving up")
-	f.StringVar(&g.auth, "auth", "", "digest credentials user:password (never printed)")
+	f.StringVar(&g.auth, "auth", "", "digest credentials user:password (never printed; visible in ps: prefer --auth-file or $"+credentials.EnvVar+")")
+	f.StringVar(&g.authFile, "auth-file", "", "read digest credentials user:password from this file (mode 0600 or 0400); $"+credentials.EnvVar+" is read when neither is given")
 	f.StringVar(&g.tlsFiles.CA, "tls-ca", "", "connect over TLS, trusting the CA certificates in this PEM file (for servers with a secureClientPort)")
 	f.StringVar(&g.tlsFiles.Cert, "tls-cert", "", "TLS client certificate (PEM), for servers that check clients (ssl.clientAuth=need)")
 	f.StringVar(&g.tlsFiles.Key, "tls-key", "", "private key of --tls-cert (PEM)")
 	f.StringVar(&g.tlsFiles.ServerName, "tls-server-name", "", "name the servers' certificates must carry (default: each host of --server)")
 }
 
-// load checks the shared flags that need files read: the TLS settings.
-// Every command runs it first (the root's PersistentPreRunE).
+// load checks the shared flags that need files read: the TLS settings and
+// the credentials (--auth, --auth-file, ZKHERD_AUTH). Every command runs it
+// first (the root's PersistentPreRunE).
 func (g *globalOptions) load() error {
+	auth, err := credentials.Resolve(credentials.Source{Flag: g.auth, File: g.authFile, Env: os.Getenv})
+	if err != nil {
+		return usageErr("%v", pkgerr.Reason(err))
+	}
+	g.auth = auth
 	cfg, err := g.tlsFiles.Config()
 	if err != nil {
 		return usageErr("--tls-*: %v", pkgerr.Reason(err))
@@ -112,7 +122,8 @@ func (g *globalOptions) connectErr(servers string, err error) error {
 	return usageErr("%s", usermsg.ConnectFailed(servers, g.connectTimeout, err, g.tlsCfg != nil))
 }
 
-// checkAuth validates --auth without ever echoing the password.
+// checkAuth validates the credentials without ever echoing the password
+// (load has resolved them; this catches a caller that skipped load).
 func (g *globalOptions) checkAuth() error {
 	if g.auth == "" {
 		return nil
