@@ -66,6 +66,9 @@ func newReportCompareCmd() *cobra.Command {
 			if err := format.Write(out, c, nil); err != nil {
 				return err
 			}
+			if why := c.Incomparable; len(why) > 0 {
+				return incomparable(why)
+			}
 			if regs := c.Regressions; len(regs) > 0 {
 				return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d regression(s) beyond %s: %s", len(regs), failIfWorse, regs[0])}
 			}
@@ -76,6 +79,13 @@ func newReportCompareCmd() *cobra.Command {
 		}
 		if tolerance < 0 {
 			return nil
+		}
+		if why := report.Incomparable(a, b); len(why) > 0 {
+			fmt.Fprintf(out, "\nNOT COMPARABLE: --fail-if-worse cannot judge B against A:\n")
+			for _, w := range why {
+				fmt.Fprintf(out, "  %s\n", w)
+			}
+			return incomparable(why)
 		}
 		regs := report.Regressions(a, b, tolerance)
 		if len(regs) == 0 {
@@ -91,6 +101,13 @@ func newReportCompareCmd() *cobra.Command {
 	cmd.Flags().StringVar(&failIfWorse, "fail-if-worse", "", "exit 1 when a main figure of B is more than this much worse than A, such as 10%")
 	registerOutput(cmd, &format)
 	return cmd
+}
+
+// incomparable fails a --fail-if-worse gate whose runs measure different
+// things (or stopped early): a baseline of another recipe, arrival model
+// or client count, or a partial run, cannot vouch for B.
+func incomparable(why []string) error {
+	return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("--fail-if-worse: the runs are not comparable (%s); compare runs of the same scenario, arrival and --clients, each run to its end", why[0])}
 }
 
 // exactArgs is cobra.ExactArgs with a message naming what is expected.

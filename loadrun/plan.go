@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -45,6 +46,9 @@ func NewPlan(scenario string, ov scenarios.Overrides, out string) (*Plan, error)
 		return nil, ScenarioError(err)
 	}
 	p := &Plan{Spec: spec, Runs: spec.Runs(), Title: spec.Name, RunID: loadgen.NewRunID()}
+	if err := checkFigures(p.Runs); err != nil {
+		return nil, err
+	}
 	if out == "" {
 		out = DefaultOut(p.RunID)
 	}
@@ -56,6 +60,27 @@ func NewPlan(scenario string, ov scenarios.Overrides, out string) (*Plan, error)
 
 // clients is how many clients each run of the plan opens.
 func (p *Plan) clients() int { return p.Spec.Effective().Clients }
+
+// checkFigures refuses a threshold on a figure no run measures (a phase
+// name that is no phase), before anything runs: k6 rejects an unknown
+// metric at start too. It would otherwise run the whole load and fail it
+// with the status of a regression.
+func checkFigures(runs []scenarios.Run) error {
+	var names []string
+	for _, ph := range loadgen.Phases() {
+		names = append(names, string(ph))
+	}
+	for _, r := range runs {
+		for _, t := range r.Thresholds {
+			phase, stat, ok := t.Latency()
+			if ok && !slices.Contains(names, phase) {
+				return exit.Usagef("threshold %q: no figure %s.%s; latencies are PHASE.STAT with PHASE one of %s (or use throughput, errors, error_rate)",
+					t.Expr, phase, stat, strings.Join(names, ", "))
+			}
+		}
+	}
+	return nil
+}
 
 // ScenarioError turns a scenarios error into a user error: every line of a
 // YAML error list, each with file:line.

@@ -83,6 +83,42 @@ func Regressions(a, b *Run, tolerance float64) []Regression {
 	return out
 }
 
+// Incomparable lists why b's figures cannot be judged against a's, one
+// line each: paired scenarios of different recipes, arrival models or
+// client counts measure different things, and a partial run's figures
+// stop before its end. Empty when the gate can judge. (An arrival model
+// missing from an older report is not held against it.)
+func Incomparable(a, b *Run) []string {
+	var out []string
+	for _, x := range []struct {
+		label string
+		run   *Run
+	}{{"A", a}, {"B", b}} {
+		if x.run.Partial {
+			out = append(out, x.label+" is a partial run (stopped before its end): run it again to the end")
+		}
+	}
+	pairs, _, _ := pairScenarios(a.Scenarios, b.Scenarios)
+	for _, p := range pairs {
+		x, y := p[0], p[1]
+		name := y.Name
+		if x.Name != y.Name {
+			name = x.Name + " (A) vs " + y.Name + " (B)"
+		}
+		switch {
+		case x.Recipe != y.Recipe:
+			out = append(out, fmt.Sprintf("%s: recipe %s in A, %s in B", name, x.Recipe, y.Recipe))
+		case x.Arrival != "" && y.Arrival != "" && x.Arrival != y.Arrival:
+			out = append(out, fmt.Sprintf("%s: arrival %s in A, %s in B", name, x.Arrival, y.Arrival))
+		case x.Clients != y.Clients:
+			out = append(out, fmt.Sprintf("%s: %d clients in A, %d in B", name, x.Clients, y.Clients))
+		case !a.Partial && !b.Partial && (x.Partial || y.Partial):
+			out = append(out, name+": a partial scenario (stopped before its end)")
+		}
+	}
+	return out
+}
+
 // MarshalJSON writes the regression with its one-line description.
 func (r Regression) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
@@ -105,6 +141,9 @@ type Comparison struct {
 	// when none was given, and then Regressions is empty.
 	Tolerance   *float64     `json:"tolerance,omitempty"`
 	Regressions []Regression `json:"regressions"`
+	// Incomparable, with a tolerance, says why B cannot be judged against
+	// A (see Incomparable): the gate then fails whatever the figures.
+	Incomparable []string `json:"incomparable,omitempty"`
 }
 
 // Compared compares a and b; a negative tolerance asks for no regression
@@ -114,6 +153,7 @@ func Compared(a, b *Run, tolerance float64) Comparison {
 	if tolerance >= 0 {
 		c.Tolerance = &tolerance
 		c.Regressions = append(c.Regressions, Regressions(a, b, tolerance)...)
+		c.Incomparable = Incomparable(a, b)
 	}
 	return c
 }

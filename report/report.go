@@ -46,6 +46,9 @@ type Scenario struct {
 	Name    string `json:"name"`
 	Recipe  string `json:"recipe"`
 	Clients int    `json:"clients"`
+	// Arrival is the arrival model (closed, stampede, constant, poisson);
+	// runs of different models measure different things.
+	Arrival string `json:"arrival,omitempty"`
 	// DurationS is the length of the operations window in seconds.
 	DurationS      float64 `json:"duration_s"`
 	Operations     int64   `json:"operations"`
@@ -216,6 +219,7 @@ func NewScenario(res *loadgen.Result) *Scenario {
 		Name:             res.Run.Name,
 		Recipe:           string(res.Run.Recipe),
 		Clients:          res.Run.Clients,
+		Arrival:          string(res.Run.Arrival.Kind),
 		Partial:          res.Partial,
 		Herd:             res.Herd,
 		Checks:           res.Checks,
