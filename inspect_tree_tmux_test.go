@@ -102,8 +102,8 @@ func zkConnect(t *testing.T, servers []string) *zk.Conn {
 // --allow-writes" in a real terminal against a live server as a zkCli or
 // ZooNavigator user would: a leaf's data, a path that never existed, a
 // 1 MB node paged to its end, create, an $EDITOR edit refused because the
-// node changed meanwhile, and the recursive delete of 50,000 children after
-// confirming the count (issue 15).
+// node changed meanwhile (the edited copy kept, issue 26), and the
+// recursive delete of 50,000 children after typing the count (issue 15).
 func TestInspectTreeInTmux(t *testing.T) {
 	bin := buildZkherd(t)
 	ens := enstest.Start(t, 1)
@@ -218,14 +218,20 @@ func TestInspectTreeInTmux(t *testing.T) {
 		}
 		s.wait(10*time.Second, "set data of /app/config.json (if still version 0)", "? y/N")
 		s.keys("y")
-		s.wait(10*time.Second, "not written: /app/config.json changed since it was opened")
+		s.wait(10*time.Second, "not written, /app/config.json changed since it was opened", "your edit that was not written is kept in")
 		data, _, err := c.Get("/app/config.json")
 		if err != nil || string(data) != "changed meanwhile" {
 			t.Errorf("/app/config.json = %q, %v; want the other client's change kept", data, err)
 		}
-		if left, _ := os.ReadDir(tmp); len(left) != 0 {
-			t.Errorf("temporary files left behind: %v", left)
+		// As kubectl edit does, the edited copy is kept, and its path shown.
+		left, _ := os.ReadDir(tmp)
+		if len(left) != 1 {
+			t.Fatalf("files in TMPDIR after the refused edit: %v, want the edited copy only", left)
 		}
+		if kept, err := os.ReadFile(filepath.Join(tmp, left[0].Name())); err != nil || string(kept) != "edited" {
+			t.Errorf("kept copy = %q, %v; want the edit", kept, err)
+		}
+		os.Remove(filepath.Join(tmp, left[0].Name()))
 	}
 	{ // recursive delete of 50,000 children
 		t.Log("step: recursive delete of 50,000 children")
@@ -238,8 +244,9 @@ func TestInspectTreeInTmux(t *testing.T) {
 		s.keys("Enter")
 		s.wait(10*time.Second, "/app/many", "50,000 children")
 		s.keys("d")
-		s.wait(90*time.Second, "delete /app/many and everything under it: 50,001 nodes? y/N")
-		s.keys("y")
+		s.wait(90*time.Second, "delete /app/many and everything under it: 50,001 nodes? type 50001 or the path")
+		s.text("50001")
+		s.keys("Enter")
 		s.wait(120*time.Second, "deleted /app/many: 50,001 nodes")
 		if ok, _, err := c.Exists("/app/many"); err != nil || ok {
 			t.Errorf("/app/many exists %v (%v) after the delete", ok, err)

@@ -75,6 +75,7 @@ type Model struct {
 	input     lineinput.Model
 	mode      inputMode
 	promptCmd string
+	cancelCmd string // sent to the view when the prompt is left with esc
 	confirm   *common.ConfirmMsg
 	notice    string
 	noticeErr bool
@@ -220,7 +221,7 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.confirm = &msg
 		return m, nil
 	case common.PromptMsg:
-		m.mode, m.promptCmd = inputPrompt, msg.Command
+		m.mode, m.promptCmd, m.cancelCmd = inputPrompt, msg.Command, msg.CancelCommand
 		m.input.Prompt = msg.Prompt
 		m.input.SetValue(msg.Initial)
 		return m, nil
@@ -292,7 +293,7 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, c.Yes
 		case key.Matches(k, km.No):
 			m.confirm = nil
-			return m, m.setNotice("cancelled", false)
+			return m, tea.Batch(c.No, m.setNotice("cancelled", false))
 		}
 		return m, nil
 	}
@@ -357,8 +358,11 @@ func (m Model) inputKey(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "esc":
 		mode := m.mode
 		m.mode = inputNone
-		if mode == inputFilter {
+		switch {
+		case mode == inputFilter:
 			return m, m.setFilter("")
+		case mode == inputPrompt && m.cancelCmd != "":
+			return m, m.toActive(common.CommandMsg{Name: m.cancelCmd})
 		}
 		return m, nil
 	case "enter":

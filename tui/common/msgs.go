@@ -23,10 +23,11 @@ type NoticeMsg struct {
 }
 
 // ConfirmMsg asks the root to ask the user a yes/no question; Yes runs only
-// if the user answers y.
+// if the user answers y, No (optional) if not.
 type ConfirmMsg struct {
 	Prompt string
 	Yes    tea.Cmd
+	No     tea.Cmd
 }
 
 // FilterMsg sets the filter of the active view ("" clears it).
@@ -37,8 +38,9 @@ type FilterMsg struct{ Text string }
 type CommandMsg struct{ Name, Arg string }
 
 // PromptMsg asks the root to read a line of text; on enter, the root sends
-// CommandMsg{Name: Command, Arg: text} to the active view.
-type PromptMsg struct{ Prompt, Initial, Command string }
+// CommandMsg{Name: Command, Arg: text} to the active view, on esc
+// CommandMsg{Name: CancelCommand} if it is set.
+type PromptMsg struct{ Prompt, Initial, Command, CancelCommand string }
 
 // ChangesMsg carries watch notifications to the views.
 type ChangesMsg struct{ Changes []inspect.Change }

@@ -104,3 +104,24 @@ func TestControlCharactersShown(t *testing.T) {
 		t.Errorf("lines = %q, want the tab and carriage return visible", got)
 	}
 }
+
+// TestEditorNewline: the newline an editor adds at the end is dropped when
+// the data had none; one the user typed (an empty last line) is kept.
+func TestEditorNewline(t *testing.T) {
+	tests := []struct {
+		before, after, want string
+		dropped             bool
+	}{
+		{"5432", "5432\n", "5432", true},
+		{"5432", "5433\n", "5433", true},
+		{"5432", "5433\n\n", "5433\n", true},
+		{"a\n", "b\n", "b\n", false},
+		{"5432", "5433", "5433", false},
+	}
+	for _, tc := range tests {
+		got, dropped := editorNewline([]byte(tc.before), []byte(tc.after))
+		if string(got) != tc.want || dropped != tc.dropped {
+			t.Errorf("editorNewline(%q, %q) = %q, %v; want %q, %v", tc.before, tc.after, got, dropped, tc.want, tc.dropped)
+		}
+	}
+}

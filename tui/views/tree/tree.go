@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,7 +58,7 @@ type Source interface {
 	SetData(ctx context.Context, path string, data []byte, version int32) error
 	Create(ctx context.Context, path string, data []byte, mode inspect.CreateMode) (string, error)
 	SetACL(ctx context.Context, path string, acl []zk.ACL, aversion int32) error
-	CountTree(ctx context.Context, path string) (int, error)
+	PlanDelete(ctx context.Context, path string) (inspect.DeletePlan, error)
 	DeleteTree(ctx context.Context, path string) (int, error)
 	Writable() bool
 }
@@ -83,22 +84,24 @@ type WrittenMsg struct {
 	// Done, when set, replaces "OP PATH: done" in the notice; Why, when
 	// set, replaces "OP PATH failed: ERR".
 	Done, Why string
+	// Kept is the file holding an edit that was not written.
+	Kept string
 }
 
-// countedMsg is the size of a subtree about to be deleted.
-type countedMsg struct {
-	Path    string
-	Version int32
-	Count   int
-	Err     error
+// plannedMsg is what deleting a node would remove (inspect.PlanDelete).
+type plannedMsg struct {
+	Plan inspect.DeletePlan
+	Err  error
 }
 
 // editedMsg is the editor's result: the file's content after it exited.
+// File is the edited copy, kept until the write succeeds.
 type editedMsg struct {
 	Path    string
 	Version int32
 	Before  []byte
 	After   []byte
+	File    string
 	Err     error
 }
 
@@ -136,6 +139,19 @@ type Model struct {
 	focus    int // 0 list, 1 detail
 
 	snap *inspect.Snapshot // for the ephemeral owner's endpoint
+
+	// deleting is the delete waiting for the user to type its path or
+	// count; its warnings head the node pane meanwhile.
+	deleting *pendingDelete
+	// kept maps a node to the file holding the user's edit of it that was
+	// not written (shown with the node until the inspector exits).
+	kept map[string]string
+}
+
+// pendingDelete is a checked delete and what it would break.
+type pendingDelete struct {
+	plan  inspect.DeletePlan
+	roles []string
 }
 
 // New returns a Tree view reading from src (nil for a view fed only by
@@ -226,6 +242,13 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case common.CommandMsg:
 		return m.command(msg.Name, msg.Arg)
 	case WrittenMsg:
+		if msg.Kept != "" {
+			if m.kept == nil {
+				m.kept = map[string]string{}
+			}
+			m.kept[msg.Path] = msg.Kept
+			m.rebuildDetail()
+		}
 		if msg.Err != nil {
 			text := cmp.Or(msg.Why, fmt.Sprintf("%s %s failed: %s", msg.Op, msg.Path, writeErrText(msg.Err)))
 			return m, tea.Batch(notice(text, true), m.fetchNode(m.nodePath))
@@ -235,8 +258,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			done = fmt.Sprintf("%s %s: done", msg.Op, msg.Path)
 		}
 		return m, tea.Batch(notice(done, false), m.fetchChildren(m.dir), m.fetchNode(m.nodePath))
-	case countedMsg:
-		return m, m.confirmDelete(msg)
+	case plannedMsg:
+		return m.confirmDelete(msg)
 	case editedMsg:
 		return m, m.confirmEdit(msg)
 	case tea.KeyPressMsg:
@@ -319,6 +342,12 @@ func (m Model) command(name, arg string) (Model, tea.Cmd) {
 		return m, m.confirmSetData(arg)
 	case "delete", "rm", "deleteall", "rmr":
 		return m, m.askDelete()
+	case cmdConfirmDelete:
+		return m.typedDelete(arg)
+	case cmdCancelDelete:
+		m.deleting = nil
+		m.rebuildDetail()
+		return m, notice("not deleted", false)
 	case "create":
 		return m, m.confirmCreate(arg)
 	case "setacl":
@@ -627,6 +656,16 @@ func (m *Model) rebuildDetail() {
 		}
 		lines = m.nodeLines(w)
 	}
+	if d := m.deleting; d != nil {
+		banner := []string{s.Bad.Render(fmt.Sprintf("about to delete %s: %s", d.plan.Path, common.Plural(d.plan.Count, "node", "nodes")))}
+		for _, r := range d.roles {
+			banner = append(banner, strings.Split(s.Bad.Render(ansi.Wrap("! "+r, w, " ")), "\n")...)
+		}
+		if d.plan.Unsure != "" {
+			banner = append(banner, s.Warn.Render(d.plan.Unsure))
+		}
+		lines = append(append(banner, ""), lines...)
+	}
 	m.detail.SetLines(lines)
 }
 
@@ -636,6 +675,9 @@ func (m Model) nodeLines(w int) []string {
 	s := m.Styles
 	lines := []string{s.Title.Render(n.Path)}
 	add := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
+	if f, ok := m.kept[n.Path]; ok {
+		lines = append(lines, strings.Split(s.Warn.Render(ansi.Wrap("your edit that was not written is kept in "+f+" (e edits the node's data as it is now)", w, " /")), "\n")...)
+	}
 	kind := "persistent"
 	if st.EphemeralOwner != 0 {
 		kind = "ephemeral"
@@ -731,55 +773,84 @@ var (
 	keyACL    = key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "set ACL"))
 )
 
-// askDelete counts the nodes under the node under the cursor, then asks
-// (countedMsg) to delete them all.
+// The commands the delete prompt answers with. Their names hold a space,
+// which a name typed after ":" never does (the first word is the name).
+const (
+	cmdConfirmDelete = "delete confirmed"
+	cmdCancelDelete  = "delete cancelled"
+)
+
+// askDelete checks what deleting the node under the cursor would remove
+// and whether this session may (plannedMsg).
 func (m Model) askDelete() tea.Cmd {
 	if cmd := m.refuseWrite(); cmd != nil {
 		return cmd
 	}
-	p, version := m.nodePath, int32(-1)
-	if m.node != nil && m.node.Path == p {
-		version = m.node.Stat.Version
-	}
+	p := m.nodePath
 	src, ctx := m.src, m.ctx
-	return tea.Batch(notice("counting the nodes under "+p+"…", false), func() tea.Msg {
+	return tea.Batch(notice("checking what deleting "+p+" would remove…", false), func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, treeTimeout)
 		defer cancel()
-		n, err := src.CountTree(ctx, p)
-		return countedMsg{Path: p, Version: version, Count: n, Err: err}
+		plan, err := src.PlanDelete(ctx, p)
+		return plannedMsg{Plan: plan, Err: err}
 	})
 }
 
-// confirmDelete asks to delete a counted subtree: a single node with its
-// version checked, a larger subtree whole.
-func (m Model) confirmDelete(c countedMsg) tea.Cmd {
-	if c.Err != nil {
-		return notice(fmt.Sprintf("delete %s: %s", c.Path, writeErrText(c.Err)), true)
+// confirmDelete asks the user to type the node's path or the number of
+// nodes to delete: no single key (y is also copy-path) deletes anything.
+// What the node is to the recipes on it (a live holder, a leader, a
+// lease) heads the node pane meanwhile.
+func (m Model) confirmDelete(msg plannedMsg) (Model, tea.Cmd) {
+	c := msg.Plan
+	switch {
+	case msg.Err != nil:
+		return m, notice(fmt.Sprintf("delete %s: %s", c.Path, writeErrText(msg.Err)), true)
+	case c.Refused != "":
+		return m, notice(fmt.Sprintf("not deleted: %s: %s", c.Path, c.Refused), true)
+	}
+	m.deleting = &pendingDelete{plan: c, roles: m.snap.RolesAt(c.Path)}
+	m.rebuildDetail()
+	what := fmt.Sprintf("delete %s (version %d, no children)", c.Path, c.Version)
+	if c.Count > 1 {
+		what = fmt.Sprintf("delete %s and everything under it: %s nodes", c.Path, common.Count(int64(c.Count)))
+	}
+	if n := len(m.deleting.roles); n > 0 {
+		what += fmt.Sprintf(" (%s in use: see above)", common.Plural(n, "node", "nodes"))
+	}
+	prompt := fmt.Sprintf("%s? type %d or the path, enter deletes, esc cancels: ", what, c.Count)
+	return m, func() tea.Msg {
+		return common.PromptMsg{Prompt: prompt, Command: cmdConfirmDelete, CancelCommand: cmdCancelDelete}
+	}
+}
+
+// typedDelete deletes the pending node if the user typed its path or count.
+func (m Model) typedDelete(typed string) (Model, tea.Cmd) {
+	d := m.deleting
+	m.deleting = nil
+	m.rebuildDetail()
+	if d == nil {
+		return m, notice("nothing to delete: press d on a node first", true)
+	}
+	c := d.plan
+	typed = strings.TrimSpace(typed)
+	count := strconv.Itoa(c.Count)
+	if typed != c.Path && typed != count && typed != common.Count(int64(c.Count)) {
+		return m, notice(fmt.Sprintf("not deleted: %q is neither %s nor %s", typed, count, c.Path), true)
 	}
 	src, ctx := m.src, m.ctx
-	if c.Count <= 1 {
-		return func() tea.Msg {
-			return common.ConfirmMsg{
-				Prompt: fmt.Sprintf("delete %s (version %d, no children)? y/N", c.Path, c.Version),
-				Yes: func() tea.Msg {
-					ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-					defer cancel()
-					return WrittenMsg{Op: "delete", Path: c.Path, Err: src.Delete(ctx, c.Path, c.Version), Done: "deleted " + c.Path}
-				},
-			}
+	if c.Count == 1 {
+		return m, func() tea.Msg {
+			ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+			defer cancel()
+			return WrittenMsg{Op: "delete", Path: c.Path, Err: src.Delete(ctx, c.Path, c.Version), Done: "deleted " + c.Path}
 		}
 	}
-	return func() tea.Msg {
-		return common.ConfirmMsg{
-			Prompt: fmt.Sprintf("delete %s and everything under it: %s nodes? y/N", c.Path, common.Count(int64(c.Count))),
-			Yes: func() tea.Msg {
-				ctx, cancel := context.WithTimeout(ctx, treeTimeout)
-				defer cancel()
-				n, err := src.DeleteTree(ctx, c.Path)
-				return WrittenMsg{Op: "delete", Path: c.Path, Err: err,
-					Done: fmt.Sprintf("deleted %s: %s nodes", c.Path, common.Count(int64(n)))}
-			},
-		}
+	return m, func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, treeTimeout)
+		defer cancel()
+		n, err := src.DeleteTree(ctx, c.Path)
+		return WrittenMsg{Op: "delete", Path: c.Path, Err: err,
+			Done: fmt.Sprintf("deleted %s: %s nodes", c.Path, common.Count(int64(n)))}
 	}
 }
 
@@ -818,37 +889,68 @@ func (m Model) edit() tea.Cmd {
 	// Through the shell, so that EDITOR may carry arguments ("code -w").
 	c := exec.Command("sh", "-c", editor+` "$1"`, "sh", name)
 	return tea.ExecProcess(c, func(err error) tea.Msg {
-		defer os.Remove(name)
 		if err != nil {
+			os.Remove(name)
 			return editedMsg{Path: p, Err: fmt.Errorf("the editor (%s) failed: %w", editor, err)}
 		}
 		after, err := os.ReadFile(name)
-		return editedMsg{Path: p, Version: version, Before: before, After: after, Err: err}
+		if err != nil {
+			os.Remove(name)
+		}
+		return editedMsg{Path: p, Version: version, Before: before, After: after, File: name, Err: err}
 	})
 }
 
+// editorNewline drops the one newline an editor adds at the end of a file
+// (vi and nano always end the last line) when the data had none: saving
+// 5432 unchanged must not write "5432\n". A newline the user typed is
+// kept: they typed an empty last line, of which one newline stays.
+func editorNewline(before, after []byte) ([]byte, bool) {
+	if bytes.HasSuffix(before, []byte("\n")) || !bytes.HasSuffix(after, []byte("\n")) {
+		return after, false
+	}
+	return after[:len(after)-1], true
+}
+
 // confirmEdit asks to write the edited data, if it changed, with the
-// version read before editing: a node changed meanwhile is refused.
+// version read before editing: a node changed meanwhile is refused, and
+// the edited copy is kept (its path shown, as kubectl edit does) whenever
+// it was not written.
 func (m Model) confirmEdit(e editedMsg) tea.Cmd {
-	switch {
-	case e.Err != nil:
+	if e.Err != nil {
 		return notice("edit "+e.Path+": "+plainErr(e.Err), true)
-	case bytes.Equal(e.Before, e.After):
+	}
+	after, dropped := editorNewline(e.Before, e.After)
+	if bytes.Equal(e.Before, after) {
+		os.Remove(e.File)
 		return notice("no change to "+e.Path+": nothing written", false)
 	}
 	src, ctx := m.src, m.ctx
+	prompt := fmt.Sprintf("set data of %s (if still version %d): %s -> %s", e.Path, e.Version,
+		common.Bytes(int64(len(e.Before))), common.Bytes(int64(len(after))))
+	if dropped {
+		prompt += " (the newline the editor added at the end dropped)"
+	}
 	return func() tea.Msg {
 		return common.ConfirmMsg{
-			Prompt: fmt.Sprintf("set data of %s (if still version %d): %s -> %s? y/N", e.Path, e.Version,
-				common.Bytes(int64(len(e.Before))), common.Bytes(int64(len(e.After)))),
+			Prompt: prompt + "? y/N",
 			Yes: func() tea.Msg {
 				ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 				defer cancel()
-				w := WrittenMsg{Op: "set data of", Path: e.Path, Err: src.SetData(ctx, e.Path, e.After, e.Version), Done: "wrote " + e.Path}
-				if errors.Is(w.Err, zk.ErrBadVersion) {
-					w.Why = fmt.Sprintf("not written: %s changed since it was opened (version %d is stale); e edits the new data", e.Path, e.Version)
+				w := WrittenMsg{Op: "set data of", Path: e.Path, Err: src.SetData(ctx, e.Path, after, e.Version), Done: "wrote " + e.Path}
+				switch {
+				case w.Err == nil:
+					os.Remove(e.File)
+				case errors.Is(w.Err, zk.ErrBadVersion):
+					w.Why, w.Kept = fmt.Sprintf("not written, %s changed since it was opened: your edit is kept in %s", e.Path, e.File), e.File
+				default:
+					w.Why, w.Kept = fmt.Sprintf("set data of %s failed: %s; your edit is kept in %s", e.Path, writeErrText(w.Err), e.File), e.File
 				}
 				return w
+			},
+			No: func() tea.Msg {
+				os.Remove(e.File)
+				return nil
 			},
 		}
 	}
