@@ -99,11 +99,13 @@ type Inspector struct {
 	sess   *recipes.Session
 	closed bool
 
-	watchMu      sync.Mutex
-	dataWatched  map[string]bool // absolute paths with a data/exists watch armed
-	childWatched map[string]bool // absolute paths with a child watch armed
-	pending      map[string]ChangeKind
-	notify       chan struct{} // 1 slot: "pending is not empty"
+	watchMu  sync.Mutex
+	followed []followed // paths re-checked each snapshot, newest first (follow.go)
+	// markerArmed is the connection whose session holds the inspector
+	// marker's watch (nil: to be armed).
+	markerArmed *zk.Conn
+	pending     map[string]ChangeKind
+	notify      chan struct{} // 1 slot: "pending is not empty"
 
 	// needWatches is set while a view shows watches (SetNeedWatches).
 	needWatches atomic.Bool
@@ -142,20 +144,20 @@ func Open(ctx context.Context, opts Options) (*Inspector, error) {
 	}
 	opts.Chroot = strings.TrimSuffix(opts.Chroot, "/")
 	in := &Inspector{
-		opts:         opts,
-		dataWatched:  map[string]bool{},
-		childWatched: map[string]bool{},
-		pending:      map[string]ChangeKind{},
-		notify:       make(chan struct{}, 1),
+		opts:    opts,
+		pending: map[string]ChangeKind{},
+		notify:  make(chan struct{}, 1),
 	}
 	in.watches = make([]watchPoll, len(opts.Servers))
 	for i := range in.watches {
 		in.watches[i].count = -1
 	}
 	in.lowest, in.backoff = map[string]float64{}, 1
-	if _, err := in.session(ctx); err != nil {
+	c, err := in.conn(ctx)
+	if err != nil {
 		return nil, err
 	}
+	in.markSession(ctx, c)
 	in.poller = newPoller(opts.Servers, opts.AdminURLs, opts.TLS, in.pollTimeout())
 	return in, nil
 }
@@ -185,7 +187,6 @@ func (in *Inspector) session(ctx context.Context) (*recipes.Session, error) {
 		select {
 		case <-in.sess.Done():
 			in.sess = nil
-			in.forgetWatches()
 		default:
 			return in.sess, nil
 		}
@@ -321,59 +322,17 @@ func wrapErr(op, p string, err error) error {
 	return fmt.Errorf("inspect: %s %s: %w", op, p, err)
 }
 
-// onEvent records watch notifications; called by go-zookeeper's receive
-// loop, so it only updates maps.
+// onEvent notes that the inspector marker's watch fired (someone created
+// or deleted the marker node), so that the next snapshot arms it again;
+// called by go-zookeeper's receive loop, so it only updates a field. The
+// inspector sets no other watch (follow.go).
 func (in *Inspector) onEvent(ev zk.Event) {
-	var kind ChangeKind
-	switch ev.Type {
-	case zk.EventNodeDataChanged:
-		kind = ChangedData
-	case zk.EventNodeChildrenChanged:
-		kind = ChangedChildren
-	case zk.EventNodeDeleted:
-		kind = ChangedDeleted
-	case zk.EventNodeCreated:
-		kind = ChangedCreated
-	case zk.EventSession:
-		if ev.State == zk.StateExpired {
-			in.watchMu.Lock()
-			in.forgetWatchesLocked()
-			in.watchMu.Unlock()
-		}
-		return
-	default:
-		return
-	}
-	rel, ok := in.rel(ev.Path)
-	if !ok {
+	if ev.Type == zk.EventSession || !isMarker(ev.Path) {
 		return
 	}
 	in.watchMu.Lock()
-	if kind == ChangedChildren {
-		delete(in.childWatched, ev.Path)
-	} else {
-		delete(in.dataWatched, ev.Path)
-		if kind == ChangedDeleted {
-			delete(in.childWatched, ev.Path)
-		}
-	}
-	in.pending[rel] |= kind
+	in.markerArmed = nil
 	in.watchMu.Unlock()
-	select {
-	case in.notify <- struct{}{}:
-	default: // already signalled; TakeChanges will see this one too
-	}
-}
-
-func (in *Inspector) forgetWatches() {
-	in.watchMu.Lock()
-	defer in.watchMu.Unlock()
-	in.forgetWatchesLocked()
-}
-
-func (in *Inspector) forgetWatchesLocked() {
-	clear(in.dataWatched)
-	clear(in.childWatched)
 }
 
 // Changes is signalled when watch notifications are waiting in TakeChanges.
@@ -392,20 +351,4 @@ func (in *Inspector) TakeChanges() []Change {
 	clear(in.pending)
 	sortChanges(out)
 	return out
-}
-
-// arm reports whether a watch of the given kind should be set on p now,
-// and marks it set. undo un-marks it when the request fails.
-func (in *Inspector) arm(set map[string]bool, p string) (arm bool, undo func()) {
-	in.watchMu.Lock()
-	defer in.watchMu.Unlock()
-	if set[p] {
-		return false, func() {}
-	}
-	set[p] = true
-	return true, func() {
-		in.watchMu.Lock()
-		delete(set, p)
-		in.watchMu.Unlock()
-	}
 }

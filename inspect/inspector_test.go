@@ -243,8 +243,8 @@ func TestTree(t *testing.T) {
 		t.Errorf("binary node: %v %v", n.Data, err)
 	}
 
-	// Watches: a data change of a node read, a child added to a listed
-	// directory.
+	// Changes (found by the snapshots' checks, no watch set): a data
+	// change of a node read, a child added to a listed directory.
 	if _, err := in.Node(ctx, "/app/text"); err != nil {
 		t.Fatal(err)
 	}
@@ -255,6 +255,7 @@ func TestTree(t *testing.T) {
 	want := map[string]ChangeKind{"/app/text": ChangedData, "/app": ChangedChildren}
 	got := map[string]ChangeKind{}
 	for len(got) < len(want) {
+		in.Snapshot(ctx)
 		select {
 		case <-in.Changes():
 			for _, c := range in.TakeChanges() {

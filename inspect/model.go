@@ -80,10 +80,13 @@ type Cluster struct {
 	// next one): views say "confirming…", not "unknown".
 	WatchesPending bool
 	Capabilities   []Capability
-	// Self is the inspector's own session (0 when unknown). Its watches are
-	// not counted in lock chains: looking at a node must not change what
-	// the chain says about it.
+	// Self is the inspector's own session (0 when unknown).
 	Self int64
+	// Inspectors are the zkherd inspector sessions seen (Self and those
+	// holding the InspectorMarker watch), sorted. Their watches are
+	// removed from Watches: looking at a node must not change what a
+	// chain says about it.
+	Inspectors []int64
 }
 
 // ChildWatches is ZooKeeper's blind spot: watches counted by mntr but never
@@ -180,6 +183,9 @@ type Session struct {
 	Timeout    time.Duration
 	Ephemerals []string // sorted
 	Watches    []string // paths with a data watch, sorted
+	// Inspector: this session is a zkherd inspector (Cluster.Inspectors),
+	// not a client of the ensemble.
+	Inspector bool
 }
 
 // PathWatch is one path and the sessions holding a data watch on it.

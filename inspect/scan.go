@@ -151,6 +151,7 @@ func (in *Inspector) snapshot(ctx context.Context, early bool) *Snapshot {
 	}
 	snap := &Snapshot{At: now, Cluster: mergePolls(now, polls)}
 	snap.Cluster.Self = in.SessionID()
+	dropInspectors(&snap.Cluster)
 	snap.Cluster.WatchesNote = strings.Join(notes, "; ")
 	snap.Cluster.WatchesPending = snap.Cluster.WatchesUnknown && watchesPending
 	if snap.Cluster.WatchesPending {
@@ -186,6 +187,8 @@ func (in *Inspector) snapshot(ctx context.Context, early bool) *Snapshot {
 		snap.Notices = append(snap.Notices, "no session: "+err.Error())
 		return snap
 	}
+	in.markSession(ctx, c)
+	snap.Cost.Stats += in.checkFollowed(ctx, c)
 	in.scanTree(ctx, c, snap)
 	return snap
 }

@@ -65,13 +65,10 @@ type Children struct {
 	Path  string
 	Names []string // sorted
 	Stat  Stat
-	// Watched is true when a child watch is armed on Path: a Change will
-	// say when the listing is stale.
-	Watched bool
 }
 
-// Children lists path's children once, sorted, and arms a child watch on
-// it if none is armed. Large listings are returned whole: page them in the
+// Children lists path's children once, sorted, and follows the path: a
+// Change says when the listing is stale (follow.go; no watch is set). Large listings are returned whole: page them in the
 // caller, never re-fetch per frame. An ACL that denies reading the list
 // gives ErrNoAccess.
 func (in *Inspector) Children(ctx context.Context, p string) (Children, error) {
@@ -84,23 +81,16 @@ func (in *Inspector) Children(ctx context.Context, p string) (Children, error) {
 		names []string
 		stat  *zk.Stat
 	}
-	arm, undo := in.arm(in.childWatched, abs)
 	r, err := call(ctx, func() (res, error) {
-		if arm {
-			names, stat, _, err := c.ChildrenW(abs)
-			return res{names, stat}, err
-		}
 		names, stat, err := c.Children(abs)
 		return res{names, stat}, err
 	})
 	if err != nil {
-		if arm {
-			undo()
-		}
 		return Children{}, wrapErr("list", p, err)
 	}
+	in.follow(abs, r.stat, false, true)
 	slices.Sort(r.names)
-	return Children{Path: p, Names: r.names, Stat: statFrom(r.stat), Watched: true}, nil
+	return Children{Path: p, Names: r.names, Stat: statFrom(r.stat)}, nil
 }
 
 // Node is one znode's stat, data and ACL.
@@ -115,9 +105,9 @@ type Node struct {
 	ACLErr   string // why the ACL could not be read
 }
 
-// Node reads path's stat, data and ACL, and arms a data watch on it if none
-// is armed (an exists watch when the data cannot be read), so that a Change
-// reports the next modification or deletion.
+// Node reads path's stat, data and ACL, and follows the path, so that a
+// Change reports its next modification or deletion (follow.go; no watch
+// is set).
 func (in *Inspector) Node(ctx context.Context, p string) (Node, error) {
 	c, err := in.conn(ctx)
 	if err != nil {
@@ -129,12 +119,7 @@ func (in *Inspector) Node(ctx context.Context, p string) (Node, error) {
 		data []byte
 		stat *zk.Stat
 	}
-	arm, undo := in.arm(in.dataWatched, abs)
 	r, err := call(ctx, func() (res, error) {
-		if arm {
-			data, stat, _, err := c.GetW(abs)
-			return res{data, stat}, err
-		}
 		data, stat, err := c.Get(abs)
 		return res{data, stat}, err
 	})
@@ -142,31 +127,19 @@ func (in *Inspector) Node(ctx context.Context, p string) (Node, error) {
 	case errors.Is(err, zk.ErrNoAuth):
 		n.NoAccess = true
 		r, err = call(ctx, func() (res, error) {
-			var stat *zk.Stat
-			var ok bool
-			var err error
-			if arm {
-				ok, stat, _, err = c.ExistsW(abs)
-			} else {
-				ok, stat, err = c.Exists(abs)
-			}
+			ok, stat, err := c.Exists(abs)
 			if err == nil && !ok {
 				err = zk.ErrNoNode
 			}
 			return res{nil, stat}, err
 		})
 		if err != nil {
-			if arm {
-				undo()
-			}
 			return Node{}, wrapErr("stat", p, err)
 		}
 	case err != nil:
-		if arm {
-			undo()
-		}
 		return Node{}, wrapErr("read", p, err)
 	}
+	in.follow(abs, r.stat, true, false)
 	n.Stat, n.Data = statFrom(r.stat), r.data
 	acl, err := call(ctx, func() ([]zk.ACL, error) {
 		acl, _, err := c.GetACL(abs)

@@ -188,6 +188,8 @@ func (r sessionRows) sessionRow(i int) []string {
 		endpoint, member = r.styles.Warn.Render("not connected"), "-"
 	case s.ID == r.snap.Cluster.Self:
 		endpoint = "this inspector"
+	case s.Inspector:
+		endpoint += " (zkherd inspector)"
 	}
 	lat := "-"
 	if s.Member != "" {
