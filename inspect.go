@@ -3,23 +3,40 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/exporter"
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/tui"
 )
 
+// headlessOptions are the flags of `zkherd inspect --headless`.
+type headlessOptions struct {
+	headless    bool
+	metricsAddr string
+	maxPaths    int
+}
+
 func newInspectCmd(g *globalOptions) *cobra.Command {
 	o := tui.InspectOptions{}
+	h := headlessOptions{}
 	cmd := newCommand("inspect", "Live terminal view of an ensemble: tree, locks, queues, sessions, servers", "inspect", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
-		return runInspect(cmd.Context(), g, &o)
+		if err := h.check(); err != nil {
+			return err
+		}
+		return runInspect(cmd.Context(), g, &o, h, cmd.ErrOrStderr())
 	})
+	cmd.Flags().BoolVar(&h.headless, "headless", false, "no terminal: run as a Prometheus exporter on --metrics-addr until stopped")
+	cmd.Flags().StringVar(&h.metricsAddr, "metrics-addr", "", "with --headless: serve Prometheus metrics (locks, queues, members) on HOST:PORT/metrics")
+	cmd.Flags().IntVar(&h.maxPaths, "metrics-max-paths", exporter.DefaultMaxPaths, "with --headless: at most this many lock and queue paths as label values each; the rest are summed under path=\"(other)\"")
 	cmd.Flags().BoolVar(&o.AllowWrites, "allow-writes", false, "allow creating, editing and deleting nodes and setting ACLs (each asks for confirmation)")
 	cmd.Flags().BoolVar(&o.NoColor, "no-color", false, "no colours (NO_COLOR in the environment does the same)")
 	cmd.Flags().DurationVar(&o.PollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy)")
@@ -29,8 +46,21 @@ func newInspectCmd(g *globalOptions) *cobra.Command {
 	return cmd
 }
 
+// check refuses headless flags that do not go together.
+func (h headlessOptions) check() error {
+	switch {
+	case h.headless && h.metricsAddr == "":
+		return usageErr("--headless needs --metrics-addr HOST:PORT: the exporter's only output is its metrics endpoint")
+	case !h.headless && h.metricsAddr != "":
+		return usageErr("--metrics-addr serves the inspector's metrics without a terminal: add --headless")
+	case h.maxPaths < 1:
+		return usageErr("--metrics-max-paths %d: must be at least 1", h.maxPaths)
+	}
+	return nil
+}
+
 // runInspect runs the inspector with o, its own flags, and the shared ones.
-func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions) error {
+func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions, h headlessOptions, stderr io.Writer) error {
 	if err := g.checkAuth(); err != nil {
 		return err
 	}
@@ -61,7 +91,11 @@ func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions) er
 		connect = ens.ConnectString()
 	}
 	o.ConnectString, o.SessionTimeout, o.ConnectTimeout, o.Auth, o.TLS = connect, g.sessionTimeout, g.connectTimeout, g.auth, g.tlsCfg
-	err = tui.RunInspect(ctx, *o)
+	if h.headless {
+		err = runHeadless(ctx, o, h, stderr)
+	} else {
+		err = tui.RunInspect(ctx, *o)
+	}
 	switch {
 	case err == nil || ctx.Err() != nil:
 		return nil
@@ -69,4 +103,20 @@ func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions) er
 		return g.connectErr(connect, err)
 	}
 	return usageErr("%v", err)
+}
+
+// runHeadless runs the inspector as an exporter with the options the
+// terminal inspector would have used.
+func runHeadless(ctx context.Context, o *tui.InspectOptions, h headlessOptions, stderr io.Writer) error {
+	cs, err := connstr.Parse(o.ConnectString)
+	if err != nil {
+		return err
+	}
+	return exporter.ServeInspector(ctx, exporter.HeadlessOptions{
+		Inspect: inspect.Options{
+			Servers: cs.Servers, Chroot: cs.Chroot, SessionTimeout: o.SessionTimeout, Auth: o.Auth, TLS: o.TLS,
+			PollInterval: o.PollInterval, ScanRoots: o.ScanRoots, NoWatches: o.NoWatches, WatchBudget: o.WatchBudget,
+		},
+		ConnectTimeout: o.ConnectTimeout, Addr: h.metricsAddr, MaxPaths: h.maxPaths, Log: stderr,
+	})
 }

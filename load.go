@@ -2,15 +2,19 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/distrib"
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/exporter"
 	"github.com/zkherd/zkherd/internal/buildinfo"
 	"github.com/zkherd/zkherd/internal/pkgerr"
+	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
 	"github.com/zkherd/zkherd/tui"
@@ -23,6 +27,10 @@ type loadOptions struct {
 	noTUI        bool
 	serverConfig string // --server-config (ensemble.ParseServerConfig)
 	timeoutSet   bool
+
+	metricsAddr   string        // --metrics-addr: serve Prometheus metrics there
+	metricsLinger time.Duration // how long the endpoint outlives the run
+	stream        string        // --stream FILE or -: JSON lines while the run goes
 }
 
 func newLoadCmd(g *globalOptions) *cobra.Command {
@@ -51,6 +59,9 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 	f.StringVar(&q.Join, "join", "", "join the distributed run with this id, started elsewhere with --processes; needs --server")
 	f.DurationVar(&q.JoinTimeout, "join-timeout", distrib.DefaultJoinTimeout, "how long the processes of a distributed run wait for each other")
 	f.StringVar(&q.Sweep, "sweep", "", "run the scenario at each of these client counts (such as 100,500,1000,2000) and fit a scale model")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the run (ramp-up, window, drain) on HOST:PORT/metrics")
+	f.DurationVar(&o.metricsLinger, "metrics-linger", defaultMetricsLinger, "with --metrics-addr: keep serving this long after the run, so the last scrape sees the final counts")
+	f.StringVar(&o.stream, "stream", "", "write the run's figures as one JSON object per second to FILE (- for stdout; the summary then goes to stderr)")
 	return cmd
 }
 
@@ -99,8 +110,73 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer, dashboa
 	return r, nil
 }
 
+// defaultMetricsLinger outlives a scrape interval of 15 s, Prometheus's
+// usual, by a few seconds.
+const defaultMetricsLinger = 20 * time.Second
+
 // runLoad runs zkherd load; see its --help.
-func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stderr io.Writer) error {
+func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stderr io.Writer) (err error) {
+	if o.metricsLinger < 0 {
+		return usageErr("--metrics-linger %v: must be 0 or more", o.metricsLinger)
+	}
+	var taps []loadrun.Sink
+	if o.stream != "" {
+		w := io.Writer(nil)
+		if o.stream == "-" {
+			w, stdout = stdout, stderr // stdout is the stream's alone
+		} else {
+			f, ferr := os.Create(o.stream)
+			if ferr != nil {
+				return usageErr("--stream %s: %v", o.stream, pkgerr.Reason(ferr))
+			}
+			w = f
+		}
+		s := loadrun.NewStreamSink(w)
+		if f, ok := w.(*os.File); ok && o.stream != "-" {
+			defer func() {
+				if cerr := f.Close(); cerr != nil && err == nil {
+					err = usageErr("--stream %s: %v", o.stream, cerr)
+				}
+				if err != nil && s.Lines() == 0 {
+					os.Remove(o.stream) // bad input: nothing ran, nothing left behind
+				}
+			}()
+		}
+		taps = append(taps, s)
+		defer func() {
+			if serr := s.Err(); serr != nil {
+				fmt.Fprintf(stderr, "zkherd: %s; the stream stopped there\n", usermsg.Clean(serr.Error()))
+			}
+		}()
+	}
+	if o.metricsAddr != "" {
+		var process string
+		if m, merr := o.req.Mode(); merr == nil && (m == loadrun.ModeStart || m == loadrun.ModeJoin) {
+			host, _ := os.Hostname()
+			process = fmt.Sprintf("%s:%d", host, os.Getpid())
+		}
+		ep, l, lerr := exporter.ServeLoad(o.metricsAddr, process)
+		if lerr != nil {
+			return lerr
+		}
+		fmt.Fprintf(stderr, "serving the run's metrics on http://%s/metrics\n", ep.Addr())
+		taps = append(taps, l)
+		defer func() {
+			linger := o.metricsLinger
+			if !l.Started() {
+				linger = 0 // nothing ran: nothing for a last scrape to see
+			} else if linger > 0 {
+				fmt.Fprintf(stderr, "metrics stay on http://%s/metrics for %v (--metrics-linger; Ctrl-C to stop now)\n", ep.Addr(), linger)
+			}
+			_ = ep.Close(ctx, linger)
+		}()
+	}
 	return loadrun.Do(ctx, &o.req, func() (scenarios.Overrides, error) { return o.overrides(g) },
-		func(dashboard bool) (*loadrun.Runner, error) { return o.runner(g, stdout, stderr, dashboard) })
+		func(dashboard bool) (*loadrun.Runner, error) {
+			r, err := o.runner(g, stdout, stderr, dashboard && o.stream != "-")
+			if r != nil {
+				r.Taps = taps
+			}
+			return r, err
+		})
 }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/zkherd/zkherd/scenarios"
 )
 
 // maxViolationLines bounds how many violations of one kind are described;
@@ -65,6 +67,27 @@ func (c *checker) violations() []string {
 		out = append(out, c.lines[k]...)
 	}
 	return out
+}
+
+// liveCounts counts the violations so far of the checks a run of recipe
+// makes while it goes (the queue's lost and duplicate items are known
+// only at its end, so they are not here).
+func (c *checker) liveCounts(recipe scenarios.Recipe) map[string]int64 {
+	m := map[string]int64{}
+	switch {
+	case recipe.IsLock() || recipe == scenarios.RWLock:
+		m["mutual_exclusion"] = c.mutex.Load()
+		m["fencing"] = c.fencing.Load()
+		m["foreign_grants"] = c.foreignGrant.Load()
+		if recipe == scenarios.FairLock {
+			m["fifo"] = c.fifo.Load()
+		}
+	case recipe == scenarios.Semaphore:
+		m["semaphore_over_issued"] = c.overIssued.Load()
+	case recipe == scenarios.Election:
+		m["double_leader"] = c.doubleLeader.Load()
+	}
+	return m
 }
 
 // excused reports whether an overlap on lock is another client's doing.

@@ -79,6 +79,11 @@ type Options struct {
 	// milliseconds per interval; without it only the main phase is summed
 	// up.
 	ProgressPhases bool
+	// OnInterval, if set, receives every phase's closed interval (the
+	// values the run's HdrHistograms get, metrics.WithIntervalHook) once
+	// per Interval and at the end, from one goroutine; a live metrics
+	// endpoint records them. It must not block for long.
+	OnInterval func(metrics.Phase, *metrics.PhaseInterval)
 	// NewLocker replaces the recipe of lock scenarios (fair-lock, herd-lock,
 	// herd-children) with another Locker on the same path: tests plug in a
 	// deliberately broken lock to prove that the checks catch it.
@@ -313,6 +318,10 @@ type Progress struct {
 	QueueDepth int64
 	// Violations lists failed checks so far.
 	Violations []string
+	// ViolationCounts counts the violations so far of each check this run
+	// makes while it goes (by check name, such as "mutual_exclusion"); a
+	// check the run does not make has no entry (not checked is not 0).
+	ViolationCounts map[string]int64
 	// Faults lists the faults injected so far, in time order.
 	Faults []Event
 

@@ -354,7 +354,11 @@ func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
 	e.network = true
 
 	r.start = time.Now()
-	if r.rec, err = metrics.NewRecorder(r.start, metrics.WithPhases(r.work.extraPhases()...)); err != nil {
+	recOpts := []metrics.Option{metrics.WithPhases(r.work.extraPhases()...)}
+	if r.opts.OnInterval != nil {
+		recOpts = append(recOpts, metrics.WithIntervalHook(r.opts.OnInterval))
+	}
+	if r.rec, err = metrics.NewRecorder(r.start, recOpts...); err != nil {
 		return e, err
 	}
 	shards := make([]*metrics.Shard, min(r.run.Clients, 32))
@@ -1317,6 +1321,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock 
 		ErrorsByKind:      counts.ErrorsByKind,
 		QueueDepth:        r.work.depth(),
 		Violations:        r.chk.violations(),
+		ViolationCounts:   r.chk.liveCounts(r.run.Recipe),
 		Faults:            r.faultEvents(),
 	}
 	for _, ph := range append(metrics.Phases(), r.work.extraPhases()...) {

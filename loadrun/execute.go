@@ -101,7 +101,11 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 			return out
 		}
 		sink.Starting(i, run, announce(i, run))
-		res, cut, err := step(ctx, i, run, opts)
+		runOpts := opts
+		if t, ok := sink.(tee); ok {
+			runOpts.OnInterval = t.intervalHook(run.Name)
+		}
+		res, cut, err := step(ctx, i, run, runOpts)
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 				out.Partial = true

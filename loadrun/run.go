@@ -16,13 +16,26 @@ type Runner struct {
 	// Display shows the runs while they go; nil prints a progress line on
 	// Stderr.
 	Display Display
+	// Taps receive everything the display's sink does, for the whole run
+	// (ramp-up, window, drain): the metrics endpoint and the JSON stream.
+	// A tap that is an IntervalSink also gets every closed interval.
+	Taps []Sink
 }
 
+// display is the Display with the taps joined to its sink.
 func (r *Runner) display() Display {
-	if r.Display != nil {
-		return r.Display
+	d := r.Display
+	if d == nil {
+		d = lineDisplay(r.Stderr)
 	}
-	return lineDisplay(r.Stderr)
+	if len(r.Taps) == 0 {
+		return d
+	}
+	return func(ctx context.Context, plan *Plan, server string, exec func(context.Context, Sink) Outcome) Outcome {
+		return d(ctx, plan, server, func(ctx context.Context, sink Sink) Outcome {
+			return exec(ctx, tee{display: sink, taps: r.Taps})
+		})
+	}
 }
 
 // Run runs plan on the target, prints the summary, writes the report and

@@ -65,11 +65,21 @@ type Option func(*config)
 type config struct {
 	highest time.Duration
 	extra   []Phase
+	onClose func(Phase, *PhaseInterval)
 }
 
 // WithHighest sets the largest latency recorded as itself; defaults to
 // DefaultHighest. It must be at least one millisecond.
 func WithHighest(d time.Duration) Option { return func(c *config) { c.highest = d } }
+
+// WithIntervalHook calls f with every phase's interval as the recorder
+// closes it (Rotate, Finish), on the rotating goroutine and under the
+// recorder's lock: a live exporter sees the very values the HdrHistograms
+// hold, and the workers pay nothing for it. f must not keep pi's
+// histograms past its return (they go to the interval log) or block.
+func WithIntervalHook(f func(p Phase, pi *PhaseInterval)) Option {
+	return func(c *config) { c.onClose = f }
+}
 
 // WithPhases adds phases beyond the built-in ones (see Phases).
 func WithPhases(p ...Phase) Option {
@@ -85,6 +95,7 @@ type Recorder struct {
 	phases  []Phase
 	index   map[Phase]int // read-only after NewRecorder
 	start   time.Time
+	onClose func(Phase, *PhaseInterval) // WithIntervalHook; nil when none
 
 	counters counters
 
@@ -125,6 +136,7 @@ func NewRecorder(start time.Time, opts ...Option) (*Recorder, error) {
 		phases:  Phases(),
 		start:   start,
 		last:    start,
+		onClose: cfg.onClose,
 	}
 	for _, p := range cfg.extra {
 		if err := p.check(); err != nil {
@@ -216,6 +228,9 @@ func (r *Recorder) rotate(now time.Time) *Interval {
 		p := r.phases[i]
 		pi := r.closePhase(a, iv.Start, iv.End)
 		iv.Phases[p] = pi
+		if r.onClose != nil {
+			r.onClose(p, pi)
+		}
 		stats.Phases[p] = pointOf(pi)
 	}
 

@@ -18,7 +18,7 @@ import (
 
 // packages are zkherd's package names that appear as error prefixes.
 var packages = []string{
-	"cluster", "connstr", "distrib", "ensemble", "enstest", "faultproxy", "faults", "fourlw", "inspect",
+	"cluster", "connstr", "distrib", "ensemble", "enstest", "exporter", "faultproxy", "faults", "fourlw", "inspect",
 	"loadgen", "metrics", "recipes", "reliability", "report", "scalemodel", "scenarios", "subtree", "tui",
 }
 

@@ -1,0 +1,159 @@
+package exporter
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+func waiter(node string, watching ...string) inspect.LockEntry {
+	return inspect.LockEntry{Node: node, Role: inspect.RoleWaiter, Watching: watching, Age: -1}
+}
+
+func TestHerdWatchers(t *testing.T) {
+	holder := inspect.LockEntry{Node: "n0", Role: inspect.RoleHolder, Age: time.Second}
+	tests := []struct {
+		name      string
+		lock      inspect.Lock
+		want      int
+		wantKnown bool
+	}{
+		{"fair: each waiter watches its predecessor", inspect.Lock{Entries: []inspect.LockEntry{
+			holder, waiter("n1", "n0"), waiter("n2", "n1"), waiter("n3", "n2")}}, 1, true},
+		{"herd: every waiter watches the holder", inspect.Lock{Entries: []inspect.LockEntry{
+			holder, waiter("n1", "n0"), waiter("n2", "n0"), waiter("n3", "n0")}}, 3, true},
+		{"herd lock: sessions on its one node", inspect.Lock{Entries: []inspect.LockEntry{
+			{Node: "lock", Role: inspect.RoleHolder}, waiter("", "lock"), waiter("", "lock")}}, 2, true},
+		{"child watches", inspect.Lock{Entries: []inspect.LockEntry{holder,
+			{Node: "n1", Role: inspect.RoleWaiter, Watch: inspect.WatchChild},
+			{Node: "n2", Role: inspect.RoleWaiter, Watch: inspect.WatchChild}}}, 2, true},
+		{"free lock", inspect.Lock{}, 0, true},
+		{"watch lists unknown: not 0", inspect.Lock{WatchUnknown: true, Entries: []inspect.LockEntry{
+			holder, waiter("n1")}}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, known := HerdWatchers(&tt.lock)
+			if got != tt.want || known != tt.wantKnown {
+				t.Errorf("HerdWatchers = %d, %v; want %d, %v", got, known, tt.want, tt.wantKnown)
+			}
+		})
+	}
+}
+
+// TestInspectorFoldsPaths: beyond --metrics-max-paths, locks and queues are
+// summed into one "(other)" series, and a metric says how many.
+func TestInspectorFoldsPaths(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	x, err := NewInspector(reg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &inspect.Snapshot{Cluster: inspect.Cluster{Members: []inspect.Member{
+		{Addr: "127.0.0.1:2181", Up: true, LatencyAvg: 2}, {Addr: "127.0.0.1:2182"}, {Addr: "127.0.0.1:2183", Pending: true}}}}
+	for i, n := range []int{5, 1, 3, 2} {
+		entries := []inspect.LockEntry{{Node: "h", Role: inspect.RoleHolder, Age: time.Duration(i+1) * time.Minute}}
+		for range n {
+			entries = append(entries, waiter("w", "h"))
+		}
+		snap.Locks = append(snap.Locks, inspect.Lock{Path: "/locks/" + string(rune('a'+i)), Layout: "zkherd", Entries: entries})
+	}
+	snap.Queues = []inspect.Queue{{Path: "/q/a", Depth: 4, HeadAge: time.Second}, {Path: "/q/b", Depth: 0, HeadAge: -1}}
+	x.Update(snap, 10*time.Millisecond)
+	want := `
+# HELP zkherd_lock_waiters Contenders waiting for the lock directory (for a herd lock: sessions watching its node).
+# TYPE zkherd_lock_waiters gauge
+zkherd_lock_waiters{layout="mixed",path="(other)"} 3
+zkherd_lock_waiters{layout="zkherd",path="/locks/a"} 5
+zkherd_lock_waiters{layout="zkherd",path="/locks/c"} 3
+# HELP zkherd_lock_holder_age_seconds Age of the oldest holder's node; absent when the lock is free or the age unknown.
+# TYPE zkherd_lock_holder_age_seconds gauge
+zkherd_lock_holder_age_seconds{path="(other)"} 240
+zkherd_lock_holder_age_seconds{path="/locks/a"} 60
+zkherd_lock_holder_age_seconds{path="/locks/c"} 180
+# HELP zkherd_server_up Whether the ensemble member answered the inspector's last poll (absent until its first poll ends).
+# TYPE zkherd_server_up gauge
+zkherd_server_up{member="127.0.0.1:2181"} 1
+zkherd_server_up{member="127.0.0.1:2182"} 0
+# HELP zkherd_queue_head_age_seconds Age of the queue's oldest item; absent when the queue is empty or the age unknown.
+# TYPE zkherd_queue_head_age_seconds gauge
+zkherd_queue_head_age_seconds{path="/q/a"} 1
+`
+	names := []string{"zkherd_lock_waiters", "zkherd_lock_holder_age_seconds", "zkherd_server_up", "zkherd_queue_head_age_seconds"}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
+		t.Error(err)
+	}
+	folded := `
+# HELP zkherd_exporter_paths_folded Lock or queue directories beyond --metrics-max-paths, summed into the path "(other)" (waiters and depths added, ages and herd watchers the largest).
+# TYPE zkherd_exporter_paths_folded gauge
+zkherd_exporter_paths_folded{kind="lock"} 2
+zkherd_exporter_paths_folded{kind="queue"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(folded), "zkherd_exporter_paths_folded"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestLoadHistogramHoldsTheRunsValues: the latency histogram gets every
+// value of every interval the recorder closes, so its count is the
+// HdrHistogram's, and its sum is theirs within HdrHistogram's 0.1%.
+func TestLoadHistogramHoldsTheRunsValues(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	l, err := NewLoad(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := hdrhistogram.New(metrics.LowestTrackable, int64(time.Minute/time.Microsecond), metrics.SignificantFigures)
+	var sum float64
+	for i := 1; i <= 5000; i++ {
+		us := int64(i * 37)
+		_ = h.RecordValue(us)
+		sum += float64(us) / 1e6
+	}
+	packed := hdrhistogram.NewPacked(metrics.LowestTrackable, int64(time.Minute/time.Microsecond), metrics.SignificantFigures)
+	packed.MergeFrom(h)
+	l.Starting(0, scenarios.Run{Spec: scenarios.Spec{Name: "fair", Recipe: scenarios.FairLock, Clients: 3}}, "")
+	l.Interval("fair", "acquire", &metrics.PhaseInterval{Raw: packed, Corrected: packed})
+	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, RunID: "r1", Ops: 5000, Clients: 3,
+		SessionsConnected: 2, WakeupsPerRelease: 1, ErrorsByKind: map[string]int64{"connection loss": 2},
+		ViolationCounts: map[string]int64{"fifo": 0}})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]bool{}
+	for _, mf := range mfs {
+		found[mf.GetName()] = true
+		if mf.GetName() != "zkherd_latency_seconds" {
+			continue
+		}
+		hist := mf.GetMetric()[0].GetHistogram()
+		if hist.GetSampleCount() != 5000 {
+			t.Errorf("histogram count = %d, want 5000", hist.GetSampleCount())
+		}
+		if got := hist.GetSampleSum(); got < sum*0.999 || got > sum*1.001 {
+			t.Errorf("histogram sum = %v, want %v within 0.1%%", got, sum)
+		}
+		if len(hist.GetBucket()) != len(LatencyBuckets) {
+			t.Errorf("classic buckets = %d, want %d", len(hist.GetBucket()), len(LatencyBuckets))
+		}
+		if hist.GetSchema() == 0 && hist.GetZeroThreshold() == 0 {
+			t.Errorf("no native histogram alongside the classic buckets")
+		}
+	}
+	for _, name := range []string{"zkherd_operations_total", "zkherd_errors_total", "zkherd_clients_connected",
+		"zkherd_wakeups_per_release", "zkherd_check_violations_total", "zkherd_run_info", "zkherd_latency_seconds"} {
+		if !found[name] {
+			t.Errorf("%s not exported", name)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package loadrun
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// StreamSink writes one JSON object per progress report (once a second)
+// on its writer, each in one write, so that a run's progress survives a
+// crash of zkherd and can be piped into jq while it goes (`--stream`).
+// It is a tap (Runner.Taps): it sees what the dashboard sees.
+type StreamSink struct {
+	mu  sync.Mutex
+	w     io.Writer
+	err   error // the first write error; later lines are not attempted
+	lines int   // lines written
+}
+
+// NewStreamSink returns a StreamSink writing to w. Give it an unbuffered
+// writer (a file, stdout): each line is written as it is made.
+func NewStreamSink(w io.Writer) *StreamSink { return &StreamSink{w: w} }
+
+// StreamLine is one line of the stream: the dashboard's figures at one
+// moment. Latencies are milliseconds; a figure not known yet is null.
+type StreamLine struct {
+	Time              time.Time        `json:"time"`
+	RunID             string           `json:"run_id"`
+	Scenario          string           `json:"scenario"`
+	Recipe            string           `json:"recipe"`
+	State             string           `json:"state"`
+	ElapsedS          float64          `json:"elapsed_s"`
+	WindowS           float64          `json:"window_s"`
+	Clients           int              `json:"clients"`
+	SessionsAlive     int              `json:"sessions_alive"`
+	SessionsConnected int              `json:"sessions_connected"`
+	Operations        int64            `json:"operations"`
+	RatePerS          float64          `json:"rate_per_s"`
+	Errors            int64            `json:"errors"`
+	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
+	Phase             string           `json:"phase"`
+	LatencyMs         *StreamLatency   `json:"latency_ms"`
+	WakeupsPerRelease *float64         `json:"wakeups_per_release"`
+	RequestsPerOp     *float64         `json:"zk_requests_per_op"`
+	PacketsPerOp      *float64         `json:"server_packets_per_op"`
+	QueueDepth        *int64           `json:"queue_depth,omitempty"`
+	Violations        []string         `json:"violations"`
+	ViolationCounts   map[string]int64 `json:"violation_counts"`
+}
+
+// StreamLatency is the main phase's latency so far.
+type StreamLatency struct {
+	Count int64   `json:"count"`
+	P50ms float64 `json:"p50"`
+	P99ms float64 `json:"p99"`
+	MaxMs float64 `json:"max"`
+}
+
+// NewStreamLine turns a progress report into a stream line.
+func NewStreamLine(now time.Time, p loadgen.Progress) StreamLine {
+	l := StreamLine{
+		Time: now.UTC(), RunID: p.RunID, Scenario: p.Name, Recipe: string(p.Recipe), State: p.State,
+		ElapsedS: p.Elapsed.Seconds(), WindowS: p.Window.Seconds(), Clients: p.Clients,
+		SessionsAlive: p.SessionsAlive, SessionsConnected: p.SessionsConnected,
+		Operations: p.Ops, RatePerS: p.Rate, Errors: p.Errors, ErrorsByKind: p.ErrorsByKind,
+		Phase: string(p.MainPhase), Violations: p.Violations, ViolationCounts: p.ViolationCounts,
+	}
+	if l.ErrorsByKind == nil {
+		l.ErrorsByKind = map[string]int64{}
+	}
+	if l.Violations == nil {
+		l.Violations = []string{}
+	}
+	if s := p.Main; s.Count > 0 {
+		l.LatencyMs = &StreamLatency{Count: s.Count, P50ms: s.CorrectedP50, P99ms: s.CorrectedP99, MaxMs: s.CorrectedMax}
+	}
+	known := func(v float64) *float64 {
+		if v < 0 || math.IsNaN(v) {
+			return nil
+		}
+		return &v
+	}
+	if p.Recipe.IsLock() && p.WakeupsPerRelease > 0 {
+		l.WakeupsPerRelease = known(p.WakeupsPerRelease)
+	}
+	if p.Ops > 0 {
+		l.RequestsPerOp = known(p.ZKRequestsPerAcquisition)
+	}
+	l.PacketsPerOp = known(p.PacketsPerAcquisition)
+	if p.Recipe == scenarios.Queue {
+		d := p.QueueDepth
+		l.QueueDepth = &d
+	}
+	return l
+}
+
+// Progress writes the report as one line.
+func (s *StreamSink) Progress(p loadgen.Progress) {
+	b, err := json.Marshal(NewStreamLine(time.Now(), p))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return
+	}
+	if err == nil {
+		_, err = s.w.Write(append(b, '\n'))
+	}
+	if err == nil {
+		s.lines++
+	}
+	if err != nil {
+		s.err = fmt.Errorf("loadrun: --stream: %w", err)
+	}
+}
+
+// Starting is Sink's; the first progress line says a scenario started.
+func (s *StreamSink) Starting(int, scenarios.Run, string) {}
+
+// Notice is Sink's; notices are for people.
+func (s *StreamSink) Notice(string) {}
+
+// Lines is how many lines were written.
+func (s *StreamSink) Lines() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lines
+}
+
+// Err is the first write error, after which the stream stopped.
+func (s *StreamSink) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}

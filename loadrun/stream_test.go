@@ -1,0 +1,64 @@
+package loadrun
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// TestStreamLines: one JSON object a line, each written whole; figures
+// not known yet are null, not 0.
+func TestStreamLines(t *testing.T) {
+	var buf bytes.Buffer
+	s := NewStreamSink(&buf)
+	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "ramping up", PacketsPerAcquisition: -1})
+	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "running", Ops: 10,
+		WakeupsPerRelease: 1, PacketsPerAcquisition: 6, MainPhase: metrics.Acquire, Main: metrics.Summary{Count: 10, CorrectedP99: 4.5}})
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("got %d lines, want 2: %q", len(lines), buf.String())
+	}
+	var first, second map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"wakeups_per_release", "server_packets_per_op", "latency_ms", "zk_requests_per_op"} {
+		if v, ok := first[k]; !ok || v != nil {
+			t.Errorf("first line %s = %v (present %v), want null", k, v, ok)
+		}
+	}
+	if got := second["operations"]; got != 10.0 {
+		t.Errorf("operations = %v, want 10", got)
+	}
+	if got := second["latency_ms"].(map[string]any)["p99"]; got != 4.5 {
+		t.Errorf("latency_ms.p99 = %v, want 4.5", got)
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.n++
+	return 0, errors.New("disk full")
+}
+
+// TestStreamStopsAtFirstError: a failed write is kept and said, not
+// dropped, and no later line is attempted.
+func TestStreamStopsAtFirstError(t *testing.T) {
+	w := &failingWriter{}
+	s := NewStreamSink(w)
+	s.Progress(loadgen.Progress{Name: "a"})
+	s.Progress(loadgen.Progress{Name: "a"})
+	if s.Err() == nil || !strings.Contains(s.Err().Error(), "disk full") || w.n != 1 {
+		t.Errorf("Err = %v after %d writes, want disk full after 1", s.Err(), w.n)
+	}
+}
