@@ -77,6 +77,17 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 		// Output to a reader that has gone: nobody to tell.
 		return exit.Code(err, ctx.Err() != nil)
 	}
+	command := "zkherd"
+	if c, _, ferr := root.Find(args); ferr == nil {
+		command = c.CommandPath()
+	}
+	if line, ok := usermsg.NoTerminal(err, command); ok {
+		err = usageErr("%s", line)
+	}
+	var ee *exitError
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil && !errors.As(err, &ee) {
+		err = &exitError{Code: exit.Interrupted, Err: errors.New(usermsg.Interrupted(command))}
+	}
 	if errors.Is(err, recipes.ErrNoSession) && ctx.Err() == nil {
 		err = usageErr("%s", usermsg.NoSession(err, g.tlsCfg != nil)) // the last attempt's failure and its fix
 	}
@@ -98,6 +109,9 @@ func newRootCmdWith(g *globalOptions) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if line, ok := usermsg.FlagValue(err); ok {
+			return usageErr("%s (see %s --help)", line, c.CommandPath())
+		}
 		return usageErr("%v (see %s --help)", err, c.CommandPath())
 	})
 	g.register(root)

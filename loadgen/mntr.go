@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,4 +73,16 @@ func mntr(ctx context.Context, addr string, cfg *tls.Config) (fourlw.Mntr, error
 		return nil, err
 	}
 	return fourlw.ParseMntr(reply)
+}
+
+// oneLine is a joined error (one line per member, before and after the
+// window) as one line for the summary: its distinct lines joined by "; ".
+func oneLine(err error) string {
+	var out []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "; ")
 }

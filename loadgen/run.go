@@ -730,7 +730,7 @@ func herdBetween(before, after snapshot, ops, releases int64) Herd {
 	h.WakeupsPerRelease = ratio(h.Wakeups, releases)
 	h.ZKRequestsPerAcquisition = ratio(h.ZKRequests, ops)
 	if err := errors.Join(before.serverErr, after.serverErr); err != nil {
-		h.MntrError = err.Error()
+		h.MntrError = oneLine(err)
 		h.ServerPacketsPerAcquisition, h.WatchFanoutPerAcquisition = -1, -1
 	} else {
 		d := after.server.sub(before.server)

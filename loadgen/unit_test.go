@@ -511,3 +511,27 @@ func TestOverBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestMntrErrorOneLine: the servers' counters unread on three members
+// before and after the window were six "mntr ...: fourlw: ..." lines in
+// the summary, unindented (issue 22, finding 8); they are one line, each
+// member's reason once.
+func TestMntrErrorOneLine(t *testing.T) {
+	members := func() error {
+		var errs []error
+		for _, a := range []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"} {
+			errs = append(errs, fmt.Errorf("mntr %s: fourlw: mntr %s: connection refused", a, a))
+		}
+		return errors.Join(errs...)
+	}
+	h := herdBetween(snapshot{serverErr: members()}, snapshot{serverErr: members()}, 10, 10)
+	if strings.Contains(h.MntrError, "\n") {
+		t.Errorf("MntrError has %d lines, want one: %q", strings.Count(h.MntrError, "\n")+1, h.MntrError)
+	}
+	if n := strings.Count(h.MntrError, "127.0.0.1:2: connection refused"); n != 1 {
+		t.Errorf("MntrError names member 2's reason %d times, want once: %q", n, h.MntrError)
+	}
+	if h.ServerPacketsPerAcquisition != -1 {
+		t.Errorf("ServerPacketsPerAcquisition = %v, want -1 (not measured)", h.ServerPacketsPerAcquisition)
+	}
+}

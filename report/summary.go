@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/internal/format"
+	"github.com/zkherd/zkherd/internal/usermsg"
 )
 
 // Width is the widest line the terminal summary and Compare print: an
@@ -185,7 +186,7 @@ func writeScenario(w io.Writer, s *Scenario) {
 		}, widthOf(w)))
 	}
 	if h.MntrError != "" {
-		fmt.Fprint(w, wrapItems("      ", []string{"server counters unavailable: " + h.MntrError}, widthOf(w)))
+		fmt.Fprint(w, wrapItems("      ", []string{"server counters unavailable: " + usermsg.Clean(h.MntrError)}, widthOf(w)))
 	}
 	if a := s.Anomalies; a != nil {
 		fmt.Fprint(w, wrapItems("latency anomalies: ", []string{

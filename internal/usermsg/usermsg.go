@@ -59,12 +59,36 @@ func ConnectFix(msg string, tls bool) string {
 		return "the servers do not speak TLS on that port: leave out the --tls-* flags, or use their secureClientPort"
 	case strings.Contains(msg, "authentication failed: check --auth"):
 		return "the servers refused the --auth credentials"
-	case !tls && (strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "no reply")):
+	case strings.Contains(msg, noHandshake):
+		if tls {
+			return "is that ZooKeeper's secureClientPort? check --server"
+		}
+		return "is that ZooKeeper's client port (2181 by default)? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key)"
+	case !tls && (strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "no reply") || strings.Contains(msg, "within the time allowed")):
 		return "is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key)"
 	case strings.Contains(msg, "connection refused"):
 		return "is ZooKeeper running there? check --server"
 	}
 	return "check --server"
+}
+
+// noHandshake is what an attempt that reached a port but got no
+// ZooKeeper handshake back says.
+const noHandshake = "the port accepted the connection but gave no ZooKeeper handshake reply"
+
+// handshakeAttempt is go-zookeeper's account of a failed attempt as a
+// user reads it. The library calls its connect handshake
+// "authentication" and appends the socket's error ("authentication
+// failed: read tcp ...: i/o timeout"): with no credentials involved, that
+// is a port that is not ZooKeeper's (an HTTP server, the AdminServer), or
+// a TLS-only one.
+func handshakeAttempt(msg string) string {
+	const lib = "authentication failed: "
+	i := strings.Index(msg, lib)
+	if i < 0 || strings.Contains(msg, "check --auth") {
+		return msg
+	}
+	return msg[:i] + noHandshake
 }
 
 // Unreachable is the one line for servers none of which accepted a
@@ -99,7 +123,7 @@ func ConnectFailed(servers string, timeout time.Duration, err error, tls bool) s
 	msg := Clean(err.Error())
 	var ne *recipes.NoSessionError
 	if errors.As(err, &ne) && ne.LastAttempt != "" {
-		msg = Clean(ne.LastAttempt)
+		msg = handshakeAttempt(Clean(ne.LastAttempt))
 	} else if errors.Is(err, context.DeadlineExceeded) {
 		msg = "no answer"
 	}
@@ -114,11 +138,36 @@ func NoSession(err error, tls bool) string {
 	var ne *recipes.NoSessionError
 	if errors.As(err, &ne) {
 		short := ne.Head()
+		if errors.Is(ne.Err, context.DeadlineExceeded) {
+			short = "no session with " + strings.Join(ne.Servers, ",") + " within the time allowed"
+		}
 		if ne.LastAttempt != "" {
-			short += "; last attempt: " + ne.LastAttempt
+			short += "; last attempt: " + handshakeAttempt(ne.LastAttempt)
 		}
 		msg = strings.Replace(msg, ne.Error(), short, 1)
 	}
 	msg = Clean(msg)
 	return msg + " (" + ConnectFix(msg, tls) + ")"
+}
+
+// NoTerminal is the one line for a screen (Bubble Tea) that could not
+// open the terminal it draws on ("bubbletea: could not open TTY"), for
+// command (such as "zkherd inspect"); ok is false for other errors. The
+// library's error has no type: its text is matched.
+func NoTerminal(err error, command string) (line string, ok bool) {
+	msg := err.Error()
+	if !strings.Contains(msg, "could not open TTY") && !strings.Contains(msg, "error opening TTY") {
+		return "", false
+	}
+	fix := "run it in a terminal"
+	if strings.HasSuffix(command, " load") || strings.HasSuffix(command, " demo") {
+		fix += ", or give --no-tui for progress lines instead of the dashboard"
+	}
+	return strings.TrimPrefix(command, "zkherd ") + " draws its screen on a terminal, and this process has none (no /dev/tty): " + fix, true
+}
+
+// Interrupted is the one line for a command stopped by Ctrl-C (or SIGTERM,
+// SIGHUP) whose error is only the cancellation ("context canceled").
+func Interrupted(command string) string {
+	return "interrupted: " + strings.TrimPrefix(command, "zkherd ") + " stopped before it finished (run it again to do the rest)"
 }

@@ -57,9 +57,9 @@ func TestNoSessionLines(t *testing.T) {
 		name, got, want string
 	}{
 		{"no session, last attempt", NoSession(withLast, false),
-			"client 3: no session with 127.0.0.1:1: context deadline exceeded; last attempt: dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
+			"client 3: no session with 127.0.0.1:1 within the time allowed; last attempt: dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
 		{"no session, none logged", NoSession(noLast, false),
-			"no session with 127.0.0.1:1: context deadline exceeded (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
+			"no session with 127.0.0.1:1 within the time allowed (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
 		{"connect failed, last attempt", ConnectFailed("127.0.0.1:1", time.Second, withLast, false),
 			"cannot reach ZooKeeper at 127.0.0.1:1 within 1s: dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server)"},
 		{"connect failed, none logged", ConnectFailed("127.0.0.1:1", time.Second, noLast, false),
