@@ -84,6 +84,7 @@ type Model struct {
 	noticeUser bool
 	noticeSeq  int
 	filters    map[viewID]string
+	hist       history
 
 	lastNotices  string // notices of the previous snapshot, to show changes only
 	snap         *inspect.Snapshot
@@ -168,11 +169,27 @@ func (m Model) listenChanges() tea.Cmd {
 // changed, tells the source whether watches are needed now.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	before := m.current()
+	prev := m.here()
 	next, cmd := m.update(msg)
-	if nm, ok := next.(Model); ok && nm.feeds.needWatches != nil && nm.current() != before {
+	nm, ok := next.(Model)
+	if !ok {
+		return next, cmd
+	}
+	if !isHistoryMove(nm, msg) {
+		nm.record(prev)
+	}
+	if nm.feeds.needWatches != nil && nm.current() != before {
 		nm.feeds.needWatches(showsWatches(nm.current()))
 	}
-	return next, cmd
+	return nm, cmd
+}
+
+// isHistoryMove reports whether msg is a key that moves through the
+// history (which keeps its own lists) rather than somewhere new.
+func isHistoryMove(m Model, msg tea.Msg) bool {
+	k, ok := msg.(tea.KeyPressMsg)
+	km := m.common.KeyMap
+	return ok && m.mode == inputNone && m.confirm == nil && key.Matches(k, km.HistoryBack, km.HistoryForward)
 }
 
 // update routes messages: keys to the input line, a pending confirmation,
@@ -220,6 +237,8 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case common.ConfirmMsg:
 		m.confirm = &msg
 		return m, nil
+	case common.GotoMsg:
+		return m.gotoPlace(msg)
 	case common.PromptMsg:
 		m.mode, m.promptCmd, m.cancelCmd = inputPrompt, msg.Command, msg.CancelCommand
 		m.input.Prompt = msg.Prompt
@@ -317,12 +336,10 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.input.Prompt = ":"
 		m.input.SetValue("")
 		return m, nil
-	case key.Matches(k, km.NextView):
-		m.active = (m.active + 1) % len(m.order)
-		return m, nil
-	case key.Matches(k, km.PrevView):
-		m.active = (m.active + len(m.order) - 1) % len(m.order)
-		return m, nil
+	case key.Matches(k, km.HistoryBack) && len(m.order) > 1:
+		return m.moveHistory(true)
+	case key.Matches(k, km.HistoryForward) && len(m.order) > 1:
+		return m.moveHistory(false)
 	case key.Matches(k, km.Back) && m.help.ShowAll:
 		m.help.ShowAll = false
 		m.resize(m.common.Width, m.common.Height)
@@ -510,7 +527,7 @@ func (m Model) helpKeys() helpKeys {
 	} else {
 		views.SetEnabled(false)
 		global = slices.DeleteFunc(global, func(b key.Binding) bool {
-			return b.Help().Key == km.NextView.Help().Key || b.Help().Key == km.PrevView.Help().Key
+			return b.Help().Key == km.HistoryBack.Help().Key || b.Help().Key == km.HistoryForward.Help().Key
 		})
 	}
 	return helpKeys{view: view, global: global, nav: km.Navigation(), views: views, quit: km.Quit}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -26,9 +27,41 @@ func screen(t *testing.T, w, h int, order []viewID, msgs ...tea.Msg) Model {
 	var tm tea.Model = m
 	tm, _ = tm.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	for _, msg := range msgs {
-		tm, _ = tm.Update(msg)
+		var cmd tea.Cmd
+		tm, cmd = tm.Update(msg)
+		for _, next := range navigation(cmd) {
+			tm, _ = tm.Update(next)
+		}
 	}
 	return tm.(Model)
+}
+
+// navigation runs cmd and returns the drill-downs it asks for (GotoMsg),
+// as the program would deliver them. Commands that wait (a notice's
+// timer) are left running: only what arrives at once is taken.
+func navigation(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	var msg tea.Msg
+	select {
+	case msg = <-done:
+	case <-time.After(50 * time.Millisecond):
+		return nil
+	}
+	switch msg := msg.(type) {
+	case common.GotoMsg:
+		return []tea.Msg{msg}
+	case tea.BatchMsg:
+		var out []tea.Msg
+		for _, c := range msg {
+			out = append(out, navigation(c)...)
+		}
+		return out
+	}
+	return nil
 }
 
 func keys(ks ...string) []tea.Msg {
@@ -48,7 +81,10 @@ func TestScreen(t *testing.T) {
 		{"locks", append([]tea.Msg{snap}, keys("2")...)},
 		{"sessions", append([]tea.Msg{snap}, keys("4")...)},
 		{"servers", append([]tea.Msg{snap}, keys("5")...)},
-		{"next_view", append([]tea.Msg{snap}, keys("]", "]")...)},
+		{"history_back", append([]tea.Msg{snap}, keys("2", "4", "[")...)},
+		{"drill_lock_to_node", append([]tea.Msg{snap}, keys("2", "enter", "j", "enter")...)},
+		{"drill_lock_to_session", append([]tea.Msg{snap}, keys("2", "enter", "j", "s")...)},
+		{"drill_session_back_forward", append([]tea.Msg{snap}, keys("2", "enter", "j", "s", "backspace", "]")...)},
 		{"help", append([]tea.Msg{snap}, keys("2", "?")...)},
 		{"filter_typing", append([]tea.Msg{snap}, keys("2", "/", "h", "e", "r")...)},
 		{"filter_applied", append([]tea.Msg{snap}, keys("2", "/", "h", "e", "r", "d", "enter")...)},

@@ -23,6 +23,16 @@ type Component interface {
 	ShortHelp() []key.Binding
 	FullHelp() [][]key.Binding
 	SetSize(width, height int)
+	// Place is where the view is, for the history: location changes when
+	// the user goes somewhere (the Tree's directory; "" for a view that is
+	// one place), target is what a ShowMsg needs to come back to it (the
+	// node or row under the cursor). A view without places returns "", "".
+	Place() (location, target string)
+}
+
+// Placer is a view model with places (Component.Place); optional.
+type Placer interface {
+	Place() (location, target string)
 }
 
 // ViewModel is what a view's concrete type provides: Bubble Tea's Update
@@ -60,6 +70,13 @@ func (c *component[M, P]) Update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	c.m, cmd = c.m.Update(msg)
 	return cmd
+}
+
+func (c *component[M, P]) Place() (string, string) {
+	if p, ok := any(c.m).(Placer); ok {
+		return p.Place()
+	}
+	return "", ""
 }
 
 func (c *component[M, P]) View() string              { return c.m.View() }

@@ -30,6 +30,16 @@ type ConfirmMsg struct {
 	No     tea.Cmd
 }
 
+// GotoMsg asks the root to drill down to a place of another view: View is
+// a name ":" accepts ("tree", "sessions"), Target what ShowMsg carries to
+// it. The place left is kept in the history ([ and ] move through it).
+type GotoMsg struct{ View, Target string }
+
+// ShowMsg tells a view to show a place: a path in the Tree, a session id
+// (as SessionHex writes it) in Sessions, a lock or queue path in theirs.
+// Target is what the view's Place returned, or what a GotoMsg carried.
+type ShowMsg struct{ Target string }
+
 // FilterMsg sets the filter of the active view ("" clears it).
 type FilterMsg struct{ Text string }
 

@@ -8,6 +8,7 @@ package locks
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -47,7 +48,84 @@ func (m Model) Title() string { return "Locks" }
 
 // ShortHelp lists the view's own keys for the help bar.
 func (m Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.NextPane, m.KeyMap.Filter}
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.NextPane, keyNode, m.KeyMap.Session, m.KeyMap.Filter}
+}
+
+// keyNode drills down: from a lock to its chain, from a contender to its
+// node in the Tree.
+var keyNode = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "node"))
+
+// Place is the lock under the cursor (common.Component).
+func (m Model) Place() (location, target string) { return "", m.selectedPath() }
+
+// drill goes from the lock under the cursor to its chain, and from the
+// contender under the chain's cursor to its node in the Tree (a herd's
+// waiter, which has no node, to its session).
+func (m *Model) drill() tea.Cmd {
+	l := m.selected()
+	switch {
+	case l == nil:
+		return nil
+	case m.focus == 0:
+		m.setFocus(1)
+		return nil
+	}
+	e := m.entry()
+	switch {
+	case e == nil:
+		return nil
+	case e.Node == "":
+		return m.session()
+	}
+	target := path.Join(l.Path, e.Node)
+	return func() tea.Msg { return common.GotoMsg{View: "tree", Target: target} }
+}
+
+// session drills down to the session of the contender under the chain's
+// cursor, or of the lock's first holder when the list has the focus.
+func (m Model) session() tea.Cmd {
+	e := m.entry()
+	if m.focus == 0 {
+		e = nil
+		if l := m.selected(); l != nil {
+			for i := range l.Entries {
+				if l.Entries[i].Role == inspect.RoleHolder {
+					e = &l.Entries[i]
+					break
+				}
+			}
+		}
+	}
+	switch {
+	case e == nil:
+		return nil
+	case e.Session == 0:
+		return func() tea.Msg {
+			return common.NoticeMsg{Text: "the servers did not say which session owns this node", Error: true}
+		}
+	}
+	target := inspect.SessionHex(e.Session)
+	return func() tea.Msg { return common.GotoMsg{View: "sessions", Target: target} }
+}
+
+// entry is the contender under the chain's cursor.
+func (m Model) entry() *inspect.LockEntry {
+	l := m.selected()
+	if l == nil || m.chain.Cursor() >= len(l.Entries) {
+		return nil
+	}
+	return &l.Entries[m.chain.Cursor()]
+}
+
+func (m *Model) setFocus(f int) {
+	m.focus = f
+	if f == 0 {
+		m.list.Focus()
+		m.chain.Blur()
+	} else {
+		m.list.Blur()
+		m.chain.Focus()
+	}
 }
 
 // SetSize sets the view's size.
@@ -87,17 +165,18 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	case common.FilterMsg:
 		m.list.SetFilter(msg.Text)
 		m.refilter(m.selectedPath())
+	case common.ShowMsg:
+		m.setFocus(0)
+		m.refilter(msg.Target)
 	case tea.KeyPressMsg:
-		if key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane) {
-			m.focus = 1 - m.focus
-			if m.focus == 0 {
-				m.list.Focus()
-				m.chain.Blur()
-			} else {
-				m.list.Blur()
-				m.chain.Focus()
-			}
+		switch {
+		case key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane):
+			m.setFocus(1 - m.focus)
 			return m, nil
+		case key.Matches(msg, keyNode):
+			return m, m.drill()
+		case key.Matches(msg, m.KeyMap.Session):
+			return m, m.session()
 		}
 		var cmd tea.Cmd
 		if m.focus == 0 {

@@ -5,6 +5,7 @@ package queues
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -38,7 +39,40 @@ func (m Model) Title() string { return "Queues" }
 
 // ShortHelp lists the view's own keys for the help bar.
 func (m Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.Filter}
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, keyHead, m.KeyMap.Filter}
+}
+
+// keyHead drills down to the queue's head item in the Tree.
+var keyHead = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "head item"))
+
+// Place is the queue under the cursor (common.Component).
+func (m Model) Place() (location, target string) {
+	if q := m.selected(); q != nil {
+		return "", q.Path
+	}
+	return "", ""
+}
+
+func (m Model) selected() *inspect.Queue {
+	i, ok := m.list.Selected()
+	if m.snap == nil || !ok || i >= len(m.snap.Queues) {
+		return nil
+	}
+	return &m.snap.Queues[i]
+}
+
+// head drills down to the head item of the queue under the cursor (the
+// queue's directory when it is empty or its head is not known).
+func (m Model) head() tea.Cmd {
+	q := m.selected()
+	if q == nil {
+		return nil
+	}
+	target := q.Path
+	if q.Head != "" {
+		target = path.Join(q.Path, q.Head)
+	}
+	return func() tea.Msg { return common.GotoMsg{View: "tree", Target: target} }
 }
 
 // SetSize sets the view's size.
@@ -83,12 +117,18 @@ func (m Model) sparkWidth() int {
 func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case common.SnapshotMsg:
+		keep := m.selectedPath()
 		m.snap = msg.Snapshot
-		m.refilter()
+		m.show(keep)
 	case common.FilterMsg:
 		m.list.SetFilter(msg.Text)
 		m.refilter()
+	case common.ShowMsg:
+		m.show(msg.Target)
 	case tea.KeyPressMsg:
+		if key.Matches(msg, keyHead) {
+			return m, m.head()
+		}
 		var cmd tea.Cmd
 		m.list, cmd = m.list.Update(msg)
 		return m, cmd
@@ -96,7 +136,18 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 	return m, nil
 }
 
-func (m *Model) refilter() {
+func (m *Model) refilter() { m.show(m.selectedPath()) }
+
+// selectedPath is the path of the queue under the cursor, "" if none.
+func (m Model) selectedPath() string {
+	if q := m.selected(); q != nil {
+		return q.Path
+	}
+	return ""
+}
+
+// show puts the cursor on the queue at path p, if shown.
+func (m *Model) show(p string) {
 	if m.snap == nil {
 		return
 	}
@@ -108,7 +159,7 @@ func (m *Model) refilter() {
 		// (whose copies would keep every snapshot reachable through the
 		// table's previous row function).
 		Row: queueRows{snap: m.snap, styles: m.Styles, width: m.Width, spark: m.sparkWidth()}.row,
-	}, nil)
+	}, func(i int) bool { return qs[i].Path == p })
 	m.layout()
 }
 

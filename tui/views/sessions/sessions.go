@@ -8,6 +8,7 @@ package sessions
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -27,8 +28,11 @@ type Model struct {
 	paths  []int // indexes into snap.Cluster.Watches, most watchers first
 	owners map[string]int64
 	top    filtertable.Model // of snap.Cluster.Sessions
-	bottom filtertable.Model // of paths
+	bottom filtertable.Model // of paths, or of detail's ephemerals and watches
 	focus  int
+	// detail is the session whose ephemerals and watches the bottom pane
+	// lists (a drill-down), 0 when it lists every watched path.
+	detail int64
 }
 
 // New returns an empty Sessions view.
@@ -44,7 +48,93 @@ func (m Model) Title() string { return "Sessions" }
 
 // ShortHelp lists the view's own keys for the help bar.
 func (m Model) ShortHelp() []key.Binding {
-	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.NextPane, m.KeyMap.Filter}
+	return []key.Binding{m.KeyMap.Up, m.KeyMap.Down, m.KeyMap.NextPane, keyOpen, m.KeyMap.Filter}
+}
+
+// keyOpen drills down: from a session to its ephemerals and watches, from
+// a path to its node in the Tree.
+var keyOpen = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
+
+// Place is the session whose detail is shown (a move is another one) and
+// the session under the cursor (common.Component).
+func (m Model) Place() (location, target string) {
+	if m.detail != 0 {
+		location = inspect.SessionHex(m.detail)
+	}
+	if i, ok := m.top.Selected(); ok && m.snap != nil {
+		return location, inspect.SessionHex(m.snap.Cluster.Sessions[i].ID)
+	}
+	return location, location
+}
+
+// show puts the cursor on the session target names (as SessionHex writes
+// it) and lists its ephemerals and watches; "" shows every watched path.
+func (m *Model) show(target string) {
+	m.detail = 0
+	if id, err := strconv.ParseUint(strings.TrimPrefix(target, "0x"), 16, 64); err == nil && target != "" {
+		m.detail = int64(id)
+	}
+	m.refilter()
+	m.setFocus(0)
+	if m.detail != 0 {
+		m.setFocus(1)
+	}
+	m.layout()
+}
+
+func (m *Model) setFocus(f int) {
+	m.focus = f
+	if f == 0 {
+		m.top.Focus()
+		m.bottom.Blur()
+	} else {
+		m.top.Blur()
+		m.bottom.Focus()
+	}
+}
+
+// open drills down from the row under the cursor: a session to its
+// ephemerals and watches, a path to its node in the Tree.
+func (m *Model) open() tea.Cmd {
+	if m.snap == nil {
+		return nil
+	}
+	if m.focus == 0 {
+		if i, ok := m.top.Selected(); ok {
+			m.show(inspect.SessionHex(m.snap.Cluster.Sessions[i].ID))
+		}
+		return nil
+	}
+	i, ok := m.bottom.Selected()
+	if !ok {
+		return nil
+	}
+	var target string
+	if m.detail != 0 {
+		rows := detailOf(m.snap, m.detail)
+		target = rows[i].path
+	} else {
+		target = m.snap.Cluster.Watches[m.paths[i]].Path
+	}
+	return func() tea.Msg { return common.GotoMsg{View: "tree", Target: target} }
+}
+
+// detailRow is one ephemeral or watch of the session in detail.
+type detailRow struct{ path, kind string }
+
+func detailOf(snap *inspect.Snapshot, id int64) []detailRow {
+	s, ok := snap.Cluster.Session(id)
+	if !ok {
+		return nil
+	}
+	rows := make([]detailRow, 0, len(s.Ephemerals)+len(s.Watches))
+	for _, p := range s.Ephemerals {
+		rows = append(rows, detailRow{p, "ephemeral"})
+	}
+	for _, p := range s.Watches {
+		rows = append(rows, detailRow{p, "watch"})
+	}
+	return rows
 }
 
 // SetSize sets the view's size.
@@ -74,11 +164,18 @@ func (m *Model) layout() {
 		cols = []table.Column{cols[0], cols[1], cols[4], cols[5], cols[6]}
 	}
 	m.top.SetColumns(cols)
-	m.bottom.SetColumns([]table.Column{
-		{Title: "watched path", MinWidth: 20},
-		{Title: "sessions", Width: 8, Right: true},
-		{Title: "owner", Width: 17},
-	})
+	if m.detail != 0 {
+		m.bottom.SetColumns([]table.Column{
+			{Title: "ephemerals and data watches of " + inspect.SessionHex(m.detail), MinWidth: 20},
+			{Title: "kind", Width: 9},
+		})
+	} else {
+		m.bottom.SetColumns([]table.Column{
+			{Title: "watched path", MinWidth: 20},
+			{Title: "sessions", Width: 8, Right: true},
+			{Title: "owner", Width: 17},
+		})
+	}
 	body := max(m.Height-3, 2) // title, selected-session line, separator
 	topH := max(body*3/5, 2)
 	m.top.SetSize(m.Width, topH)
@@ -101,16 +198,17 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.top.SetFilter(msg.Text)
 		m.bottom.SetFilter(msg.Text)
 		m.refilter()
+	case common.ShowMsg:
+		m.show(msg.Target)
 	case tea.KeyPressMsg:
-		if key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane) {
-			m.focus = 1 - m.focus
-			if m.focus == 0 {
-				m.top.Focus()
-				m.bottom.Blur()
-			} else {
-				m.top.Blur()
-				m.bottom.Focus()
-			}
+		switch {
+		case key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane):
+			m.setFocus(1 - m.focus)
+			return m, nil
+		case key.Matches(msg, keyOpen):
+			return m, m.open()
+		case key.Matches(msg, m.KeyMap.Back) && m.detail != 0:
+			m.show("")
 			return m, nil
 		}
 		var cmd tea.Cmd
@@ -141,11 +239,24 @@ func (m *Model) refilter() {
 	// previous copy, and so on back to every snapshot ever received (the
 	// leak that grew the inspector by megabytes a second).
 	r := sessionRows{snap: m.snap, paths: slices.Clone(m.paths), owners: m.owners, styles: m.Styles, width: m.Width}
+	var keep func(int) bool
+	if id := m.detail; id != 0 {
+		keep = func(i int) bool { return c.Sessions[i].ID == id }
+	}
 	m.top.Refilter(filtertable.Items{
 		N:     len(c.Sessions),
 		Match: func(i int, f string) bool { return sessionMatches(&c.Sessions[i], f) },
 		Row:   r.sessionRow,
-	}, nil)
+	}, keep)
+	if m.detail != 0 {
+		rows := detailOf(m.snap, m.detail)
+		m.bottom.Refilter(filtertable.Items{
+			N:     len(rows),
+			Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(rows[i].path), f) },
+			Row:   func(i int) []string { return []string{rows[i].path, rows[i].kind} },
+		}, nil)
+		return
+	}
 	paths := r.paths
 	m.bottom.Refilter(filtertable.Items{
 		N:     len(paths),

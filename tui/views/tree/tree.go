@@ -173,7 +173,7 @@ func (m Model) Title() string { return "Tree" }
 // ShortHelp lists the view's own keys for the help bar.
 func (m Model) ShortHelp() []key.Binding {
 	km := m.KeyMap
-	b := []key.Binding{km.Right, km.Left, km.NextPane, km.Filter, keyCopy}
+	b := []key.Binding{km.Right, km.Left, km.NextPane, km.Filter, keyCopy, km.Session}
 	if m.src != nil && m.src.Writable() {
 		b = append(b, keyCreate, km.Edit, km.Delete, keyACL)
 	}
@@ -182,6 +182,39 @@ func (m Model) ShortHelp() []key.Binding {
 
 // Dir is the directory listed.
 func (m Model) Dir() string { return m.dir }
+
+// Place is the directory listed (a move is another directory) and the node
+// under the cursor in it, to come back to (common.Component).
+func (m Model) Place() (location, target string) {
+	if m.nodePath != "" && m.nodePath != m.dir && path.Dir(m.nodePath) == m.dir {
+		return m.dir, m.nodePath
+	}
+	return m.dir, m.dir
+}
+
+// show lists p's parent with the cursor on p, whose node the pane shows:
+// where a drill-down from a lock, a session or a queue lands.
+func (m *Model) show(p string) tea.Cmd {
+	p = path.Clean("/" + p)
+	if p == "/" {
+		return m.cd("/", "")
+	}
+	return m.cd(path.Dir(p), path.Base(p))
+}
+
+// ownerSession drills down to the session owning the ephemeral node
+// under the cursor, with its watches and other ephemerals.
+func (m Model) ownerSession() tea.Cmd {
+	n := m.node
+	switch {
+	case n == nil || n.Path != m.nodePath:
+		return notice("the node is still being read: try again in a moment", true)
+	case n.Stat.EphemeralOwner == 0:
+		return notice(n.Path+" is persistent: no session owns it", true)
+	}
+	target := inspect.SessionHex(n.Stat.EphemeralOwner)
+	return func() tea.Msg { return common.GotoMsg{View: "sessions", Target: target} }
+}
 
 // SetSize sets the view's size.
 func (m *Model) SetSize(width, height int) {
@@ -241,6 +274,8 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, m.cursorMoved()
 	case common.CommandMsg:
 		return m.command(msg.Name, msg.Arg)
+	case common.ShowMsg:
+		return m, m.show(msg.Target)
 	case WrittenMsg:
 		if msg.Kept != "" {
 			if m.kept == nil {
@@ -286,7 +321,7 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 			return m, m.cd(path.Join(m.dir, name), "")
 		}
 		return m, nil
-	case key.Matches(k, km.Left, km.Back) || k.String() == "backspace":
+	case key.Matches(k, km.Left, km.Back):
 		if m.dir == "/" {
 			return m, nil
 		}
@@ -303,6 +338,8 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, m.copyPath()
 	case key.Matches(k, keyACL):
 		return m, m.askACL()
+	case key.Matches(k, km.Session):
+		return m, m.ownerSession()
 	}
 	var cmd tea.Cmd
 	switch {
