@@ -1,0 +1,171 @@
+package oracle
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// op builds an Op at times in milliseconds; ret < 0 is an unknown outcome.
+func op(client int32, kind Kind, call, ret int64, value int64) Op {
+	o := Op{Client: client, Kind: kind, Call: call * 1e6, Return: ret * 1e6, Value: value, Outcome: OK}
+	if ret < 0 {
+		o.Return, o.Outcome = call*1e6, Unknown
+	}
+	return o
+}
+
+func lost(o Op) Op { o.Outcome = Lost; return o }
+
+func hist(model string, limit int, ops ...Op) *History {
+	return &History{Model: model, Limit: limit, Partitions: []string{"/p"}, Clients: 4, Ops: ops}
+}
+
+func TestModels(t *testing.T) {
+	tests := []struct {
+		name string
+		h    *History
+		want string
+	}{
+		{"mutex handoff", hist(Mutex, 0,
+			op(0, Acquire, 0, 1, 10), op(1, Acquire, 0, 5, 11), op(0, Release, 3, 4, NoValue), op(1, Release, 6, 7, NoValue)), ResultOK},
+		{"mutex overlap", hist(Mutex, 0,
+			op(0, Acquire, 0, 1, 10), op(1, Acquire, 0, 2, 11), op(0, Release, 3, 4, NoValue), op(1, Release, 6, 7, NoValue)), ResultViolation},
+		{"mutex tokens out of grant order", hist(Mutex, 0,
+			op(0, Acquire, 0, 1, 11), op(0, Release, 2, 3, NoValue), op(1, Acquire, 0, 5, 10), op(1, Release, 6, 7, NoValue)), ResultViolation},
+		{"mutex untokened herd", hist(Mutex, 0,
+			op(0, Acquire, 0, 1, NoValue), op(0, Release, 2, 3, NoValue), op(1, Acquire, 0, 5, NoValue), op(1, Release, 6, 7, NoValue)), ResultOK},
+		{"mutex untokened overlap", hist(Mutex, 0,
+			op(0, Acquire, 0, 1, NoValue), op(1, Acquire, 0, 2, NoValue), op(0, Release, 3, 4, NoValue), op(1, Release, 6, 7, NoValue)), ResultViolation},
+		{"mutex lost grant ends early", hist(Mutex, 0,
+			op(0, Acquire, 0, 1, 10), lost(op(0, Release, 1, 9, NoValue)), op(1, Acquire, 0, 5, 11), op(1, Release, 6, 7, NoValue)), ResultOK},
+		{"mutex zombie acts after loss", hist(Mutex, 0,
+			op(0, Acquire, 0, 1, 10), op(0, Use, 8, 8, 10), lost(op(0, Release, 1, 9, NoValue)), op(1, Acquire, 0, 5, 11), op(1, Release, 6, 7, NoValue)), ResultViolation},
+		{"mutex unknown release", hist(Mutex, 0,
+			op(0, Acquire, 0, 1, 10), op(0, Release, 3, -1, NoValue), op(1, Acquire, 0, 5, 11), op(1, Release, 6, 7, NoValue)), ResultOK},
+		{"mutex unknown acquire left out", hist(Mutex, 0,
+			op(2, Acquire, 0, -1, NoValue), op(0, Acquire, 0, 1, 10), op(0, Release, 3, 4, NoValue), op(3, Acquire, 0, -1, NoValue)), ResultOK},
+		{"election one leader", hist(Election, 0,
+			op(0, Acquire, 0, 1, 5), op(0, Release, 2, 3, NoValue), op(1, Acquire, 0, 4, 6), op(1, Release, 5, 6, NoValue)), ResultOK},
+		{"election two leaders", hist(Election, 0,
+			op(0, Acquire, 0, 1, 5), op(1, Acquire, 0, 2, 6), op(1, Release, 3, 4, NoValue), op(0, Release, 5, 6, NoValue)), ResultViolation},
+		{"rwlock readers share", hist(RWLock, 0,
+			op(0, ReadAcquire, 0, 1, 1), op(1, ReadAcquire, 0, 1, 2), op(0, ReadRelease, 2, 3, NoValue), op(1, ReadRelease, 2, 3, NoValue),
+			op(2, Acquire, 0, 4, 3), op(2, Release, 5, 6, NoValue)), ResultOK},
+		{"rwlock writer with reader", hist(RWLock, 0,
+			op(0, ReadAcquire, 0, 1, 1), op(2, Acquire, 0, 2, 3), op(0, ReadRelease, 3, 4, NoValue), op(2, Release, 5, 6, NoValue)), ResultViolation},
+		{"semaphore two of two", hist(Semaphore, 2,
+			op(0, Acquire, 0, 1, 1), op(1, Acquire, 0, 1, 2), op(0, Release, 2, 3, NoValue), op(2, Acquire, 0, 4, 3), op(1, Release, 5, 6, NoValue), op(2, Release, 5, 6, NoValue)), ResultOK},
+		{"semaphore three of two", hist(Semaphore, 2,
+			op(0, Acquire, 0, 1, 1), op(1, Acquire, 0, 1, 2), op(2, Acquire, 0, 2, 3), op(0, Release, 3, 4, NoValue), op(1, Release, 5, 6, NoValue), op(2, Release, 5, 6, NoValue)), ResultViolation},
+		{"queue once each", hist(Queue, 0,
+			op(0, Enqueue, 0, 1, 1), op(0, Enqueue, 2, 3, 2), op(1, Claim, 1, 4, 1), op(1, Ack, 5, 6, 1), op(2, Claim, 3, 4, 2), op(2, Ack, 5, -1, 2),
+			op(0, Enqueue, 7, -1, 3), op(4, Gone, 10, 10, 1), op(4, Gone, 10, 10, 2), op(4, Gone, 10, 10, 3)), ResultOK},
+		{"queue item taken twice", hist(Queue, 0,
+			op(0, Enqueue, 0, 1, 1), op(1, Claim, 1, 2, 1), op(1, Ack, 2, 3, 1), op(2, Claim, 4, 5, 1), op(2, Ack, 5, 6, 1), op(4, Gone, 10, 10, 1)), ResultViolation},
+		{"queue item lost", hist(Queue, 0,
+			op(0, Enqueue, 0, 1, 1), op(1, Claim, 1, 2, 1), op(4, Gone, 10, 10, 1)), ResultViolation},
+		{"queue item left queued", hist(Queue, 0,
+			op(0, Enqueue, 0, 1, 1), op(1, Claim, 1, 2, 1), op(4, Remaining, 10, 10, 1)), ResultOK},
+		{"barrier together", hist(Barrier, 2,
+			op(0, Arrive, 0, 3, 0), op(1, Arrive, 2, 3, 0), op(0, Entered, 3, 3, 0), op(1, Entered, 3, 3, 0),
+			op(0, Depart, 4, 6, 0), op(1, Depart, 5, 6, 0), op(0, Left, 6, 6, 0), op(1, Left, 6, 6, 0)), ResultOK},
+		{"barrier entered early", hist(Barrier, 2,
+			op(0, Arrive, 0, 1, 0), op(0, Entered, 1, 1, 0), op(1, Arrive, 2, 3, 0), op(1, Entered, 3, 3, 0),
+			op(0, Depart, 4, 6, 0), op(1, Depart, 5, 6, 0), op(0, Left, 6, 6, 0), op(1, Left, 6, 6, 0)), ResultViolation},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Check(context.Background(), tt.h, Options{})
+			if r.Result != tt.want {
+				t.Fatalf("result %s, want %s (%+v)", r.Result, tt.want, r)
+			}
+			if tt.want == ResultViolation && (r.Violation == nil || len(r.Violation.HTML) == 0 || len(r.Violation.Operations) == 0) {
+				t.Errorf("violation without a window drawn: %+v", r.Violation)
+			}
+			if r.Operations != int64(len(tt.h.Ops)) {
+				t.Errorf("operations %d, want %d", r.Operations, len(tt.h.Ops))
+			}
+		})
+	}
+}
+
+// contended is a fair lock's history of n grants among c clients in a
+// closed loop: every waiter's acquisition was called while the c-1 grants
+// before it were held; zombie makes grant z's holder act after the next
+// grant.
+func contended(n, c int, zombie int) *History {
+	h := hist(Mutex, 0)
+	const step = 10
+	for k := range n {
+		cl := int32(k % c)
+		call := max(0, int64(k-c+1)*step+step/2)
+		granted := int64(k) * step
+		h.Ops = append(h.Ops, Op{Client: cl, Kind: Acquire, Call: call * 1e6, Return: granted * 1e6, Value: int64(1000 + k), Outcome: OK})
+		if k == zombie {
+			h.Ops = append(h.Ops, Op{Client: cl, Kind: Use, Call: (granted + step + 2) * 1e6, Return: (granted + step + 2) * 1e6, Value: int64(1000 + k), Outcome: OK})
+			h.Ops = append(h.Ops, Op{Client: cl, Kind: Release, Call: granted * 1e6, Return: (granted + step + 3) * 1e6, Value: NoValue, Outcome: Lost})
+			continue
+		}
+		h.Ops = append(h.Ops, Op{Client: cl, Kind: Release, Call: (granted + step - 3) * 1e6, Return: (granted + step - 1) * 1e6, Value: NoValue, Outcome: OK})
+	}
+	sortHist(h)
+	return h
+}
+
+func sortHist(h *History) {
+	r := NewRecorder(time.Time{}, 0)
+	b := r.Buffer(0)
+	b.ops = h.Ops
+	h.Ops = r.History(h.Model, h.Limit, h.Clients).Ops
+}
+
+func TestRankedWindows(t *testing.T) {
+	for _, zombie := range []int{-1, 3, 4321} {
+		h := contended(5000, 50, zombie)
+		whole := Check(context.Background(), h, Options{MaxOps: 1 << 30})
+		windows := Check(context.Background(), h, Options{MaxOps: 500, Window: 97})
+		want := ResultOK
+		if zombie >= 0 {
+			want = ResultViolation
+		}
+		if whole.Result != want || windows.Result != want {
+			t.Fatalf("zombie %d: whole %s, windows %s, want %s", zombie, whole.Result, windows.Result, want)
+		}
+		if zombie < 0 && windows.Checked < int64(len(h.Ops)) {
+			t.Errorf("windows checked %d of %d operations", windows.Checked, len(h.Ops))
+		}
+		if zombie >= 0 {
+			v := windows.Violation
+			if len(v.Operations) > 6 || !strings.Contains(v.Detail, "still acting") {
+				t.Errorf("zombie %d: window of %d operations, %q; want the two grants", zombie, len(v.Operations), v.Detail)
+			}
+		}
+	}
+}
+
+func TestTimedOutIsUnknown(t *testing.T) {
+	// Many overlapping semaphore operations with no order to guide the
+	// search, and 1 ns to search in: not checked, never ok.
+	h := hist(Semaphore, 3)
+	for k := range 400 {
+		h.Ops = append(h.Ops, op(int32(k%40), Acquire, int64(k), int64(k+50), NoValue), op(int32(k%40), Release, int64(k+51), int64(k+90), NoValue))
+	}
+	sortHist(h)
+	r := Check(context.Background(), h, Options{PartitionTimeout: time.Nanosecond})
+	if r.Result != ResultUnknown || len(r.NotChecked) != 1 || !strings.Contains(r.NotChecked[0], "not checked (timed out after") {
+		t.Fatalf("result %s, not checked %q; want unknown with the reason", r.Result, r.NotChecked)
+	}
+}
+
+func TestSampledSaysSo(t *testing.T) {
+	h := hist(Semaphore, 1)
+	for k := range 100 {
+		h.Ops = append(h.Ops, op(0, Acquire, int64(3*k), int64(3*k+1), NoValue), op(0, Release, int64(3*k+1), int64(3*k+2), NoValue))
+	}
+	r := Check(context.Background(), h, Options{MaxOps: 50})
+	if r.Result != ResultOK || r.Checked != 50 || !strings.Contains(strings.Join(r.Notes, "\n"), "sampled: the first 50 of 200") {
+		t.Fatalf("result %s checked %d notes %q", r.Result, r.Checked, r.Notes)
+	}
+}

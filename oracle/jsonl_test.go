@@ -1,0 +1,52 @@
+package oracle
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+func TestWriteJSONLIsJepsenOps(t *testing.T) {
+	h := hist(Mutex, 0,
+		op(0, Acquire, 0, 2, 10), lost(op(0, Release, 2, 5, NoValue)), op(1, Acquire, 1, -1, NoValue))
+	var b bytes.Buffer
+	if err := h.WriteJSONL(&b); err != nil {
+		t.Fatal(err)
+	}
+	type line struct {
+		Index   int    `json:"index"`
+		Time    int64  `json:"time"`
+		Process int    `json:"process"`
+		Type    string `json:"type"`
+		F       string `json:"f"`
+		Value   []any  `json:"value"`
+		Lost    bool   `json:"lost"`
+	}
+	var got []line
+	sc := bufio.NewScanner(&b)
+	for sc.Scan() {
+		var l line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		got = append(got, l)
+	}
+	want := []line{
+		{0, 0, 0, "invoke", "acquire", []any{"/p", nil}, false},
+		{1, 1e6, 1, "invoke", "acquire", []any{"/p", nil}, false},
+		{2, 1e6, 1, "info", "acquire", []any{"/p", nil}, false},
+		{3, 2e6, 0, "ok", "acquire", []any{"/p", 10.0}, false},
+		{4, 2e6, 0, "invoke", "release", []any{"/p", nil}, false},
+		{5, 5e6, 0, "ok", "release", []any{"/p", nil}, true},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lines, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.Index != w.Index || g.Time != w.Time || g.Process != w.Process || g.Type != w.Type || g.F != w.F || g.Lost != w.Lost || g.Value[0] != w.Value[0] || g.Value[1] != w.Value[1] {
+			t.Errorf("line %d: got %+v, want %+v", i, g, w)
+		}
+	}
+}

@@ -1,0 +1,201 @@
+package oracle
+
+import (
+	"fmt"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// input is what porcupine sees of an Op: the models need no output, since
+// what the server said (a token, an item) is part of the operation.
+type input struct {
+	kind   Kind
+	client int32
+	// rank is a grant's place in its lock's fencing order (ranked
+	// models), -1 otherwise.
+	rank int64
+	// lost marks a release of a grant the holder was told it had lost.
+	lost bool
+}
+
+func describe(in any, _ any) string {
+	i := in.(input)
+	s := i.kind.String()
+	if i.rank >= 0 {
+		s += fmt.Sprintf(" #%d", i.rank)
+	}
+	if i.lost {
+		s += " (lost)"
+	}
+	return s
+}
+
+// lockState is a mutex's (or an election's) state: who holds it (-1:
+// nobody) and, for ranked models, which grant of the fencing order comes
+// next.
+type lockState struct {
+	holder int32
+	next   int64
+}
+
+// lockModel is a mutex: at most one holder, released only by its holder,
+// and a holder acts on its grant only while it holds it. Ranked, grants
+// follow the fencing tokens' order (the server's), so a single order of
+// grants is possible and the search stays near-linear.
+func lockModel(init lockState, holderName string) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return init },
+		Step: func(st, in, _ any) (bool, any) {
+			s, i := st.(lockState), in.(input)
+			switch i.kind {
+			case Acquire:
+				if s.holder != -1 || (s.next >= 0 && i.rank != s.next) {
+					return false, s
+				}
+				n := s.next
+				if n >= 0 {
+					n++
+				}
+				return true, lockState{holder: i.client, next: n}
+			case Release:
+				return s.holder == i.client, lockState{holder: -1, next: s.next}
+			case Use:
+				return s.holder == i.client, s
+			}
+			return false, s
+		},
+		Hash:              func(st any) uint64 { s := st.(lockState); return uint64(s.holder)<<40 ^ uint64(s.next) },
+		DescribeOperation: describe,
+		DescribeState: func(st any) string {
+			s := st.(lockState)
+			if s.holder < 0 {
+				return "free"
+			}
+			return fmt.Sprintf("%s: client %d", holderName, s.holder)
+		},
+	}
+}
+
+// rwState is a read/write lock's: its writer (-1: none) and readers.
+type rwState struct{ writer, readers int32 }
+
+// rwModel is a read/write lock: a writer alone, or any readers.
+func rwModel() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return rwState{writer: -1} },
+		Step: func(st, in, _ any) (bool, any) {
+			s, i := st.(rwState), in.(input)
+			switch i.kind {
+			case ReadAcquire:
+				return s.writer == -1, rwState{writer: -1, readers: s.readers + 1}
+			case ReadRelease:
+				return s.readers > 0, rwState{writer: s.writer, readers: s.readers - 1}
+			case Acquire:
+				return s.writer == -1 && s.readers == 0, rwState{writer: i.client}
+			case Release:
+				return s.writer == i.client, rwState{writer: -1}
+			case Use:
+				return s.writer == i.client || s.readers > 0, s
+			}
+			return false, s
+		},
+		Hash:              func(st any) uint64 { s := st.(rwState); return uint64(s.writer)<<32 ^ uint64(s.readers) },
+		DescribeOperation: describe,
+		DescribeState: func(st any) string {
+			s := st.(rwState)
+			if s.writer >= 0 {
+				return fmt.Sprintf("writer: client %d", s.writer)
+			}
+			return fmt.Sprintf("%d reader(s)", s.readers)
+		},
+	}
+}
+
+// semModel is a semaphore of k permits: at most k holders.
+func semModel(k int) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return int32(0) },
+		Step: func(st, in, _ any) (bool, any) {
+			n, i := st.(int32), in.(input)
+			switch i.kind {
+			case Acquire:
+				return n < int32(k), n + 1
+			case Release:
+				return n > 0, n - 1
+			case Use:
+				return n > 0, n
+			}
+			return false, n
+		},
+		Hash:              func(st any) uint64 { return uint64(st.(int32)) },
+		DescribeOperation: describe,
+		DescribeState:     func(st any) string { return fmt.Sprintf("%d of %d permits held", st.(int32), k) },
+	}
+}
+
+// Item states of the queue model.
+const (
+	itemAbsent int8 = iota
+	itemQueued
+	itemConsumed
+)
+
+// itemModel is one queue item: enqueued once, claimed only while queued,
+// acknowledged (consumed) at most once, and, at the final read, still
+// queued exactly when it was never consumed (none lost).
+func itemModel() porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return itemAbsent },
+		Step: func(st, in, _ any) (bool, any) {
+			s, i := st.(int8), in.(input)
+			switch i.kind {
+			case Enqueue:
+				return s == itemAbsent, itemQueued
+			case Claim, Remaining:
+				return s == itemQueued, s
+			case Ack, ForeignDelete:
+				return s == itemQueued, itemConsumed
+			case Gone:
+				return s != itemQueued, s
+			}
+			return false, s
+		},
+		Hash:              func(st any) uint64 { return uint64(st.(int8)) },
+		DescribeOperation: describe,
+		DescribeState: func(st any) string {
+			return [...]string{"not queued", "queued", "consumed"}[st.(int8)]
+		},
+	}
+}
+
+// barrierState is one round of a double barrier: who arrived, who left.
+type barrierState struct{ arrived, departed int32 }
+
+// barrierModel is one round of a double barrier of n: Enter returns only
+// once all n arrived, nobody departs before that, and Leave returns only
+// once all n departed.
+func barrierModel(n int) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return barrierState{} },
+		Step: func(st, in, _ any) (bool, any) {
+			s, i := st.(barrierState), in.(input)
+			switch i.kind {
+			case Arrive:
+				return s.arrived < int32(n), barrierState{s.arrived + 1, s.departed}
+			case Entered:
+				return s.arrived == int32(n), s
+			case Depart:
+				return s.arrived == int32(n), barrierState{s.arrived, s.departed + 1}
+			case Left:
+				return s.departed == int32(n), s
+			}
+			return false, s
+		},
+		Hash:              func(st any) uint64 { s := st.(barrierState); return uint64(s.arrived)<<32 ^ uint64(s.departed) },
+		DescribeOperation: describe,
+		DescribeState: func(st any) string {
+			s := st.(barrierState)
+			return fmt.Sprintf("%d of %d arrived, %d left", s.arrived, n, s.departed)
+		},
+	}
+}
