@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -43,7 +44,11 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (_ *loadgen.Resul
 	res := &loadgen.Result{Run: run, RunID: runID, Namespace: ns, Requests: map[string]int64{}}
 	res.Run.Clients = run.Clients * len(parts) // every process ran the run's clients
 	var ms []*metrics.Result
-	var fencing []*loadgen.Fencing
+	var (
+		fencing []*loadgen.Fencing
+		lins    []*oracle.Result
+		tags    []string
+	)
 	for i, p := range parts {
 		if i == 0 || p.Start.Before(res.Start) {
 			res.Start = p.Start
@@ -70,6 +75,7 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (_ *loadgen.Resul
 			res.Notes = append(res.Notes, tag+n)
 		}
 		mergeChecks(&res.Checks, p.Checks, tag)
+		lins, tags = append(lins, p.Linearizability), append(tags, tag)
 		if p.Fencing != nil {
 			fencing = append(fencing, p.Fencing)
 		}
@@ -82,6 +88,7 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (_ *loadgen.Resul
 	slices.SortStableFunc(res.Events, func(a, b loadgen.Event) int { return a.At.Compare(b.At) })
 	res.Checks.Passed = len(res.Checks.Violations) == 0
 	res.Fencing = mergeFencing(fencing)
+	res.Linearizability = oracle.Merge(lins, tags)
 	m, err := MergeMetrics(ms)
 	if err != nil {
 		return nil, err

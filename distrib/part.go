@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 )
 
 // Part is one process's results for one run, as it publishes them: small
@@ -36,6 +37,8 @@ type Part struct {
 	Fencing  *loadgen.Fencing `json:"fencing,omitempty"`
 	// Lock is the process's wait graph (its own clients only).
 	Lock *loadgen.WaitGraph `json:"lock,omitempty"`
+	// Linearizability is the oracle's check of this process's history.
+	Linearizability *oracle.Result `json:"linearizability,omitempty"`
 
 	Metrics PartMetrics `json:"metrics"`
 }
@@ -71,7 +74,7 @@ func FromResult(n int, res *loadgen.Result) (_ *Part, err error) {
 		Start: res.Start, WindowStart: res.WindowStart, Stop: res.Stop, Partial: res.Partial,
 		Ops: res.Ops, Releases: res.Releases, SourceAddrs: res.SourceAddrs,
 		Requests: res.Requests, Herd: res.Herd, Checks: res.Checks, Events: res.Events,
-		Notes: res.Notes, Fencing: res.Fencing, Lock: res.Lock,
+		Notes: res.Notes, Fencing: res.Fencing, Lock: res.Lock, Linearizability: res.Linearizability,
 	}
 	m := res.Metrics
 	if m == nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/faults"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -338,6 +339,9 @@ type grantState struct {
 	token   uint64
 	session int64
 	slot    int
+	// hist and part record the holder's writes on a lost grant.
+	hist *oracle.Buffer
+	part int32
 }
 
 // granted runs right after a holder entered its critical section: it
@@ -345,12 +349,12 @@ type grantState struct {
 // for expire-holder, and tells the faults' measures. Holders that ignore
 // Lost() leave the in-process check when the lock says they lost it (the
 // lock's view), but keep writing to the resource.
-func (r *runner) granted(c *client, h *held, s *recipes.Session) *grantState {
+func (r *runner) granted(c *client, h *held, s *recipes.Session, part int32) *grantState {
 	fx := r.fx
 	if fx == nil || h.token == nil || c.slot >= len(fx.fences) {
 		return nil
 	}
-	gs := &grantState{fence: fx.fences[c.slot], token: h.token(), session: s.ID(), slot: c.slot}
+	gs := &grantState{fence: fx.fences[c.slot], token: h.token(), session: s.ID(), slot: c.slot, hist: c.hist, part: part}
 	now := time.Now()
 	gs.fence.write(gs.token, gs.session, false, now)
 	fx.mu.Lock()
@@ -385,7 +389,7 @@ func (r *runner) holdGrant(gs *grantState, h *held, d time.Duration) (wasLost bo
 		t.Reset(min(left, zombieWriteEvery))
 		select {
 		case <-t.C:
-			gs.fence.write(gs.token, gs.session, wasLost, time.Now())
+			gs.write(wasLost, time.Now())
 		case <-r.stopCh:
 			return wasLost
 		case <-lost:
@@ -412,7 +416,7 @@ func (r *runner) leaving(gs *grantState, h *held) {
 	default:
 	}
 	if !lost || r.fx.zombie {
-		gs.fence.write(gs.token, gs.session, lost, time.Now())
+		gs.write(lost, time.Now())
 	}
 	r.fx.unregister(gs)
 }

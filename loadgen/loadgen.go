@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkherd/zkherd/faults"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -171,6 +172,10 @@ type Result struct {
 	// busiest moment (of the once-per-interval graphs, one with a release
 	// and the most waiters); nil for recipes that are not locks.
 	Lock *WaitGraph
+	// History is every operation the clients made, and Linearizability
+	// what the oracle found in it (oracle.Check).
+	History         *oracle.History
+	Linearizability *oracle.Result
 }
 
 // Event kinds.

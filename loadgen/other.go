@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -240,6 +241,7 @@ func (w *barrierWork) loop(c *client) {
 	r := w.r
 	g := w.groups[c.slot]
 	leader := c.idx%w.size == 0 // counts the group's rounds
+	part := r.hist.Partition(g.dir)
 	sampler := scenarios.NewSampler(r.run.Hold, r.run.Seed, uint64(c.idx))
 	// With an operation count, every group runs its share of rounds.
 	maxRounds := -1
@@ -259,11 +261,14 @@ func (w *barrierWork) loop(c *client) {
 		g.note(round, 0, 1)
 		start := time.Now()
 		if err := b.Enter(r.opCtx); err != nil {
+			c.hist.Add(oracle.Arrive, part, start, time.Now(), oracle.Unknown, int64(round))
 			g.note(round, 0, -1)
 			r.opFailed(err)
 			return // the group's rounds are out of step now; this client is done
 		}
 		entered := time.Now()
+		c.hist.Add(oracle.Arrive, part, start, entered, oracle.OK, int64(round))
+		c.hist.Add(oracle.Entered, part, entered, entered, oracle.OK, int64(round))
 		if n := g.count(round, 0); n < w.size {
 			r.chk.note("barrier", &r.chk.mutex, "%s round %d: entered with %d of %d arrived", g.dir, round, n, w.size)
 		}
@@ -276,10 +281,14 @@ func (w *barrierWork) loop(c *client) {
 		g.note(round, 1, 1)
 		leaveStart := time.Now()
 		err := r.release(s, b.Leave)
+		left := time.Now()
 		if err != nil {
+			c.hist.Add(oracle.Depart, part, leaveStart, left, oracle.Unknown, int64(round))
 			r.opFailed(err)
 			return
 		}
+		c.hist.Add(oracle.Depart, part, leaveStart, left, oracle.OK, int64(round))
+		c.hist.Add(oracle.Left, part, left, left, oracle.OK, int64(round))
 		if n := g.count(round, 1); n < w.size {
 			r.chk.note("barrier", &r.chk.mutex, "%s round %d: left with %d of %d leaving", g.dir, round, n, w.size)
 		}

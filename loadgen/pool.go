@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 )
 
@@ -24,6 +25,7 @@ type client struct {
 	slot  int // which lock, queue role, barrier group... (workload-defined)
 	shard *metrics.Shard
 	tap   *tap
+	hist  *oracle.Buffer // this client's operations (the runner's history)
 
 	sess atomic.Pointer[recipes.Session]
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -32,6 +33,7 @@ import (
 type queueWork struct {
 	r         *runner
 	path      string
+	part      int32 // the queue's partition of the history
 	producers int
 
 	nextID   atomic.Int64
@@ -82,6 +84,7 @@ func newQueueWork(r *runner) (*queueWork, error) {
 		prodDone:  make(chan struct{}),
 		status:    make(map[int64]uint8),
 	}
+	w.part = r.hist.Partition(w.path)
 	w.prodLeft.Store(int64(q.Producers))
 	w.drainCtx, w.drainCancel = context.WithCancel(context.Background())
 	return w, nil
@@ -181,6 +184,7 @@ func (w *queueWork) produce(c *client) {
 		data := strconv.FormatInt(id, 10) + " " + strconv.FormatInt(start.UnixNano(), 10)
 		_, err := q.Put(r.opCtx, []byte(data))
 		done := time.Now()
+		c.hist.Add(oracle.Enqueue, w.part, start, done, outcomeOf(err), id)
 		w.mu.Lock()
 		if err != nil {
 			w.status[id] = itemMaybe
@@ -246,6 +250,9 @@ func (w *queueWork) consume(c *client) {
 		}
 		claimed := time.Now()
 		id, enq, ok := parseItem(cl.Data)
+		if ok {
+			c.hist.Add(oracle.Claim, w.part, start, claimed, oracle.OK, id)
+		}
 		inWindow := !r.stopping()
 		if inWindow {
 			c.shard.Record(metrics.Dequeue, claimed.Sub(start))
@@ -255,7 +262,12 @@ func (w *queueWork) consume(c *client) {
 			r.hold(sampler.Next(), nil)
 			c.shard.Record(metrics.Hold, time.Since(claimed))
 		}
-		if err := r.release(s, cl.Ack); err != nil {
+		ackStart := time.Now()
+		err = r.release(s, cl.Ack)
+		if ok {
+			c.hist.Add(oracle.Ack, w.part, ackStart, time.Now(), outcomeOf(err), id)
+		}
+		if err != nil {
 			r.opFailed(err)
 			// Whatever the error, the acknowledgement may have been applied
 			// (a multi whose reply was lost, then a reconnection longer
@@ -303,6 +315,7 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn) (out workResult) 
 	}
 	conn.Sync(w.path) // the admin's server may lag behind the clients' writes
 	children, _, err := conn.Children(w.path)
+	listed := time.Now()
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		out.notes = append(out.notes, fmt.Sprintf("could not list the queue to count lost items: %v", err))
 		return out
@@ -318,6 +331,7 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn) (out workResult) 
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.finalRead(listed, remaining)
 	for id, st := range w.status {
 		// An item whose acknowledgement's outcome is unknown and that is
 		// gone was consumed: only an acknowledgement removes an item.
@@ -472,4 +486,31 @@ feed:
 		return remaining, items, firstErr
 	}
 	return remaining, items, nil
+}
+
+// finalRead records, in the history, the queue's listing once every
+// client had stopped (at listed): each item put was still queued or gone;
+// an item another client deleted was removed by it at some moment of the
+// run. Called with w.mu held.
+func (w *queueWork) finalRead(listed time.Time, remaining map[int64]bool) {
+	r := w.r
+	b := r.hist.Buffer(r.run.Clients)
+	for id := range w.status {
+		kind := oracle.Gone
+		if remaining[id] {
+			kind = oracle.Remaining
+		} else if f := r.fx.foreignClient(); f != nil && f.deletedItem(id) {
+			b.Add(oracle.ForeignDelete, w.part, r.start, listed, oracle.OK, id)
+		}
+		b.Add(kind, w.part, listed, listed, oracle.OK, id)
+	}
+}
+
+// outcomeOf is a call's outcome in the history: a failed Put or Ack may
+// have been applied (its reply lost), so its outcome is unknown.
+func outcomeOf(err error) oracle.Outcome {
+	if err != nil {
+		return oracle.Unknown
+	}
+	return oracle.OK
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -49,6 +50,7 @@ type runner struct {
 	logf   func(string, ...any)
 
 	rec     *metrics.Recorder
+	hist    *oracle.Recorder // every operation, for the linearizability check
 	wire    wireStats
 	chk     checker
 	work    workload
@@ -160,6 +162,7 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 		r.logf = func(string, ...any) {}
 	}
 	r.ns = r.namespace()
+	r.hist = oracle.NewRecorder(time.Now(), 0)
 	if err := r.checkShared(); err != nil {
 		return nil, err
 	}
@@ -368,7 +371,7 @@ func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
 	r.clients = make([]*client, r.run.Clients)
 	for i := range r.clients {
 		sh := shards[i%len(shards)]
-		r.clients[i] = &client{idx: i, slot: r.work.slotOf(i), shard: sh, tap: &tap{stats: &r.wire, shard: sh}}
+		r.clients[i] = &client{idx: i, slot: r.work.slotOf(i), shard: sh, tap: &tap{stats: &r.wire, shard: sh}, hist: r.hist.Buffer(i)}
 	}
 	if n := r.params.sourceAddrs; n > 1 {
 		r.logf("spreading %d client connections over %d loopback source addresses (127.0.0.1-127.0.0.%d)", r.run.Clients, n, n)
@@ -675,6 +678,8 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 	// The checker last: the workload's and the fencing check's violations
 	// are noted with it.
 	checks := r.checkerResult(work, left, fault.foreign, rateWarning)
+	history, lin := r.checkHistory(ctx)
+	checks = withLinearizability(checks, lin)
 	events := append(r.chk.violationEvents(), fault.events...)
 	finished := r.rec.Finish(time.Now())
 
@@ -703,6 +708,8 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		Fencing:      fault.fencing,
 		Generator:    gen,
 		Lock:         r.busiest,
+		History:         history,
+		Linearizability: lin,
 	}
 	r.progress("done", res.Metrics.Intervals, nil)
 	return res

@@ -13,6 +13,7 @@ import (
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/ensemble/enstest"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -118,6 +119,9 @@ func TestBuiltinScenarios(t *testing.T) {
 			if res.Checks.LeftoverZnodes != 0 {
 				t.Errorf("LeftoverZnodes = %d (%v), want 0", res.Checks.LeftoverZnodes, res.Checks.LeftoverPaths)
 			}
+			if l := res.Linearizability; l == nil || l.Result != oracle.ResultOK || l.Checked < tt.minOps || l.Partitions == 0 {
+				t.Errorf("linearizability %+v, want ok with at least %d operations checked", l, tt.minOps)
+			}
 			if got := res.Metrics.Counts.Errors; got != 0 {
 				t.Errorf("errors = %d %v, want 0", got, res.Metrics.Counts.ErrorsByKind)
 			}
@@ -160,6 +164,9 @@ func TestBrokenLockFailsMutualExclusion(t *testing.T) {
 	}
 	if res.Checks.FencingViolations == 0 {
 		t.Errorf("FencingViolations = 0 with a constant token, want > 0")
+	}
+	if l := res.Linearizability; l == nil || l.Result != oracle.ResultViolation || l.Violation == nil || len(l.Violation.HTML) == 0 {
+		t.Errorf("linearizability %+v, want a violation drawn", l)
 	}
 	found := false
 	for _, v := range res.Checks.Violations {

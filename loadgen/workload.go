@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -237,7 +238,11 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 	var (
 		acquire acquirer
 		bound   *recipes.Session
+		part    int32
 	)
+	if g != nil {
+		part = r.hist.Partition(g.path)
+	}
 	for first := true; ; first = false {
 		intended, ok := r.next(first)
 		if !ok {
@@ -254,11 +259,14 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		c.tap.seen.begin(start)
 		h, err := acquire(r.opCtx)
 		if err != nil {
+			c.hist.Add(oracle.Acquire, part, start, time.Now(), oracle.Unknown, oracle.NoValue)
 			c.tap.seen.rest()
 			r.opFailed(err)
 			continue
 		}
 		granted := time.Now()
+		acqKind, relKind := h.acquireKinds()
+		c.hist.Add(acqKind, part, start, granted, oracle.OK, h.serverValue())
 		c.tap.seen.hold(granted)
 		var (
 			foreignExit func()
@@ -286,7 +294,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		if h.enter != nil {
 			h.enter()
 		}
-		gs := r.granted(c, &h, s)
+		gs := r.granted(c, &h, s, part)
 		var lost bool
 		if counted {
 			lost = r.holdGrant(gs, &h, sampler.Next())
@@ -304,6 +312,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			g.released(relStart)
 		}
 		err = r.release(s, h.release)
+		recordRelease(c.hist, relKind, part, granted, relStart, lost || isClosed(h.lost), err)
 		c.tap.seen.rest()
 		if counted {
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))

@@ -133,6 +133,9 @@ func Check(ctx context.Context, h *History, o Options) *Result {
 			res.Unknown++
 		}
 	}
+	if h.Model == Queue {
+		res.Notes = append(res.Notes, "queue: each item taken at most once and none lost; FIFO order not checked (a claim takes the lowest unclaimed item, and an item whose claimer's session ends is claimed again later, so claims are not a FIFO dequeue)")
+	}
 	if res.Unknown > 0 && isLock(h.Model) {
 		res.Notes = append(res.Notes, "acquisitions whose outcome is unknown are left out: the recipe deletes the node of a failed attempt, so such a grant, if it happened, ended at once")
 	}
@@ -426,4 +429,44 @@ func secs(d time.Duration) string { return fmt.Sprintf("%g s", d.Seconds()) }
 // sortOps orders porcupine operations by call.
 func sortOps(ops []porcupine.Operation) {
 	slices.SortStableFunc(ops, func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) })
+}
+
+// Merge joins the checks of the processes of a distributed run, each
+// tagged (for example "process 2: "): one clock orders each process's
+// operations, not the operations of several, so each was checked alone.
+func Merge(results []*Result, tags []string) *Result {
+	var out *Result
+	rank := map[string]int{ResultOK: 0, ResultUnknown: 1, ResultViolation: 2}
+	for i, r := range results {
+		if r == nil {
+			continue
+		}
+		if out == nil {
+			out = &Result{Model: r.Model, Result: ResultOK}
+		}
+		tag := tags[i]
+		out.Operations += r.Operations
+		out.Checked += r.Checked
+		out.Unknown += r.Unknown
+		out.Partitions += r.Partitions
+		out.CheckS = max(out.CheckS, r.CheckS)
+		if rank[r.Result] > rank[out.Result] {
+			out.Result = r.Result
+		}
+		for _, n := range r.NotChecked {
+			out.NotChecked = append(out.NotChecked, tag+n)
+		}
+		for _, n := range r.Notes {
+			out.Notes = append(out.Notes, tag+n)
+		}
+		if r.Violation != nil && out.Violation == nil {
+			v := *r.Violation
+			v.Partition = tag + v.Partition
+			out.Violation = &v
+		}
+	}
+	if out != nil {
+		out.Scope = fmt.Sprintf("per process (%d processes, each checked on its own clock); across processes, grants are ordered by the fencing check", len(results))
+	}
+	return out
 }

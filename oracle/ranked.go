@@ -172,7 +172,7 @@ func rankedWindow(h *History, p part, gs []*grant, e chain, searched []*grant, m
 		ops := flatten(unitsOf(h, gs[e.from:e.failed+1], true))
 		wm := lockModel(lockState{holder: -1, next: gs[e.from].rank}, holderName(h.Model))
 		if porcupine.CheckOperationsTimeout(wm, ops, timeout) == porcupine.Illegal {
-			detail := fmt.Sprintf("%d grants of %s in fencing order cannot each end before the next begins: %s", e.failed-e.from+1, p.name, who(h, gs[e.from:e.failed+1]))
+			detail := fmt.Sprintf("%s: grants in fencing order cannot each end before the next begins: %s", p.name, who(h, gs[e.from:e.failed+1]))
 			return window(h, p.name, wm, ops, detail, timeout)
 		}
 	}

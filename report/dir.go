@@ -63,6 +63,15 @@ func WriteDir(dir string, run *Run) (err error) {
 	used := map[string]bool{}
 	for _, s := range run.Scenarios {
 		base := fileBase(s.Name, used)
+		if h := s.History; h != nil {
+			name := "history.jsonl"
+			if len(run.Scenarios) > 1 {
+				name = base + "-history.jsonl"
+			}
+			if err := write(name, h.WriteJSONL); err != nil {
+				return err
+			}
+		}
 		m := s.Metrics
 		if m == nil {
 			continue

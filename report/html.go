@@ -89,6 +89,11 @@ type scenarioView struct {
 	Recovery        []recoveryRow
 	SessionTimeout  string
 	Overlaps        []string
+	// Linearizability is the oracle's line; LinWindow the failing window
+	// of a violation, LinViz porcupine's drawing of it (a whole page).
+	Linearizability string
+	LinWindow       []linOpRow
+	LinViz          string
 }
 
 type thresholdRow struct {
@@ -356,6 +361,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		MainPhase:  s.MainPhase(),
 		Notes:      s.Notes,
 	}
+	v.Linearizability, v.LinWindow, v.LinViz = linearizabilityView(s.Linearizability)
 	for _, ch := range checkList(s.Recipe, s.Checks) {
 		v.Checks = append(v.Checks, checkRow{Name: ch.Name, Value: ch.Value(), Bad: ch.Bad()})
 	}

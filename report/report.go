@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 )
 
 var (
@@ -99,6 +100,10 @@ type Scenario struct {
 	// WaitGraph is who waited on whom at the first lock at the window's
 	// busiest moment (lock scenarios; waitgraph.go).
 	WaitGraph *WaitGraph `json:"wait_graph,omitempty"`
+	// Linearizability is what the oracle found in the run's history
+	// (package oracle); History the history itself, for history.jsonl.
+	Linearizability *oracle.Result  `json:"linearizability,omitempty"`
+	History         *oracle.History `json:"-"`
 
 	// Metrics holds the histograms behind the figures, for the .hgrm and
 	// .hlog files; nil for a scenario read back from JSON.
@@ -232,6 +237,8 @@ func NewScenario(res *loadgen.Result) *Scenario {
 		LatencyMs:        map[string]Latency{},
 		Errors:           Errors{ByKind: map[string]int64{}},
 		Metrics:          m,
+		Linearizability:  res.Linearizability,
+		History:          res.History,
 	}
 	defer s.CheckThresholds(res.Run.Thresholds)
 	s.Checks.Violations = slices.Clone(s.Checks.Violations)

@@ -197,6 +197,9 @@ func writeScenario(w io.Writer, s *Scenario) {
 	}
 	writeFaults(w, s)
 	fmt.Fprint(w, wrapItems("checks: "+passFail(s.Checks.Passed)+"  ", checkItems(s.Recipe, s.Checks), widthOf(w)))
+	if l := s.Linearizability; l != nil {
+		fmt.Fprint(w, wrapLine("linearizability: ", l.Line(), widthOf(w)))
+	}
 	for _, v := range s.Checks.Violations {
 		fmt.Fprint(w, wrapLine("VIOLATION: ", v, widthOf(w)))
 	}

@@ -1,0 +1,108 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/zkherd/zkherd/oracle"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// checkBudget bounds the whole linearizability check after a run (each
+// partition has its own bound inside it); partitions left unchecked are
+// reported as such.
+const checkBudget = 5 * time.Minute
+
+// historyModel is the sequential model a recipe follows, and its
+// parameter.
+func (r *runner) historyModel() (string, int) {
+	switch r.run.Recipe {
+	case scenarios.RWLock:
+		return oracle.RWLock, 0
+	case scenarios.Semaphore:
+		return oracle.Semaphore, r.run.Semaphore.Leases
+	case scenarios.Queue:
+		return oracle.Queue, 0
+	case scenarios.Election:
+		return oracle.Election, 0
+	case scenarios.Barrier:
+		return oracle.Barrier, r.run.Barrier.Size
+	}
+	return oracle.Mutex, 0
+}
+
+// checkHistory merges the clients' histories, once every client has
+// stopped, and checks it.
+func (r *runner) checkHistory(ctx context.Context) (*oracle.History, *oracle.Result) {
+	model, limit := r.historyModel()
+	h := r.hist.History(model, limit, r.run.Clients)
+	if r.opts.SharedNamespace {
+		h.Scope = "process " + r.opts.RunID + " (its own clock; the grants of every process are ordered by the fencing check)"
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), checkBudget)
+	defer cancel()
+	return h, oracle.Check(ctx, h, oracle.Options{})
+}
+
+// withLinearizability adds the check's verdict to the run's checks: a
+// violation fails the run, a check that could not finish warns.
+func withLinearizability(c Checks, lin *oracle.Result) Checks {
+	switch lin.Result {
+	case oracle.ResultViolation:
+		c.Violations = append(c.Violations, "linearizability: "+lin.Violation.Detail)
+		c.Passed = false
+	case oracle.ResultUnknown:
+		c.Warnings = append(c.Warnings, fmt.Sprintf("linearizability not checked: %s", lin.NotChecked[0]))
+	}
+	return c
+}
+
+// acquireKinds are the history's kinds of a grant and its release.
+func (h *held) acquireKinds() (oracle.Kind, oracle.Kind) {
+	if h.phase == ReadAcquire {
+		return oracle.ReadAcquire, oracle.ReadRelease
+	}
+	return oracle.Acquire, oracle.Release
+}
+
+// serverValue is what the server said of a grant: its fencing token, or
+// its node's sequence number.
+func (h *held) serverValue() int64 {
+	switch {
+	case h.token != nil:
+		return int64(h.token())
+	case h.node != nil:
+		return seqOf(h.node())
+	}
+	return oracle.NoValue
+}
+
+// recordRelease records how a grant ended. A grant the holder was told it
+// lost (while holding, or by its release) may have been ended by the
+// server at any moment since it was given: its release is called at the
+// grant and returns once the holder has stopped acting on it (its
+// release returned: a holder ignoring Lost() writes once more as it
+// leaves). A release that failed otherwise has an unknown outcome.
+func recordRelease(b *oracle.Buffer, kind oracle.Kind, part int32, granted, relStart time.Time, lost bool, err error) {
+	switch {
+	case lost || errors.Is(err, recipes.ErrLost) || errors.Is(err, recipes.ErrNotHeld):
+		b.Add(kind, part, granted, time.Now(), oracle.Lost, oracle.NoValue)
+	case err != nil:
+		b.Add(kind, part, relStart, time.Now(), oracle.Unknown, oracle.NoValue)
+	default:
+		b.Add(kind, part, relStart, time.Now(), oracle.OK, oracle.NoValue)
+	}
+}
+
+// write writes the holder's token to the guarded resource; a write made
+// knowing the grant was lost (a holder ignoring Lost()) is a use of the
+// lost grant in the history.
+func (gs *grantState) write(lost bool, at time.Time) {
+	gs.fence.write(gs.token, gs.session, lost, at)
+	if lost {
+		gs.hist.Add(oracle.Use, gs.part, at, at, oracle.OK, int64(gs.token))
+	}
+}
