@@ -307,6 +307,67 @@ func deleteConfirmed(ctx context.Context, s *Session, path string) error {
 	return fmt.Errorf("recipes: delete %s: %w", path, err)
 }
 
+// deleteAt deletes node at version (-1: any); asHolder writes the release
+// mark in the same transaction (see Lock.acquire).
+func deleteAt(s *Session, node string, asHolder bool, version int32) error {
+	if asHolder {
+		_, err := s.Conn().Multi(
+			&zk.SetDataRequest{Path: node, Data: releasedMark, Version: version},
+			&zk.DeleteRequest{Path: node, Version: -1},
+		)
+		return err
+	}
+	return s.Conn().Delete(node, version)
+}
+
+// deleteIfOwned deletes node if, read after a sync (see syncLost), it is
+// this session's ephemeral, created at czxid (any, when 0), at the version
+// read: never a node another session, or another grant of ours, created
+// under the same name. It returns nil once no such node is there, and
+// deleted when one of its deletes was (or may have been, its reply lost)
+// carried out. One window stays: a node deleted and created again under
+// the same name, at the same version, between the read and the delete
+// (one round trip); ZooKeeper has no delete conditional on a czxid.
+func deleteIfOwned(ctx context.Context, s *Session, node string, czxid int64, asHolder bool, tr *tracer) (deleted bool, err error) {
+	for {
+		if err := syncLost(ctx, s, node); err != nil {
+			return deleted, err
+		}
+		var (
+			exists bool
+			stat   *zk.Stat
+		)
+		err := retryConn(ctx, s, func() (err error) {
+			exists, stat, err = s.Conn().Exists(node)
+			return err
+		})
+		if err != nil {
+			return deleted, err
+		}
+		if !exists || stat.EphemeralOwner != s.ID() || (czxid != 0 && stat.Czxid != czxid) {
+			return deleted, nil
+		}
+		// Version-checked: if ours was deleted and another created since,
+		// or someone wrote to ours, look again.
+		start := time.Now()
+		err = deleteAt(s, node, asHolder, stat.Version)
+		tr.request(OpDelete, start, err)
+		err = sessionErr(s, err)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
+		case isConnErr(err):
+			deleted = true
+			if werr := awaitConn(ctx, s); werr != nil {
+				return deleted, werr
+			}
+		default:
+			return deleted, err
+		}
+	}
+}
+
 // childrenOf lists dir's children with dir's stat, retrying connection
 // losses.
 func childrenOf(ctx context.Context, s *Session, dir string) (children []string, stat *zk.Stat, err error) {

@@ -47,8 +47,12 @@ type lockCore struct {
 	// hands the node on to another holder of the same owner instead (the
 	// RWLock's read side after a downgrade).
 	keep func(ctx context.Context, node string) bool
-	// released, when set, runs after a release deleted the node.
+	// released, when set, runs once a grant ended by Unlock: its node
+	// deleted, or found deleted by another client.
 	released func(ctx context.Context)
+	// fixedName: every holder's node has the same name (the herd lock),
+	// so a release deletes by creation zxid, never by name (deleteOwn).
+	fixedName bool
 	// acquiring is set while Lock or TryLock waits for the lock, so that
 	// a TryLock on the same value can say so at once (ErrLockPending).
 	acquiring atomic.Bool
@@ -237,21 +241,26 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	start := time.Now()
 	g.releasing.Store(true)
 	var err error
+	kept := false
 	switch {
 	case g.deletedByOther():
 		// (Deleting it anyway could remove a node someone else created
 		// since under the herd lock's fixed name.)
 	case c.keep != nil && c.keep(ctx, g.node):
 		// Handed on to another side of the same owner, which deletes it.
+		kept = true
 	default:
 		var byOther bool
-		byOther, err = c.deleteOwn(ctx, g.node, g.marked, &tr)
+		byOther, err = c.deleteOwn(ctx, g.node, int64(g.token), g.marked, &tr)
 		if byOther {
 			g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
 		}
-		if err == nil && c.released != nil {
-			c.released(ctx)
-		}
+	}
+	if err == nil && !kept && c.released != nil {
+		// Also when the node was deleted by another client: the grant
+		// ended all the same, and what it kept must go with it (issue 21:
+		// a downgraded RWLock's write node stayed).
+		c.released(ctx)
 	}
 	if t := c.cfg.trace; t != nil && t.Released != nil {
 		t.Released(ReleaseStats{Start: start, Done: time.Now(), Node: g.node, Requests: tr.requests, Err: err})
@@ -287,17 +296,30 @@ func (c *lockCore) unlock(ctx context.Context) error {
 // (after an attempt whose reply was lost, absence is taken for ours).
 // asHolder writes the release mark in the deletion's transaction (see
 // Lock.acquire); it must be false for a node that was never granted.
-func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr *tracer) (byOther bool, err error) {
+// czxid is the node's creation zxid when known (a grant's token), else 0.
+func (c *lockCore) deleteOwn(ctx context.Context, node string, czxid int64, asHolder bool, tr *tracer) (byOther bool, err error) {
+	if c.fixedName {
+		// The herd lock's node has the same name for every holder: after
+		// another client deleted ours, a waiter may hold the lock with a
+		// node of that name, which a delete by name would remove. Only the
+		// node created at our grant's zxid, by our session, is deleted.
+		// (Two more requests than a delete by name; the herd lock exists to
+		// show a herd, not to be fast.)
+		deleted, err := deleteIfOwned(ctx, c.s, node, czxid, asHolder, tr)
+		if errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrSessionClosed) {
+			return false, nil
+		}
+		return err == nil && !deleted, err
+	}
 	start := time.Now()
-	err = c.deleteAt(node, asHolder, -1)
+	err = deleteAt(c.s, node, asHolder, -1)
 	tr.request(OpDelete, start, err)
 	err = sessionErr(c.s, err)
 	if isConnErr(err) {
-		// The reply was lost: the deletion may have been carried out, and
-		// under the herd lock's fixed name another session may have
-		// created the node since. Repeating the unconditional delete would
-		// remove that holder's node; only ours is deleted (deleteIfOurs).
-		err = c.deleteIfOurs(ctx, node, asHolder, tr)
+		// The reply was lost: the deletion may have been carried out.
+		// Repeating an unconditional delete is safe (our nodes' names are
+		// unique), but the read-back must be synced (deleteIfOwned).
+		_, err = deleteIfOwned(ctx, c.s, node, czxid, asHolder, tr)
 		if errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrSessionClosed) {
 			return false, nil
 		}
@@ -310,61 +332,6 @@ func (c *lockCore) deleteOwn(ctx context.Context, node string, asHolder bool, tr
 		return false, nil
 	}
 	return false, err
-}
-
-// deleteAt deletes node at version (-1: any); asHolder writes the release
-// mark in the same transaction.
-func (c *lockCore) deleteAt(node string, asHolder bool, version int32) error {
-	if asHolder {
-		_, err := c.s.Conn().Multi(
-			&zk.SetDataRequest{Path: node, Data: releasedMark, Version: version},
-			&zk.DeleteRequest{Path: node, Version: -1},
-		)
-		return err
-	}
-	return c.s.Conn().Delete(node, version)
-}
-
-// deleteIfOurs deletes node if, read after a sync (see syncLost), it is
-// this session's ephemeral, at the version read: never a node another
-// session created under the same name. nil once no node of ours is there.
-func (c *lockCore) deleteIfOurs(ctx context.Context, node string, asHolder bool, tr *tracer) error {
-	for {
-		if err := syncLost(ctx, c.s, node); err != nil {
-			return err
-		}
-		var (
-			exists bool
-			stat   *zk.Stat
-		)
-		err := retryConn(ctx, c.s, func() (err error) {
-			exists, stat, err = c.s.Conn().Exists(node)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if !exists || stat.EphemeralOwner != c.s.ID() {
-			return nil
-		}
-		// Version-checked: if ours was deleted and another session's
-		// created since, or someone wrote to ours, look again.
-		start := time.Now()
-		err = c.deleteAt(node, asHolder, stat.Version)
-		tr.request(OpDelete, start, err)
-		err = sessionErr(c.s, err)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
-		case isConnErr(err):
-			if werr := awaitConn(ctx, c.s); werr != nil {
-				return werr
-			}
-		default:
-			return err
-		}
-	}
 }
 
 // monitor watches one grant and closes its lost channel when the grant
@@ -575,7 +542,7 @@ func (c *lockCore) abandon(ctx context.Context, node string, tr *tracer, cause e
 	discard(ctx, c.s, func(ctx context.Context) error {
 		t := first
 		first = nil
-		_, err := c.deleteOwn(ctx, node, false, t)
+		_, err := c.deleteOwn(ctx, node, 0, false, t)
 		return err
 	})
 	return cause
@@ -648,8 +615,38 @@ func (c *lockCore) discardIfOurs(ctx context.Context, node string, cause error) 
 	if c.s.alive() != nil {
 		return cause
 	}
-	discard(ctx, c.s, func(ctx context.Context) error { return c.deleteIfOurs(ctx, node, false, nil) })
+	discard(ctx, c.s, func(ctx context.Context) error {
+		_, err := deleteIfOwned(ctx, c.s, node, 0, false, nil)
+		return err
+	})
 	return cause
+}
+
+// watchPredecessor sets a data watch on the node pred of the lock's
+// directory, the one node a sequential contender waits for (getData, not
+// exists: on a missing node it sets no watch). A nil channel with a nil
+// error means look again: pred is gone, or the connection dropped and is
+// back. A reply too large for the receive buffer (a foreign node's data;
+// see Lister) fails with ErrReplyTooLarge at once, since go-zookeeper
+// drops the connection on it and retrying would loop (issue 21: the
+// election and the read/write lock did, for as long as ctx allowed).
+func (c *lockCore) watchPredecessor(ctx context.Context, pred string, tr *tracer) (<-chan zk.Event, error) {
+	start := time.Now()
+	tooLarge := c.s.tooLarge.Load()
+	_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, pred))
+	tr.request(OpWatch, start, err)
+	switch {
+	case err == nil:
+		return ch, nil
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil
+	case isConnErr(err):
+		if err := c.s.replyTooLargeSince(tooLarge); err != nil {
+			return nil, err
+		}
+		return nil, awaitConn(ctx, c.s)
+	}
+	return nil, fmt.Errorf("recipes: watch predecessor %s: %w", pred, sessionErr(c.s, err))
 }
 
 // acquireOnChildren is the acquire loop of the recipes whose waiters watch
@@ -733,20 +730,12 @@ func acquireSequential(ctx context.Context, c *lockCore, try bool, tr *tracer, k
 		if try {
 			return acquired{}, c.abandon(ctx, node, tr, ErrHeldByOther)
 		}
-		start := time.Now()
-		// getData, not exists: on a missing node it sets no watch.
-		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, wait))
-		tr.request(OpWatch, start, err)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			continue // gone between the list and the watch: look again
-		case isConnErr(err):
-			if werr := awaitConn(ctx, c.s); werr != nil {
-				return acquired{}, c.abandon(ctx, node, tr, werr)
-			}
-			continue
-		case err != nil:
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch %s: %w", wait, sessionErr(c.s, err)))
+		ch, err := c.watchPredecessor(ctx, wait, tr)
+		if err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
+		if ch == nil {
+			continue // gone between the list and the watch, or reconnected: look again
 		}
 		if _, err := c.waitWake(ctx, ch, &own, tr); err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, err)

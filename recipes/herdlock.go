@@ -27,6 +27,7 @@ func NewHerdLock(s *Session, path string, opts ...LockOption) *HerdLock {
 	l := &HerdLock{}
 	l.core.init(s, path, opts)
 	l.core.acquire = l.acquire
+	l.core.fixedName = true
 	return l
 }
 

@@ -2,10 +2,8 @@ package recipes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
@@ -238,25 +236,13 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 		if err := armOwn(); err != nil {
 			return acquired{}, c.abandon(ctx, node, tr, err)
 		}
-		start := time.Now()
-		tooLarge := c.s.tooLarge.Load()
-		_, _, ch, err := c.s.Conn().GetW(joinPath(c.path, pred))
-		tr.request(OpWatch, start, err)
+		ch, err := c.watchPredecessor(ctx, pred, tr)
 		watched, pred = pred, ""
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			continue // gone before the watch was set: look again
-		case isConnErr(err) && c.s.replyTooLargeSince(tooLarge) != nil:
-			// The predecessor's data (a foreign node's) does not fit a
-			// small receive buffer (see Lister): retrying would loop.
-			return acquired{}, c.abandon(ctx, node, tr, c.s.replyTooLargeSince(tooLarge))
-		case isConnErr(err):
-			if werr := awaitConn(ctx, c.s); werr != nil {
-				return acquired{}, c.abandon(ctx, node, tr, werr)
-			}
-			continue
-		case err != nil:
-			return acquired{}, c.abandon(ctx, node, tr, fmt.Errorf("recipes: watch predecessor: %w", sessionErr(c.s, err)))
+		if err != nil {
+			return acquired{}, c.abandon(ctx, node, tr, err)
+		}
+		if ch == nil {
+			continue // gone before the watch was set, or reconnected: look again
 		}
 		woke, err := c.waitWake(ctx, ch, &own, tr)
 		if err != nil {

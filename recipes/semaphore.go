@@ -90,8 +90,11 @@ func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	return sem.acquire(ctx, false)
 }
 
-// TryAcquire takes a lease if one is free and nobody is queued for one;
-// otherwise it returns ErrHeldByOther at once.
+// TryAcquire takes a lease if one is free, and otherwise returns
+// ErrHeldByOther without waiting for one. A contender that is taking a
+// lease holds the semaphore's mutex for a moment; TryAcquire then waits
+// for its turn as long as a lease is free, and gives up as soon as none
+// is (a contender waiting for a lease holds the mutex until one is).
 func (sem *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 	return sem.acquire(ctx, true)
 }
@@ -108,7 +111,7 @@ func (sem *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 	mutex := NewLock(sem.s, joinPath(sem.path, SemaphoreLocks))
 	var err error
 	if try {
-		err = mutex.TryLock(ctx)
+		err = sem.lockForTry(ctx, mutex)
 	} else {
 		err = mutex.Lock(ctx)
 	}
@@ -133,6 +136,76 @@ func (sem *Semaphore) acquire(ctx context.Context, try bool) (*Lease, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// errNoLeaseFree ends lockForTry's wait for the mutex.
+var errNoLeaseFree = errors.New("no lease free")
+
+// lockForTry takes the semaphore's mutex for TryAcquire. The mutex is held
+// by a contender while it takes a lease, or waits for one when none is
+// free, so a held mutex does not say that no lease is free (issue 21:
+// TryAcquire refused free leases about half the time while another
+// contender was acquiring). When TryLock finds it held, lockForTry queues
+// for the mutex while it watches the leases, and gives up with
+// ErrHeldByOther once they are all out.
+func (sem *Semaphore) lockForTry(ctx context.Context, mutex *Lock) error {
+	err := mutex.TryLock(ctx)
+	if !errors.Is(err, ErrHeldByOther) {
+		return err
+	}
+	lockCtx, cancel := context.WithCancelCause(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		if err := sem.awaitLeasesOut(lockCtx); err == nil {
+			cancel(errNoLeaseFree)
+		}
+	}()
+	err = mutex.Lock(lockCtx)
+	cancel(context.Canceled)
+	<-watched
+	if err != nil && errors.Is(context.Cause(lockCtx), errNoLeaseFree) && ctx.Err() == nil {
+		return fmt.Errorf("recipes: semaphore %s: %w: %w", sem.path, errNoLeaseFree, ErrHeldByOther)
+	}
+	return err
+}
+
+// awaitLeasesOut returns nil once every lease is out (as many lease nodes
+// as leases, or more: a contender waiting for one has its node there too),
+// or ctx's error first.
+func (sem *Semaphore) awaitLeasesOut(ctx context.Context) error {
+	dir := joinPath(sem.path, SemaphoreLeases)
+	conn := sem.s.Conn()
+	for {
+		var (
+			children []string
+			exists   bool
+			ch       <-chan zk.Event
+		)
+		err := retryConn(ctx, sem.s, func() (err error) {
+			children, _, ch, err = conn.ChildrenW(dir)
+			return err
+		})
+		if errors.Is(err, zk.ErrNoNode) {
+			// No lease was ever taken: wait for the directory.
+			err = retryConn(ctx, sem.s, func() (err error) {
+				exists, _, ch, err = conn.ExistsW(dir)
+				return err
+			})
+			if err == nil && exists {
+				continue
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if len(children) >= sem.leases {
+			return nil
+		}
+		if _, err := waitEvent(ctx, sem.s, ch); err != nil && !errors.Is(err, errWatchDropped) {
+			return err
+		}
+	}
 }
 
 // agree records N in the semaphore's node, or checks the number there.
