@@ -224,15 +224,20 @@ func participants(children []string) []string {
 // can undo that.)
 func enterBarrier(ctx context.Context, s *Session, dir string, n int) (string, error) {
 	node := joinPath(dir, uuid.NewString())
-	if err := createOwnEphemeral(ctx, s, node); err != nil {
-		return "", fmt.Errorf("recipes: barrier %s: enter: %w", dir, err)
-	}
 	fail := func(err error) (string, error) {
 		if s.alive() == nil && abandonBarrierBounded(ctx, s, dir, node) {
 			return node, nil
 		}
 		if errors.Is(err, ctx.Err()) || errors.Is(err, s.Err()) {
 			return "", err
+		}
+		return "", fmt.Errorf("recipes: barrier %s: enter: %w", dir, err)
+	}
+	if unknown, err := createOwnEphemeral(ctx, s, node); err != nil {
+		if unknown {
+			// Our node may be there, and counted by an arrival that opened
+			// the barrier: abandon it as a participant gives up.
+			return fail(err)
 		}
 		return "", fmt.Errorf("recipes: barrier %s: enter: %w", dir, err)
 	}
@@ -320,6 +325,12 @@ func abandonBarrierBounded(ctx context.Context, s *Session, dir, node string) bo
 // exists: the node stays, we are through.
 func abandonBarrier(ctx context.Context, s *Session, dir, node string) (entered bool, err error) {
 	conn := s.Conn()
+	// The first listing is synced: after a lost reply (our create's, a
+	// multi's) the member we reconnected to may not show our node yet,
+	// and taking its absence for an earlier attempt's work would leave it.
+	if err := syncLost(ctx, s, dir); err != nil {
+		return false, err
+	}
 	for {
 		children, stat, err := childrenOf(ctx, s, dir)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -378,51 +389,66 @@ func removeReadyIfLast(ctx context.Context, s *Session, dir string) error {
 // connection loss it creates again, and NodeExists then means the first
 // create happened if the node is this session's. NodeExists on the first
 // attempt is returned as zk.ErrNodeExists (someone else has the name).
-func createOwnEphemeral(ctx context.Context, s *Session, path string) error {
+// unknown says that it failed while a create's outcome was unknown (ctx
+// ended, or the session, before it could look): the node may exist, and
+// the caller must remove it before it returns (issue 21: a barrier node
+// counted for a participant that had given up, a claim that nobody
+// wanted and nobody else could take).
+func createOwnEphemeral(ctx context.Context, s *Session, path string) (unknown bool, err error) {
 	conn := s.Conn()
-	madeDir, retried := false, false
+	madeDir := false
 	for {
 		if err := s.alive(); err != nil {
-			return err
+			return false, err
 		}
 		_, err := conn.Create(path, nil, zk.FlagEphemeral, openACL)
 		switch {
 		case err == nil:
-			return nil
+			return false, nil
 		case errors.Is(err, zk.ErrNoNode) && !madeDir:
-			madeDir = true
+			// (After a lost reply too: the directory is missing, so our
+			// node is.)
+			madeDir, unknown = true, false
 			if err := ensurePath(ctx, s, path[:len(path)-len(baseName(path))-1]); err != nil {
-				return err
+				return false, err
 			}
-		case errors.Is(err, zk.ErrNodeExists):
+		case errors.Is(err, zk.ErrNodeExists) && unknown:
 			// After a lost reply the node may be ours; the read that says
 			// so is synced (syncLost), or a lagging member could deny it
 			// and leave it an orphan until the session ends.
-			if retried && syncLost(ctx, s, path) == nil && ownerOfNode(ctx, s, path) == s.ID() {
-				return nil
+			if err := syncLost(ctx, s, path); err != nil {
+				return s.alive() == nil, err
 			}
-			return fmt.Errorf("recipes: create %s: %w", path, err)
+			owner, err := ownerOfNode(ctx, s, path)
+			switch {
+			case err != nil:
+				return s.alive() == nil, err
+			case owner == s.ID():
+				return false, nil
+			}
+			return false, fmt.Errorf("recipes: create %s: %w", path, zk.ErrNodeExists)
+		case errors.Is(err, zk.ErrNodeExists):
+			return false, fmt.Errorf("recipes: create %s: %w", path, err)
 		case isConnErr(err):
+			unknown = true
 			if err := awaitConn(ctx, s); err != nil {
-				return err
+				return s.alive() == nil, err
 			}
-			retried = true
 		default:
-			return sessionErr(s, err)
+			return unknown && s.alive() == nil, sessionErr(s, err)
 		}
 	}
 }
 
-// ownerOfNode is path's ephemeral owner; 0 when absent, persistent, or
-// unreadable.
-func ownerOfNode(ctx context.Context, s *Session, path string) int64 {
+// ownerOfNode is path's ephemeral owner; 0 when absent or persistent.
+func ownerOfNode(ctx context.Context, s *Session, path string) (int64, error) {
 	var stat *zk.Stat
 	err := retryConn(ctx, s, func() (err error) {
 		_, stat, err = s.Conn().Exists(path)
 		return err
 	})
 	if err != nil || stat == nil {
-		return 0
+		return 0, err
 	}
-	return stat.EphemeralOwner
+	return stat.EphemeralOwner, nil
 }

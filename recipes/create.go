@@ -368,6 +368,28 @@ func deleteIfOwned(ctx context.Context, s *Session, node string, czxid int64, as
 	}
 }
 
+// existsAfterLostReply says whether path exists, read after a write on it
+// whose reply was lost: it waits for the connection, syncs (see syncLost)
+// and reads, for up to the session timeout even when ctx has ended, since
+// the caller must learn what its write did before it returns. An error
+// means the outcome stays unknown.
+func existsAfterLostReply(ctx context.Context, s *Session, path string) (bool, error) {
+	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Timeout())
+	defer cancel()
+	if err := awaitConn(bounded, s); err != nil {
+		return false, err
+	}
+	if err := syncLost(bounded, s, path); err != nil {
+		return false, err
+	}
+	var exists bool
+	err := retryConn(bounded, s, func() (err error) {
+		exists, _, err = s.Conn().Exists(path)
+		return err
+	})
+	return exists, err
+}
+
 // childrenOf lists dir's children with dir's stat, retrying connection
 // losses.
 func childrenOf(ctx context.Context, s *Session, dir string) (children []string, stat *zk.Stat, err error) {

@@ -27,6 +27,11 @@ var (
 	// fit the session's receive buffer: go-zookeeper drops the connection
 	// instead, so retrying would loop. Raise it with WithBufferSizes.
 	ErrReplyTooLarge = errors.New("recipes: reply larger than the session's receive buffer")
+	// ErrOutcomeUnknown means a write's reply was lost and what it did
+	// could not be read back (the session ended, or the connection stayed
+	// down for the session timeout): the error says which write, and what
+	// the caller holds in the meantime.
+	ErrOutcomeUnknown = errors.New("recipes: outcome unknown")
 	// ErrNoSession is returned (wrapped) by NewSession when no session
 	// could be established before ctx ended.
 	ErrNoSession = errors.New("recipes: no session")

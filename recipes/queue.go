@@ -91,7 +91,12 @@ func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 
 // Take removes the item at the head and returns its data, waiting for one
 // while the queue is empty, until ctx ends. Items claimed by Claim are
-// skipped.
+// skipped. When ctx ends while the outcome of Take's delete is unknown
+// (its reply lost with the connection), Take finds out first, for up to
+// the session timeout: an item it removed is returned, with a nil error.
+// If it cannot find out, the error wraps ErrOutcomeUnknown and comes with
+// the item's data: the item may be gone from the queue, and then nobody
+// else gets it.
 func (q *Queue) Take(ctx context.Context) ([]byte, error) {
 	if q.pathErr != nil {
 		return nil, q.pathErr
@@ -103,7 +108,8 @@ func (q *Queue) Take(ctx context.Context) ([]byte, error) {
 		}
 		data, ok, err := q.take(ctx, name)
 		if err != nil {
-			return nil, fmt.Errorf("recipes: queue %s: take: %w", q.path, err)
+			// data is nil but with ErrOutcomeUnknown.
+			return data, fmt.Errorf("recipes: queue %s: take: %w", q.path, err)
 		}
 		if ok {
 			return data, nil
@@ -145,23 +151,19 @@ func (q *Queue) take(ctx context.Context, name string) (data []byte, ok bool, er
 		q.readAhead()
 		err = conn.Delete(item, stat.Version)
 		for isConnErr(err) {
-			// Did our delete happen? If the item is still there, it did not.
-			if err := awaitConn(ctx, q.s); err != nil {
-				return nil, false, err
-			}
-			if err := syncLost(ctx, q.s, item); err != nil {
-				return nil, false, err
-			}
-			var exists bool
-			err = retryConn(ctx, q.s, func() (err error) {
-				exists, _, err = conn.Exists(item)
-				return err
-			})
-			if err != nil {
-				return nil, false, err
+			// Did our delete happen? If the item is still there, it did
+			// not. Found out even when ctx has ended: returning ctx's error
+			// for an item we removed would lose it (issue 21).
+			exists, rerr := existsAfterLostReply(ctx, q.s, item)
+			if rerr != nil {
+				return data, false, fmt.Errorf("%w: delete of %s (item data returned; it may be gone from the queue): %w",
+					ErrOutcomeUnknown, item, rerr)
 			}
 			if !exists {
 				return data, true, nil // see the Queue comment: taken, by us or at once by another
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, false, err // not taken: the item stays queued
 			}
 			err = conn.Delete(item, stat.Version)
 		}
@@ -203,7 +205,15 @@ func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 func (q *Queue) claim(ctx context.Context, name string) (*Claim, error) {
 	item := joinPath(q.path, name)
 	claim := item + ClaimSuffix
-	if err := createOwnEphemeral(ctx, q.s, claim); err != nil {
+	if unknown, err := createOwnEphemeral(ctx, q.s, claim); err != nil {
+		if unknown {
+			// Our claim may be there: an item claimed by a live session
+			// that no longer wants it would be claimed by nobody.
+			discard(ctx, q.s, func(ctx context.Context) error {
+				_, err := deleteIfOwned(ctx, q.s, claim, 0, false, nil)
+				return err
+			})
+		}
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil, nil // claimed by another consumer
 		}
@@ -376,6 +386,9 @@ type Claim struct {
 	item, claim string
 	mu          sync.Mutex
 	done        bool
+	// unknown: an Ack's transaction may have been carried out, and
+	// nobody could read back whether it was.
+	unknown bool
 }
 
 // Item is the claimed item's full path.
@@ -385,7 +398,11 @@ func (c *Claim) Item() string { return c.item }
 // processed. If the connection drops, it retries until the server confirms
 // both are gone. An error wrapping ErrLost means the claim was lost (the
 // session ended, so the item is back in the queue for another consumer)
-// or the item had been removed by someone else.
+// or the item had been removed by someone else. When ctx ends while the
+// transaction's outcome is unknown (its reply lost), Ack finds out first,
+// for up to the session timeout: nil if it was carried out, ctx's error if
+// not (the item is still claimed; Ack or Release again). If it cannot find
+// out, the error wraps ErrOutcomeUnknown.
 func (c *Claim) Ack(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -394,7 +411,31 @@ func (c *Claim) Ack(ctx context.Context) error {
 	}
 	s := c.q.s
 	conn := s.Conn()
+	if c.unknown {
+		// An earlier Ack's outcome was never learnt: if it was carried
+		// out, a second transaction would report the item removed by
+		// another client.
+		err := syncLost(ctx, s, c.claim)
+		var exists bool
+		if err == nil {
+			err = retryConn(ctx, s, func() (err error) {
+				exists, _, err = conn.Exists(c.claim)
+				return err
+			})
+		}
+		if err != nil {
+			return c.unknownOutcome(err)
+		}
+		c.unknown = false
+		if !exists {
+			c.done = true
+			return nil
+		}
+	}
 	for {
+		if err := s.alive(); err != nil {
+			return c.lost(err) // ended before the transaction was sent
+		}
 		res, err := conn.Multi(
 			&zk.DeleteRequest{Path: c.item, Version: -1},
 			&zk.DeleteRequest{Path: c.claim, Version: -1},
@@ -404,24 +445,18 @@ func (c *Claim) Ack(ctx context.Context) error {
 			c.done = true
 			return nil
 		case isConnErr(err):
-			if err := awaitConn(ctx, s); err != nil {
-				return c.lost(err)
-			}
-			// Applied before the drop? Only we delete our claim.
-			if err := syncLost(ctx, s, c.claim); err != nil {
-				return c.lost(err)
-			}
-			var exists bool
-			err := retryConn(ctx, s, func() (err error) {
-				exists, _, err = conn.Exists(c.claim)
-				return err
-			})
-			if err != nil {
-				return c.lost(err)
-			}
-			if !exists {
+			// Applied before the drop? Only we delete our claim. Found out
+			// even when ctx has ended, so that Ack says what it did.
+			exists, err := existsAfterLostReply(ctx, s, c.claim)
+			switch {
+			case err != nil:
+				return c.unknownOutcome(err)
+			case !exists:
 				c.done = true
 				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return c.lost(err) // not acked: still claimed, Ack may be called again
 			}
 			continue
 		case len(res) == 2 && errors.Is(res[0].Error, zk.ErrNoNode):
@@ -434,6 +469,19 @@ func (c *Claim) Ack(ctx context.Context) error {
 		}
 		return c.lost(sessionErr(s, err))
 	}
+}
+
+// unknownOutcome is Ack's error when its transaction may have been
+// carried out and nobody could read back whether it was.
+func (c *Claim) unknownOutcome(err error) error {
+	if c.q.s.alive() != nil {
+		c.done = true
+		return fmt.Errorf("recipes: queue %s: ack %s: %w (the item was removed, or is back in the queue): %w",
+			c.q.path, c.item, ErrOutcomeUnknown, err)
+	}
+	c.unknown = true
+	return fmt.Errorf("recipes: queue %s: ack %s: %w (call Ack again to find out): %w",
+		c.q.path, c.item, ErrOutcomeUnknown, err)
 }
 
 // lost wraps an Ack failure, as ErrLost when the session ended.
