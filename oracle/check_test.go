@@ -138,7 +138,7 @@ func TestRankedWindows(t *testing.T) {
 		}
 		if zombie >= 0 {
 			v := windows.Violation
-			if len(v.Operations) > 6 || !strings.Contains(v.Detail, "still acting") {
+			if len(v.Operations) != 4 || !strings.Contains(v.Detail, "still acting") {
 				t.Errorf("zombie %d: window of %d operations, %q; want the two grants", zombie, len(v.Operations), v.Detail)
 			}
 		}

@@ -139,6 +139,10 @@ func checkRanked(ctx context.Context, h *History, p part, gs []*grant, o Options
 type chain struct {
 	release      []int64
 	failed, from int
+	// failedOp is the operation of grant failed that could not take
+	// effect (an index in History.Ops), failedRet its return.
+	failedOp  int
+	failedRet int64
 }
 
 func earliest(h *History, gs []*grant) chain {
@@ -155,7 +159,7 @@ func earliest(h *History, gs []*grant) chain {
 				ret = never
 			}
 			if p > ret && c.failed < 0 {
-				c.failed, c.from = k, bind
+				c.failed, c.from, c.failedOp, c.failedRet = k, bind, i, ret
 			}
 		}
 		c.release[k] = p
@@ -169,7 +173,7 @@ func earliest(h *History, gs []*grant) chain {
 // search.
 func rankedWindow(h *History, p part, gs []*grant, e chain, searched []*grant, m porcupine.Model, timeout time.Duration) *found {
 	if e.failed >= 0 {
-		ops := flatten(unitsOf(h, gs[e.from:e.failed+1], true))
+		ops := flatten(unitsOf(h, culprits(h, gs[e.from:e.failed+1], e), true))
 		wm := lockModel(lockState{holder: -1, next: gs[e.from].rank}, holderName(h.Model))
 		if porcupine.CheckOperationsTimeout(wm, ops, timeout) == porcupine.Illegal {
 			detail := fmt.Sprintf("%s: grants in fencing order cannot each end before the next begins: %s", p.name, who(h, gs[e.from:e.failed+1]))
@@ -221,4 +225,34 @@ func flatten(units [][]porcupine.Operation) []porcupine.Operation {
 	}
 	sortOps(ops)
 	return ops
+}
+
+// culprits trims the grants of a failing window to what makes it fail:
+// the earlier grants' acquisitions and releases, and of their uses only
+// the first one after the failing operation's return; the failing grant
+// up to its failing operation.
+func culprits(h *History, gs []*grant, e chain) []*grant {
+	out := make([]*grant, len(gs))
+	found := false
+	for k, g := range gs {
+		t := *g
+		t.ops = nil
+		for _, i := range g.ops {
+			op := h.Ops[i]
+			if k == len(gs)-1 {
+				t.ops = append(t.ops, i)
+				if i == e.failedOp {
+					break
+				}
+				continue
+			}
+			if op.Kind == Use && (found || op.Call <= e.failedRet) {
+				continue
+			}
+			found = found || op.Kind == Use
+			t.ops = append(t.ops, i)
+		}
+		out[k] = &t
+	}
+	return out
 }
