@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/zkherd/zkherd/internal/inert"
 )
 
 // Limits on how much node data is decoded for display.
@@ -62,7 +64,7 @@ func Decode(data []byte, textLimit, hexLimit int) Decoded {
 			var buf bytes.Buffer
 			if json.Indent(&buf, data, "", "  ") == nil {
 				d.Kind, d.Shown = DataJSON, len(data)
-				d.Lines = strings.Split(buf.String(), "\n")
+				d.Lines = shownLines(strings.Split(buf.String(), "\n"))
 				return d
 			}
 		}
@@ -76,7 +78,7 @@ func Decode(data []byte, textLimit, hexLimit int) Decoded {
 			shown = shown[:cut]
 		}
 		d.Shown = len(shown)
-		d.Lines = strings.Split(strings.TrimSuffix(string(shown), "\n"), "\n")
+		d.Lines = shownLines(strings.Split(strings.TrimSuffix(string(shown), "\n"), "\n"))
 		return d
 	}
 	d.Kind = DataBinary
@@ -84,6 +86,29 @@ func Decode(data []byte, textLimit, hexLimit int) Decoded {
 	d.Shown = len(shown)
 	d.Lines = HexDump(shown, 16)
 	return d
+}
+
+// shownLines makes text lines inert for a terminal: C0 control characters
+// (a tab, a carriage return) as their Unicode pictures (␉, ␍), anything
+// else a terminal acts on (a C1 NEL, a bidirectional override) escaped by
+// package inert.
+func shownLines(lines []string) []string {
+	for i, l := range lines {
+		if inert.Safe(l) {
+			continue
+		}
+		l = strings.Map(func(r rune) rune {
+			switch {
+			case r < 0x20:
+				return 0x2400 + r
+			case r == 0x7f:
+				return '␡'
+			}
+			return r
+		}, l)
+		lines[i] = inert.String(l)
+	}
+	return lines
 }
 
 // isText: valid UTF-8, printable or whitespace.

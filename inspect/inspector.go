@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/recipes"
 )
 
@@ -271,8 +272,10 @@ func (in *Inspector) Close() {
 	}
 }
 
-// abs maps a path relative to the chroot to a server path.
+// abs maps a path relative to the chroot, as the inspector shows it (a
+// format character in a name escaped by package inert), to a server path.
 func (in *Inspector) abs(p string) string {
+	p = inert.Unescape(p)
 	if in.opts.Chroot == "" {
 		return path.Clean("/" + p)
 	}
@@ -317,10 +320,17 @@ func call[T any](ctx context.Context, f func() (T, error)) (T, error) {
 
 func wrapErr(op, p string, err error) error {
 	if errors.Is(err, zk.ErrNoAuth) {
-		return fmt.Errorf("inspect: %s %s: %w", op, p, ErrNoAccess)
+		return inertErr{fmt.Errorf("inspect: %s %s: %w", op, p, ErrNoAccess)}
 	}
-	return fmt.Errorf("inspect: %s %s: %w", op, p, err)
+	return inertErr{fmt.Errorf("inspect: %s %s: %w", op, p, err)}
 }
+
+// inertErr is an error whose text is safe to print (package inert): its
+// text may hold a path, or what a server or the network said.
+type inertErr struct{ err error }
+
+func (e inertErr) Error() string { return inert.String(e.err.Error()) }
+func (e inertErr) Unwrap() error { return e.err }
 
 // onEvent notes that the inspector marker's watch fired (someone created
 // or deleted the marker node), so that the next snapshot arms it again;
@@ -350,5 +360,6 @@ func (in *Inspector) TakeChanges() []Change {
 	}
 	clear(in.pending)
 	sortChanges(out)
+	inert.All(&out)
 	return out
 }

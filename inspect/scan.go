@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/fourlw"
+	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/recipes"
 )
 
@@ -105,11 +106,19 @@ const (
 // locks and queues. Problems become notices: a snapshot always comes back.
 func (in *Inspector) Snapshot(ctx context.Context) *Snapshot { return in.snapshot(ctx, false) }
 
-// snapshot is Snapshot; an early one (Run) does not wait for the
+// snapshot is a snapshot made inert (package inert): every string in it came
+// from a server or names a node, and reaches a terminal.
+func (in *Inspector) snapshot(ctx context.Context, early bool) *Snapshot {
+	snap := in.collect(ctx, early)
+	inert.All(snap)
+	return snap
+}
+
+// collect is Snapshot; an early one (Run) does not wait for the
 // members' polls (cons, dump and the capability probe can take seconds on
 // a large ensemble) but for the walk of the tree, at most earlyWait, and
 // shows the locks found so far, with the answers not in yet pending.
-func (in *Inspector) snapshot(ctx context.Context, early bool) *Snapshot {
+func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	in.scanMu.Lock()
 	defer in.scanMu.Unlock()
 	now := time.Now()

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/internal/inert"
 )
 
 // Stat is a znode's metadata.
@@ -90,7 +92,9 @@ func (in *Inspector) Children(ctx context.Context, p string) (Children, error) {
 	}
 	in.follow(abs, r.stat, false, true)
 	slices.Sort(r.names)
-	return Children{Path: p, Names: r.names, Stat: statFrom(r.stat)}, nil
+	ch := Children{Path: p, Names: r.names, Stat: statFrom(r.stat)}
+	inert.All(&ch)
+	return ch, nil
 }
 
 // Node is one znode's stat, data and ACL.
@@ -153,6 +157,7 @@ func (in *Inspector) Node(ctx context.Context, p string) (Node, error) {
 	default:
 		n.ACL = aclFrom(acl)
 	}
+	inert.All(&n) // ACL schemes and ids are anyone's text
 	return n, nil
 }
 
