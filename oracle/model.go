@@ -16,6 +16,25 @@ type input struct {
 	rank int64
 	// lost marks a release of a grant the holder was told it had lost.
 	lost bool
+	// unknown marks an operation whose outcome is unknown.
+	unknown bool
+}
+
+// mayNotHappen makes an operation whose outcome is unknown (Jepsen's
+// :info) possibly without effect: where its step is refused, it is taken
+// as not having happened. Porcupine gives it no return, so it can always
+// be placed after every other operation; taking effect where it can and
+// none where it cannot is then the same as Jepsen's "may or may not have
+// taken effect" (an ack whose reply was lost before the item was claimed
+// again and acknowledged: queue-chaos).
+func mayNotHappen(step func(st, in, out any) (bool, any)) func(st, in, out any) (bool, any) {
+	return func(st, in, out any) (bool, any) {
+		ok, next := step(st, in, out)
+		if !ok && in.(input).unknown {
+			return true, st
+		}
+		return ok, next
+	}
 }
 
 func describe(in any, _ any) string {
@@ -45,12 +64,15 @@ type lockState struct {
 func lockModel(init lockState, holderName string) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return init },
-		Step: func(st, in, _ any) (bool, any) {
+		Step: mayNotHappen(func(st, in, _ any) (bool, any) {
+			// Failures return st itself: most steps of a contended lock's
+			// search are refused acquisitions, and boxing a new state for
+			// each would allocate.
 			s, i := st.(lockState), in.(input)
 			switch i.kind {
 			case Acquire:
 				if s.holder != -1 || (s.next >= 0 && i.rank != s.next) {
-					return false, s
+					return false, st
 				}
 				n := s.next
 				if n >= 0 {
@@ -58,12 +80,15 @@ func lockModel(init lockState, holderName string) porcupine.Model {
 				}
 				return true, lockState{holder: i.client, next: n}
 			case Release:
-				return s.holder == i.client, lockState{holder: -1, next: s.next}
+				if s.holder != i.client {
+					return false, st
+				}
+				return true, lockState{holder: -1, next: s.next}
 			case Use:
-				return s.holder == i.client, s
+				return s.holder == i.client, st
 			}
-			return false, s
-		},
+			return false, st
+		}),
 		Hash:              func(st any) uint64 { s := st.(lockState); return uint64(s.holder)<<40 ^ uint64(s.next) },
 		DescribeOperation: describe,
 		DescribeState: func(st any) string {
@@ -83,7 +108,7 @@ type rwState struct{ writer, readers int32 }
 func rwModel() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return rwState{writer: -1} },
-		Step: func(st, in, _ any) (bool, any) {
+		Step: mayNotHappen(func(st, in, _ any) (bool, any) {
 			s, i := st.(rwState), in.(input)
 			switch i.kind {
 			case ReadAcquire:
@@ -98,7 +123,7 @@ func rwModel() porcupine.Model {
 				return s.writer == i.client || s.readers > 0, s
 			}
 			return false, s
-		},
+		}),
 		Hash:              func(st any) uint64 { s := st.(rwState); return uint64(s.writer)<<32 ^ uint64(s.readers) },
 		DescribeOperation: describe,
 		DescribeState: func(st any) string {
@@ -115,7 +140,7 @@ func rwModel() porcupine.Model {
 func semModel(k int) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return int32(0) },
-		Step: func(st, in, _ any) (bool, any) {
+		Step: mayNotHappen(func(st, in, _ any) (bool, any) {
 			n, i := st.(int32), in.(input)
 			switch i.kind {
 			case Acquire:
@@ -126,7 +151,7 @@ func semModel(k int) porcupine.Model {
 				return n > 0, n
 			}
 			return false, n
-		},
+		}),
 		Hash:              func(st any) uint64 { return uint64(st.(int32)) },
 		DescribeOperation: describe,
 		DescribeState:     func(st any) string { return fmt.Sprintf("%d of %d permits held", st.(int32), k) },
@@ -146,7 +171,7 @@ const (
 func itemModel() porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return itemAbsent },
-		Step: func(st, in, _ any) (bool, any) {
+		Step: mayNotHappen(func(st, in, _ any) (bool, any) {
 			s, i := st.(int8), in.(input)
 			switch i.kind {
 			case Enqueue:
@@ -159,7 +184,7 @@ func itemModel() porcupine.Model {
 				return s != itemQueued, s
 			}
 			return false, s
-		},
+		}),
 		Hash:              func(st any) uint64 { return uint64(st.(int8)) },
 		DescribeOperation: describe,
 		DescribeState: func(st any) string {
@@ -177,7 +202,7 @@ type barrierState struct{ arrived, departed int32 }
 func barrierModel(n int) porcupine.Model {
 	return porcupine.Model{
 		Init: func() any { return barrierState{} },
-		Step: func(st, in, _ any) (bool, any) {
+		Step: mayNotHappen(func(st, in, _ any) (bool, any) {
 			s, i := st.(barrierState), in.(input)
 			switch i.kind {
 			case Arrive:
@@ -190,7 +215,7 @@ func barrierModel(n int) porcupine.Model {
 				return s.departed == int32(n), s
 			}
 			return false, s
-		},
+		}),
 		Hash:              func(st any) uint64 { s := st.(barrierState); return uint64(s.arrived)<<32 ^ uint64(s.departed) },
 		DescribeOperation: describe,
 		DescribeState: func(st any) string {
