@@ -86,7 +86,7 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (_ *loadgen.Resul
 		ms = append(ms, m)
 	}
 	slices.SortStableFunc(res.Events, func(a, b loadgen.Event) int { return a.At.Compare(b.At) })
-	res.Checks.Passed = len(res.Checks.Violations) == 0
+	res.Checks.Passed = len(res.Checks.Violations) == 0 && len(res.Checks.NotChecked) == 0
 	res.Fencing = mergeFencing(fencing)
 	res.Linearizability = oracle.Merge(lins, tags)
 	m, err := MergeMetrics(ms)
@@ -115,10 +115,17 @@ func mergeChecks(dst *loadgen.Checks, c loadgen.Checks, tag string) {
 	dst.LostItems += c.LostItems
 	dst.DuplicateItems += c.DuplicateItems
 	dst.Unconsumed += c.Unconsumed
-	dst.LeftoverZnodes += c.LeftoverZnodes
+	if dst.LeftoverZnodes >= 0 && c.LeftoverZnodes >= 0 {
+		dst.LeftoverZnodes += c.LeftoverZnodes
+	} else {
+		dst.LeftoverZnodes = -1 // a part could not look: not checked
+	}
 	dst.LeftoverPaths = append(dst.LeftoverPaths, c.LeftoverPaths...)
 	for _, v := range c.Violations {
 		dst.Violations = append(dst.Violations, tag+v)
+	}
+	for _, v := range c.NotChecked {
+		dst.NotChecked = append(dst.NotChecked, tag+v)
 	}
 }
 

@@ -75,7 +75,7 @@ func (r *runner) checkOwnLeftovers(ctx context.Context, conn *zk.Conn) leftoverC
 	}
 	_, some, err := leftoverOwners(ctx, conn, r.ns, own)
 	if err != nil {
-		return leftoverCheck{note: fmt.Sprintf("could not check for leftover znodes: %v", err)}
+		return notLookedAt(err)
 	}
 	out := leftoverCheck{n: int64(len(some)), paths: some}
 	if len(some) > 0 {

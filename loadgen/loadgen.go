@@ -123,6 +123,11 @@ type Result struct {
 	// Partial is set when ctx ended the run before its duration or
 	// operation count.
 	Partial bool
+	// Unreachable is how long the servers could not be reached during the
+	// window (the admin session, on the same servers as the clients, was
+	// not connected), outside the scenario's own server faults. Checks.
+	// NotChecked says so too: the window measured less than it claims.
+	Unreachable time.Duration
 	// Start is when the first session was opened; WindowStart when
 	// operations began (after ramp-up for stampede and open-loop arrivals);
 	// Stop when the run stopped issuing operations.
@@ -263,13 +268,20 @@ type Checks struct {
 	// each must learn it lost the lock, by its release at the latest.
 	ForeignDeletedHolders int64 `json:"foreign_deleted_holders,omitempty"`
 	// LeftoverZnodes counts recipe nodes still in the namespace once every
-	// client had finished; LeftoverPaths names some of them.
+	// client had finished; LeftoverPaths names some of them. -1 when the
+	// namespace could not be looked at (NotChecked says why).
 	LeftoverZnodes int64    `json:"leftover_znodes"`
 	LeftoverPaths  []string `json:"leftover_paths,omitempty"`
 	// Violations describe the failures, one line each (at most a few per
 	// kind).
 	Violations []string `json:"violations"`
-	// Passed is true when no check failed.
+	// NotChecked lists what could not be checked, one line each (the
+	// leftover znodes when the servers were gone after the window, the
+	// part of the window the servers were unreachable): not a violation,
+	// and not a pass either.
+	NotChecked []string `json:"not_checked,omitempty"`
+	// Passed is true when every check ran (NotChecked is empty) and none
+	// failed.
 	Passed bool `json:"passed"`
 	// Warnings are findings that fail no check but must not read as a
 	// pass: a queue backlog that grew through the window, an open-model

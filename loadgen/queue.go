@@ -317,7 +317,7 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn) (out workResult) 
 	children, _, err := conn.Children(w.path)
 	listed := time.Now()
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		out.notes = append(out.notes, fmt.Sprintf("could not list the queue to count lost items: %v", err))
+		out.notChecked = append(out.notChecked, fmt.Sprintf("lost items: could not list the queue to count them: %v", err))
 		return out
 	}
 	remaining, unconsumed, err := w.removeItems(ctx, conn, children)

@@ -97,7 +97,10 @@ type runner struct {
 	// ticker, the result by execute once the ticker has stopped.
 	self selfWatch
 
-	throughput []float64 // ops per second per interval; the ticker's
+	// unreachable is how long the window went without a connection to
+	// the servers (countUnreachable), in nanoseconds.
+	unreachable atomic.Int64
+	throughput  []float64 // ops per second per interval; the ticker's
 	// busiest is the lock's wait graph at the window's busiest tick; the
 	// ticker's, read by account once it has stopped.
 	busiest *WaitGraph
@@ -404,6 +407,13 @@ func (e *env) close(ctx context.Context, runErr error) error {
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), limit)
 	defer cancel()
+	if r.admin.State() != recipes.StateConnected {
+		// A request on a session with no connection waits for one:
+		// removal would hang until the limit or beyond.
+		if err := r.awaitServers(cctx); err != nil {
+			return cmp.Or(runErr, fmt.Errorf("%w: the run's namespace %s stays on the servers (%v); the next zkherd load on them removes it", ErrServerLost, r.ns, err))
+		}
+	}
 	conn := e.admin.Conn()
 	err := removeTree(cctx, conn, r.ns)
 	if err != nil && cctx.Err() == nil {
@@ -577,7 +587,9 @@ func (r *runner) window(ctx, runCtx context.Context, ramped ramped) windowEnd {
 // drain lets holders release and waiters give up; closing the sessions
 // ends any loop that is still stuck (a server gone).
 func (r *runner) drain(l *loops) {
-	grace := r.run.SessionTimeout + 10*time.Second
+	// A client still holding or waiting past a session timeout has lost
+	// its servers (or its session): waiting longer only delays the report.
+	grace := r.run.SessionTimeout
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -666,18 +678,27 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 	)
 	if end.err == nil || errors.Is(end.err, ErrServerLost) {
 		fin := context.WithoutCancel(ctx)
-		work = r.work.finish(fin, conn)
-		if r.opts.SharedNamespace {
-			left = r.checkOwnLeftovers(fin, conn)
+		if err := r.awaitServers(fin); err != nil {
+			// A request on a session with no connection waits for one
+			// (go-zookeeper has no per-request timeout): ask nothing.
+			left = notLookedAt(err)
+			if r.run.Recipe == scenarios.Queue {
+				work.notChecked = []string{"lost items: " + err.Error()}
+			}
 		} else {
-			left = r.checkLeftovers(fin, conn)
+			work = r.work.finish(fin, conn)
+			if r.opts.SharedNamespace {
+				left = r.checkOwnLeftovers(fin, conn)
+			} else {
+				left = r.checkLeftovers(fin, conn)
+			}
 		}
 	}
 	r.closeSessions()
 	fault := r.faultResult()
 	// The checker last: the workload's and the fencing check's violations
 	// are noted with it.
-	checks := r.checkerResult(work, left, fault.foreign, rateWarning)
+	checks := r.checkerResult(work, left, fault.foreign, rateWarning, time.Duration(r.unreachable.Load()))
 	history, lin := r.checkHistory(ctx)
 	checks = withLinearizability(checks, lin)
 	events := append(r.chk.violationEvents(), fault.events...)
@@ -688,6 +709,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		RunID:           r.opts.RunID,
 		Namespace:       r.ns,
 		Partial:         end.partial,
+		Unreachable:     time.Duration(r.unreachable.Load()),
 		Start:           r.start,
 		WindowStart:     windowStart,
 		Stop:            r.stopAt,
@@ -702,7 +724,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		Checks:          checks,
 		SourceAddrs:     r.params.sourceAddrs,
 		QueueDepth:      work.queueDepth,
-		Notes:           slices.Concat(genNotes, work.notes, left.notes(), fault.notes),
+		Notes:           slices.Concat(genNotes, work.notes, fault.notes),
 		Events:          events,
 		Faults:          fault.summary,
 		Fencing:         fault.fencing,
@@ -751,8 +773,16 @@ func herdBetween(before, after snapshot, ops, releases int64) Herd {
 // checkerResult is the run's checks: the checker's counts and
 // violations, then the workload's, the leftover check's and the foreign
 // client's figures, and the warnings.
-func (r *runner) checkerResult(work workResult, left leftoverCheck, foreign foreignResult, rateWarning string) Checks {
+func (r *runner) checkerResult(work workResult, left leftoverCheck, foreign foreignResult, rateWarning string, unreachable time.Duration) Checks {
 	violations := append(r.chk.violations(), left.violations()...)
+	notChecked := slices.Clone(work.notChecked)
+	if left.notChecked != "" {
+		notChecked = append(notChecked, left.notChecked)
+	}
+	if unreachable > 0 {
+		notChecked = append(notChecked, fmt.Sprintf("the window while the servers were unreachable: %v of %v (%s); its figures and checks cover only the rest",
+			unreachable.Round(100*time.Millisecond), r.stopAt.Sub(r.windowStartTime()).Round(100*time.Millisecond), joinServers(r.opts.Servers)))
+	}
 	warnings := work.warnings
 	if rateWarning != "" {
 		warnings = append(warnings, rateWarning)
@@ -776,7 +806,8 @@ func (r *runner) checkerResult(work workResult, left leftoverCheck, foreign fore
 		LeftoverZnodes:            left.n,
 		LeftoverPaths:             left.paths,
 		Violations:                violations,
-		Passed:                    len(violations) == 0,
+		NotChecked:                notChecked,
+		Passed:                    len(violations) == 0 && len(notChecked) == 0,
 		Warnings:                  warnings,
 	}
 }
@@ -790,12 +821,17 @@ func ratio(n, d int64) float64 {
 
 // leftoverCheck is what the leftover check found: the recipe nodes still
 // in the namespace once every client had finished, or why it could not
-// look (note).
+// look (notChecked, n -1).
 type leftoverCheck struct {
-	n         int64
-	paths     []string
-	violation string
-	note      string
+	n          int64
+	paths      []string
+	violation  string
+	notChecked string
+}
+
+// notLookedAt is the leftover check that could not look: not 0 found.
+func notLookedAt(err error) leftoverCheck {
+	return leftoverCheck{n: -1, notChecked: fmt.Sprintf("leftover znodes: could not look at the namespace: %v", err)}
 }
 
 // checkLeftovers counts recipe nodes still in the namespace now that every
@@ -806,21 +842,13 @@ func (r *runner) checkLeftovers(ctx context.Context, conn *zk.Conn) leftoverChec
 	defer cancel()
 	n, some, err := leftovers(ctx, conn, r.ns)
 	if err != nil {
-		return leftoverCheck{note: fmt.Sprintf("could not check for leftover znodes: %v", err)}
+		return notLookedAt(err)
 	}
 	out := leftoverCheck{n: n, paths: some}
 	if n > 0 {
 		out.violation = fmt.Sprintf("leftover znodes: %d recipe node(s) left in %s after every client finished, e.g. %s", n, r.ns, some[0])
 	}
 	return out
-}
-
-// notes is the check's note for Result.Notes: why it could not look.
-func (l leftoverCheck) notes() []string {
-	if l.note == "" {
-		return nil
-	}
-	return []string{l.note}
 }
 
 // violations is the check's violation for Checks.Violations.
@@ -1197,6 +1225,7 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 	t := time.NewTicker(r.opts.Interval)
 	defer t.Stop()
 	var lastWake, lastReq int64
+	var lastTick time.Time
 	for {
 		select {
 		case <-stop:
@@ -1212,6 +1241,7 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			if !r.windowStartTime().IsZero() && !r.stopping() {
 				r.self.tick()
 			}
+			r.countUnreachable(now, &lastTick)
 			iv := r.rec.Rotate(now)
 			r.throughput = append(r.throughput, float64(iv.Counts.Ops)/max(iv.End.Sub(iv.Start).Seconds(), 1e-9))
 			r.watchdog()
@@ -1232,6 +1262,33 @@ func (r *runner) ticker(ctx context.Context, stop <-chan struct{}, done chan<- s
 			r.progress(state, nil, g)
 		}
 	}
+}
+
+// countUnreachable adds the time since the last tick to r.unreachable
+// when, in the window, the admin session (on the same servers as the
+// clients) has no connection: the servers were unreachable, and the
+// window measured less than its length. The scenario's own faults take
+// servers away on purpose: not counted in runs that inject them.
+func (r *runner) countUnreachable(now time.Time, last *time.Time) {
+	prev := *last
+	*last = now
+	if prev.IsZero() || r.windowStartTime().IsZero() || r.stopping() || r.hasFaults() {
+		return
+	}
+	if r.admin.State() != recipes.StateConnected {
+		r.unreachable.Add(int64(now.Sub(prev)))
+	}
+}
+
+// awaitServers waits up to a session timeout for the admin session to be
+// connected, after the window: the checks that read the servers need it.
+func (r *runner) awaitServers(ctx context.Context) error {
+	wctx, cancel := context.WithTimeout(ctx, r.run.SessionTimeout)
+	defer cancel()
+	if err := r.admin.WaitConnected(wctx); err != nil {
+		return fmt.Errorf("no connection to %s within the session timeout (%v) after the window", joinServers(r.opts.Servers), r.run.SessionTimeout)
+	}
+	return nil
 }
 
 func (r *runner) addCounters(lastWake, lastReq *int64) {

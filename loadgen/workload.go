@@ -51,6 +51,9 @@ type workResult struct {
 	// lostItems, duplicateItems and unconsumed are the queue's checks
 	// (Checks.LostItems, DuplicateItems, Unconsumed).
 	lostItems, duplicateItems, unconsumed int64
+	// notChecked goes to Checks.NotChecked: checks the workload could not
+	// make.
+	notChecked []string
 }
 
 func newWorkload(r *runner) (workload, error) {

@@ -96,8 +96,11 @@ func failedChecks(r *report.Run) []string {
 	for _, s := range r.Scenarios {
 		if !s.Checks.Passed {
 			v := "failed"
-			if len(s.Checks.Violations) > 0 {
+			switch {
+			case len(s.Checks.Violations) > 0:
 				v = s.Checks.Violations[0]
+			case len(s.Checks.NotChecked) > 0:
+				v = "not checked: " + s.Checks.NotChecked[0]
 			}
 			out = append(out, fmt.Sprintf("%s: %s", s.Name, v))
 		}

@@ -355,7 +355,7 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		ErrorKinds: errorKinds(s.Errors.ByKind),
 		Passed:     s.Checks.Passed && len(s.CrossedThresholds()) == 0,
 		Partial:    s.Partial,
-		Violations: s.Checks.Violations,
+		Violations: slices.Concat(s.Checks.Violations, prefixed("not checked: ", s.Checks.NotChecked)),
 		Warnings:   s.Checks.Warnings,
 		MntrError:  s.Herd.MntrError,
 		MainPhase:  s.MainPhase(),
@@ -599,6 +599,15 @@ func joinDot(items []string) string {
 			out += " · "
 		}
 		out += it
+	}
+	return out
+}
+
+// prefixed is each line of lines after prefix.
+func prefixed(prefix string, lines []string) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, prefix+l)
 	}
 	return out
 }

@@ -67,10 +67,13 @@ func WriteSummaryWidth(w io.Writer, run *Run, width int) error {
 // Verdict sums up a run in a line: PASS, PASS with warnings, or FAIL and
 // why (checks failed, thresholds crossed), partial or not.
 func (r *Run) Verdict() string {
-	checks, crossed, warned := 0, 0, 0
+	checks, crossed, warned, unchecked := 0, 0, 0, 0
 	for _, s := range r.Scenarios {
-		if !s.Checks.Passed {
+		switch {
+		case len(s.Checks.Violations) > 0 || (!s.Checks.Passed && len(s.Checks.NotChecked) == 0):
 			checks++
+		case len(s.Checks.NotChecked) > 0:
+			unchecked++
 		}
 		crossed += len(s.CrossedThresholds())
 		if len(s.Checks.Warnings) > 0 {
@@ -80,6 +83,9 @@ func (r *Run) Verdict() string {
 	var why []string
 	if checks > 0 {
 		why = append(why, fmt.Sprintf("checks failed in %d of %d scenarios", checks, len(r.Scenarios)))
+	}
+	if unchecked > 0 {
+		why = append(why, fmt.Sprintf("not everything checked in %d of %d scenarios", unchecked, len(r.Scenarios)))
 	}
 	if crossed > 0 {
 		why = append(why, fmt.Sprintf("%d threshold(s) crossed", crossed))
@@ -91,8 +97,12 @@ func (r *Run) Verdict() string {
 		why = append(why, fmt.Sprintf("warnings in %d scenario(s)", warned))
 	}
 	verdict := "PASS"
-	if checks+crossed > 0 {
+	switch {
+	case checks+crossed > 0:
 		verdict = "FAIL"
+	case unchecked > 0:
+		// Jepsen's :info: the outcome is unknown, which is no pass.
+		verdict = "UNKNOWN"
 	}
 	if len(why) > 0 {
 		verdict += " (" + strings.Join(why, "; ") + ")"
@@ -196,12 +206,15 @@ func writeScenario(w io.Writer, s *Scenario) {
 		}, widthOf(w)))
 	}
 	writeFaults(w, s)
-	fmt.Fprint(w, wrapItems("checks: "+passFail(s.Checks.Passed)+"  ", checkItems(s.Recipe, s.Checks), widthOf(w)))
+	fmt.Fprint(w, wrapItems("checks: "+checksStatus(s.Checks)+"  ", checkItems(s.Recipe, s.Checks), widthOf(w)))
 	if l := s.Linearizability; l != nil {
 		fmt.Fprint(w, wrapLine("linearizability: ", l.Line(), widthOf(w)))
 	}
 	for _, v := range s.Checks.Violations {
 		fmt.Fprint(w, wrapLine("VIOLATION: ", v, widthOf(w)))
+	}
+	for _, v := range s.Checks.NotChecked {
+		fmt.Fprint(w, wrapLine("NOT CHECKED: ", v, widthOf(w)))
 	}
 	for _, v := range s.Checks.Warnings {
 		fmt.Fprint(w, wrapLine("WARNING: ", v, widthOf(w)))
@@ -231,8 +244,12 @@ type check struct {
 // Bad reports whether the check failed.
 func (c check) Bad() bool { return c.Checked && c.Failure && c.Count > 0 }
 
-// Value writes the count, "n/a" when not checked.
+// Value writes the count, "n/a" when the check does not apply and "not
+// checked" when it could not run (a count of -1).
 func (c check) Value() string {
+	if c.Count < 0 {
+		return "not checked"
+	}
 	if !c.Checked {
 		return "n/a"
 	}
@@ -282,7 +299,7 @@ func checkList(recipe string, c Checks) []check {
 		{"double leaders", c.DoubleLeaders, true, true, ""},
 		{"lost items", c.LostItems, true, true, ""},
 		{"duplicate items", c.DuplicateItems, true, true, ""},
-		{"leftover znodes", c.LeftoverZnodes, true, true, ""},
+		{"leftover znodes", c.LeftoverZnodes, c.LeftoverZnodes >= 0, true, ""},
 	} {
 		if applies[ch.Name] || !known {
 			list = append(list, ch)
@@ -369,4 +386,14 @@ func orDash(s string) string {
 
 func fmtSeconds(s float64) string {
 	return (time.Duration(s*10) * time.Second / 10).String()
+}
+
+// checksStatus is a scenario's checks in a word: PASS, FAIL (a
+// violation), or NOT CHECKED (none found, but not everything could be
+// checked).
+func checksStatus(c Checks) string {
+	if !c.Passed && len(c.Violations) == 0 && len(c.NotChecked) > 0 {
+		return "NOT CHECKED"
+	}
+	return passFail(c.Passed)
 }
