@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/cluster"
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/exporter"
 	"github.com/zkherd/zkherd/inspect"
@@ -23,6 +24,8 @@ type headlessOptions struct {
 	headless    bool
 	metricsAddr string
 	maxPaths    int
+	// adminURLs is --admin-url, one per --server member.
+	adminURLs []string
 }
 
 func newInspectCmd(g *globalOptions) *cobra.Command {
@@ -37,6 +40,7 @@ func newInspectCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&h.headless, "headless", false, "no terminal: run as a Prometheus exporter on --metrics-addr until stopped")
 	cmd.Flags().StringVar(&h.metricsAddr, "metrics-addr", "", "with --headless: serve Prometheus metrics (locks, queues, members) on HOST:PORT/metrics")
 	cmd.Flags().IntVar(&h.maxPaths, "metrics-max-paths", exporter.DefaultMaxPaths, "with --headless: at most this many lock and queue paths as label values each; the rest are summed under path=\"(other)\"")
+	cmd.Flags().StringSliceVar(&h.adminURLs, "admin-url", nil, "AdminServer base URL per server, in --server order, asked when a four-letter word is not whitelisted (default: a running cluster up's, else each host's port 8080)")
 	cmd.Flags().BoolVar(&o.AllowWrites, "allow-writes", false, "allow creating, editing and deleting nodes and setting ACLs (each asks for confirmation)")
 	cmd.Flags().BoolVar(&o.NoColor, "no-color", false, "no colours (NO_COLOR in the environment does the same)")
 	cmd.Flags().DurationVar(&o.PollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy)")
@@ -79,9 +83,13 @@ func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions, h 
 	}
 	connect := cs.String()
 	if ok {
+		if len(h.adminURLs) > 0 && len(h.adminURLs) != len(cs.Servers) {
+			return usageErr("--admin-url: %d given for %d servers; give one per server, in --server order", len(h.adminURLs), len(cs.Servers))
+		}
 		if err := g.reachable(ctx, cs); err != nil {
 			return err
 		}
+		o.AdminURLs = cluster.AdminURLs(cs.Servers, h.adminURLs, g.tlsCfg != nil)
 	} else {
 		ens, err := loadrun.StartEnsemble(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: clusterHeapMB}, os.Stderr)
 		if err != nil {
@@ -89,6 +97,12 @@ func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions, h 
 		}
 		defer ens.Stop()
 		connect = ens.ConnectString()
+		o.AdminURLs = map[string]string{}
+		for _, m := range ens.Members() {
+			if m.AdminURL != "" {
+				o.AdminURLs[m.ClientAddr] = m.AdminURL
+			}
+		}
 	}
 	o.ConnectString, o.SessionTimeout, o.ConnectTimeout, o.Auth, o.TLS = connect, g.sessionTimeout, g.connectTimeout, g.auth, g.tlsCfg
 	if h.headless {
@@ -114,7 +128,7 @@ func runHeadless(ctx context.Context, o *tui.InspectOptions, h headlessOptions, 
 	}
 	return exporter.ServeInspector(ctx, exporter.HeadlessOptions{
 		Inspect: inspect.Options{
-			Servers: cs.Servers, Chroot: cs.Chroot, SessionTimeout: o.SessionTimeout, Auth: o.Auth, TLS: o.TLS,
+			Servers: cs.Servers, AdminURLs: o.AdminURLs, Chroot: cs.Chroot, SessionTimeout: o.SessionTimeout, Auth: o.Auth, TLS: o.TLS,
 			PollInterval: o.PollInterval, ScanRoots: o.ScanRoots, NoWatches: o.NoWatches, WatchBudget: o.WatchBudget,
 		},
 		ConnectTimeout: o.ConnectTimeout, Addr: h.metricsAddr, MaxPaths: h.maxPaths, Log: stderr,

@@ -23,6 +23,19 @@ func Members(servers, adminURLs []string, tlsCfg *tls.Config) []fourlw.Member {
 	return members
 }
 
+// AdminURLs maps each server address to the AdminServer to try for it
+// (AdminURL): what inspect's poller asks when a four-letter word is not
+// whitelisted.
+func AdminURLs(servers, given []string, https bool) map[string]string {
+	out := make(map[string]string, len(servers))
+	for i, addr := range servers {
+		if u := AdminURL(addr, i, given, https); u != "" {
+			out[addr] = u
+		}
+	}
+	return out
+}
+
 // TLSConfig is the client configuration for r's certificates; nil for an
 // ensemble without TLS.
 func (r Record) TLSConfig() (*tls.Config, error) {
