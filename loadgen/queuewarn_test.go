@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -17,5 +18,21 @@ func TestQueueWarningCounts(t *testing.T) {
 	}
 	if got, want := leftoverNote(12870), "12,870 item(s) were still queued when the run stopped (removed)"; got != want {
 		t.Errorf("note %q, want %q", got, want)
+	}
+}
+
+// TestPutReturningAfterAckIsNotLost: a Put whose reply came after its item
+// was consumed leaves the item consumed (queue-adversary counted such
+// items lost).
+func TestPutReturningAfterAckIsNotLost(t *testing.T) {
+	w := &queueWork{status: map[int64]uint8{2055: itemConsumed, 7: itemAckUnknown}}
+	w.putDone(2055, nil)
+	w.putDone(7, nil)
+	w.putDone(8, nil)
+	w.putDone(9, errors.New("connection lost"))
+	for id, want := range map[int64]uint8{2055: itemConsumed, 7: itemAckUnknown, 8: itemQueued, 9: itemMaybe} {
+		if got := w.status[id]; got != want {
+			t.Errorf("item %d: status %d, want %d", id, got, want)
+		}
 	}
 }
