@@ -117,6 +117,8 @@ type Inspector struct {
 	lowest  map[string]float64 // lowest recent latency per member, guarded by scanMu
 	backoff int                // poll interval multiplier, guarded by scanMu
 	walker  walker             // background tree walk, guarded by scanMu
+	// pacer paces the walk and the searches together (treePacer).
+	pacer treePacer
 	// walkTruncated: the last walk stopped at MaxScanDirs (scanMu).
 	walkTruncated bool
 }

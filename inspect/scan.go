@@ -514,7 +514,8 @@ const walkChunk = 32
 // by name join as it finds them. A walk starts again only once the last
 // one's units, spread since its start, average at most walkAverage a
 // second: on a small tree every RescanEvery snapshots as before, on a
-// 2,000-directory one every 200 s (--scan-root narrows the walk).
+// 2,000-directory one every 200 s (--scan-root narrows the walk). The
+// walkRate budget is shared with the user's searches (treePacer).
 const (
 	walkDepth    = pipelineDepth
 	walkBurst    = 100 // units spent at once: a small tree is walked unpaced
@@ -540,18 +541,11 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*lis
 		fanout = DefaultMaxScanFanout
 	}
 	limit := in.maxScanDirs()
-	start := time.Now()
-	pace := func() {
-		wait := time.Duration(walkUnits(r.cost)-walkBurst)*time.Second/walkRate - time.Since(start)
-		if wait <= 0 {
-			return
-		}
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		}
+	spent := 0
+	pace := func() { // the units spent since the last chunk, from the shared budget
+		units := walkUnits(r.cost)
+		in.pacer.spend(ctx, units-spent)
+		spent = units
 	}
 	for len(level) > 0 && ctx.Err() == nil {
 		if r.visited+len(level) > limit {

@@ -15,6 +15,7 @@ import (
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/lineinput"
 	"github.com/zkherd/zkherd/tui/loadview"
+	"github.com/zkherd/zkherd/tui/views/search"
 	"github.com/zkherd/zkherd/tui/views/tree"
 )
 
@@ -99,6 +100,9 @@ func newModel(ctx context.Context, c common.Common, src tree.Source, order []vie
 	h.Styles = c.Styles.Help
 	m := Model{common: c, ctx: ctx, feeds: f, title: title, help: h, filters: map[viewID]string{}}
 	env := viewEnv{ctx: ctx, common: c, tree: src}
+	if s, ok := src.(search.Source); ok { // the inspector reads and searches
+		env.search = s
+	}
 	for _, id := range order {
 		if spec, ok := specOf(id); ok {
 			m.order = append(m.order, id)
@@ -427,11 +431,15 @@ func (m Model) command(text string) (tea.Model, tea.Cmd) {
 			return m, m.setNotice("no tree view here", true)
 		}
 	}
-	if v, ok := viewNamed(name); ok && arg == "" {
+	if v, ok := viewNamed(name); ok {
+		// ":locks" shows a view; ":find lock-" shows it and hands it the
+		// command.
 		if !m.switchTo(v) {
 			return m, m.setNotice(fmt.Sprintf("no %s view in this screen", name), true)
 		}
-		return m, nil
+		if arg == "" {
+			return m, nil
+		}
 	}
 	return m, m.toActive(common.CommandMsg{Name: name, Arg: arg})
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/zkherd/zkherd/tui/views/load"
 	"github.com/zkherd/zkherd/tui/views/locks"
 	"github.com/zkherd/zkherd/tui/views/queues"
+	"github.com/zkherd/zkherd/tui/views/search"
 	"github.com/zkherd/zkherd/tui/views/servers"
 	"github.com/zkherd/zkherd/tui/views/sessions"
 	"github.com/zkherd/zkherd/tui/views/tree"
@@ -22,6 +23,7 @@ const (
 	viewSessions
 	viewServers
 	viewLoad
+	viewSearch
 )
 
 // viewEnv is what a view may need to be built.
@@ -29,6 +31,7 @@ type viewEnv struct {
 	ctx    context.Context
 	common common.Common
 	tree   tree.Source // nil when there is no ensemble to browse
+	search search.Source
 }
 
 // viewSpec registers a view: its id, the names ":" accepts (the first is
@@ -48,6 +51,7 @@ var views = []viewSpec{
 	{viewSessions, []string{"sessions", "watches"}, func(e viewEnv) common.Component { return common.AsComponent(sessions.New(e.common)) }},
 	{viewServers, []string{"servers"}, func(e viewEnv) common.Component { return common.AsComponent(servers.New(e.common)) }},
 	{viewLoad, []string{"load"}, func(e viewEnv) common.Component { return common.AsComponent(load.New(e.common)) }},
+	{viewSearch, []string{"search", "find", "grep"}, func(e viewEnv) common.Component { return common.AsComponent(search.New(e.ctx, e.common, e.search)) }},
 }
 
 // specOf is the registration of id.

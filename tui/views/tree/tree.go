@@ -773,7 +773,7 @@ func buildDataLines(n *inspect.Node, d inspect.Decoded, w int) []string {
 	}
 	lines := make([]string, 0, len(d.Lines))
 	for _, l := range d.Lines {
-		l = visibleControls(l)
+		l = common.VisibleControls(l)
 		if ansi.StringWidth(l) <= w {
 			lines = append(lines, l)
 			continue
@@ -781,26 +781,6 @@ func buildDataLines(n *inspect.Node, d inspect.Decoded, w int) []string {
 		lines = append(lines, strings.Split(ansi.Hardwrap(l, w, true), "\n")...)
 	}
 	return lines
-}
-
-// visibleControls replaces control characters with the Unicode control
-// pictures (U+2400 block): a tab shows as ␉, a carriage return as ␍.
-func visibleControls(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r < 0x20:
-			b.WriteRune(0x2400 + r)
-		case r == 0x7f:
-			b.WriteRune('␡')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
 }
 
 // Keys of the Tree view's own (the shared key map has d and e).

@@ -1,0 +1,212 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// DefaultMaxHits bounds the hits a search keeps: past it the search stops
+// and says so.
+const DefaultMaxHits = 1000
+
+// SearchQuery is a search of the tree, as zk-shell's find (Name) and grep
+// (Data): the nodes at or under Root whose path matches Name and whose data
+// matches Data (either may be nil: a nil regexp matches everything).
+type SearchQuery struct {
+	Root       string
+	Name, Data *regexp.Regexp
+	// MaxHits defaults to DefaultMaxHits.
+	MaxHits int
+}
+
+// SearchHit is one node found.
+type SearchHit struct {
+	Path string
+	// Line is the first line of the data that Data matched, as stored
+	// (the caller makes it safe to print); empty for a name search.
+	Line string
+}
+
+// SearchProgress is where a search is. Hits is everything found so far
+// (each progress extends the last one's).
+type SearchProgress struct {
+	Query   SearchQuery
+	Hits    []SearchHit
+	Visited int // nodes read
+	Units   int // cost units spent (walkUnits)
+	// Unreadable counts nodes whose ACL denied this session: neither
+	// their data nor what is under them was searched.
+	Unreadable int
+	Done       bool
+	Truncated  bool  // stopped at MaxHits
+	Err        error // why it stopped early (the session was lost)
+}
+
+// searchChunk is how many nodes a search reads before it reports.
+const searchChunk = walkChunk
+
+// Search reads the tree under q.Root level by level and sends its
+// progress on the returned channel after every searchChunk nodes, until it
+// is done or ctx ends; the channel is closed after the last progress.
+//
+// Cost: a name search lists every node once (a getChildren each, leaves
+// included: nothing else tells a leaf from a directory); a data search
+// reads every node's data (a getData each) and lists only the nodes whose
+// stat says they have children. Both spend the walk's budget (treePacer):
+// at most walkRate units a second together with the walk, so on the
+// 205,000-znode tree of BenchmarkInspectorCost a name search of the whole
+// tree takes about 205,000 / 50 s (over an hour), and --scan-root or a
+// narrower root (":find /app ...") is how to make it quick.
+func (in *Inspector) Search(ctx context.Context, q SearchQuery) <-chan SearchProgress {
+	out := make(chan SearchProgress)
+	go func() {
+		defer close(out)
+		in.search(ctx, q, func(p SearchProgress) bool {
+			select {
+			case out <- p:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	return out
+}
+
+func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(SearchProgress) bool) {
+	p := SearchProgress{Query: q}
+	maxHits := q.MaxHits
+	if maxHits <= 0 {
+		maxHits = DefaultMaxHits
+	}
+	c, err := in.conn(ctx)
+	if err != nil {
+		p.Err, p.Done = err, true
+		report(p)
+		return
+	}
+	root := in.abs(q.Root)
+	var cost Cost
+	spent := 0
+	// A level holds the nodes to read; names are matched when a node is
+	// first seen (the root, or a child in its parent's listing).
+	level := []string{root}
+	matchName := func(abs string) bool {
+		if q.Name == nil {
+			return true
+		}
+		rel, ok := in.rel(abs)
+		return ok && q.Name.MatchString(rel)
+	}
+	type read struct {
+		node string
+		kids []string
+		hit  bool
+		line string
+		err  error
+	}
+	for len(level) > 0 {
+		var next []string
+		for chunk := range slices.Chunk(level, searchChunk) {
+			if ctx.Err() != nil {
+				return
+			}
+			var mu sync.Mutex
+			results := pipelinedN(ctx, walkDepth, chunk, func(node string) read {
+				r := read{node: node}
+				list := true
+				if q.Data != nil {
+					data, stat, err := c.Get(node)
+					mu.Lock()
+					cost.Stats++ // one small request, as an exists
+					mu.Unlock()
+					if err != nil {
+						r.err = err
+						return r
+					}
+					if loc := q.Data.FindIndex(data); loc != nil && matchName(node) {
+						r.hit, r.line = true, lineAt(data, loc[0])
+					}
+					list = stat.NumChildren > 0
+				} else {
+					r.hit = matchName(node)
+				}
+				if !list || node == "/zookeeper" && root != "/zookeeper" {
+					return r
+				}
+				names, _, err := c.Children(node)
+				mu.Lock()
+				cost.Lists++
+				cost.Names += len(names)
+				mu.Unlock()
+				if err != nil {
+					r.err = err
+					return r
+				}
+				for _, n := range names {
+					r.kids = append(r.kids, path.Join(node, n))
+				}
+				return r
+			})
+			// Results come back in no order: keep the hits in the order the
+			// level listed them.
+			slices.SortFunc(results, func(a, b read) int { return strings.Compare(a.node, b.node) })
+			for _, r := range results {
+				p.Visited++
+				if r.hit {
+					rel, _ := in.rel(r.node)
+					p.Hits = append(p.Hits, SearchHit{Path: rel, Line: r.line})
+					if len(p.Hits) >= maxHits {
+						p.Truncated, p.Done = true, true
+						p.Units = walkUnits(cost)
+						report(p)
+						return
+					}
+				}
+				switch {
+				case errors.Is(r.err, zk.ErrNoAuth):
+					p.Unreadable++
+					continue
+				case errors.Is(r.err, zk.ErrNoNode):
+					continue // deleted meanwhile
+				case r.err != nil:
+					p.Err, p.Done = wrapErr("search", q.Root, r.err), true
+					report(p)
+					return
+				}
+				next = append(next, r.kids...)
+			}
+			p.Units = walkUnits(cost)
+			if !report(p) {
+				return
+			}
+			in.pacer.spend(ctx, p.Units-spent)
+			spent = p.Units
+		}
+		level = next
+	}
+	p.Done = true
+	report(p)
+}
+
+// lineAt is the line of data holding byte i, at most 200 bytes of it.
+func lineAt(data []byte, i int) string {
+	start := bytes.LastIndexByte(data[:i], '\n') + 1
+	end := len(data)
+	if j := bytes.IndexByte(data[i:], '\n'); j >= 0 {
+		end = i + j
+	}
+	if end-start > 200 {
+		start = max(start, i-100)
+		end = min(end, start+200)
+	}
+	return string(data[start:end])
+}

@@ -1,0 +1,123 @@
+package inspect
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/ensemble/enstest"
+)
+
+// TestSearch: find by path and grep by data over a real tree, as zk-shell
+// does, through a chroot; a node that denies READ is counted, not searched;
+// MaxHits stops the search and says so.
+func TestSearch(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	admin := connect(t, ens.Servers())
+	world := zk.WorldACL(zk.PermAll)
+	for _, n := range []struct {
+		path, data string
+		acl        []zk.ACL
+	}{
+		{"/app", "", world},
+		{"/app/db", "", world},
+		{"/app/db/host", "db1.example.com", world},
+		{"/app/db/port", "5432", world},
+		{"/app/web", "", world},
+		{"/app/web/host", "web.example.com\nport=8080", world},
+		{"/app/web/db-url", "postgres://db1.example.com:5432/x", world},
+		{"/app/secret", "db-password", zk.WorldACL(zk.PermCreate)},
+		{"/other", "db elsewhere", world},
+	} {
+		if _, err := admin.Create(n.path, []byte(n.data), 0, n.acl); err != nil {
+			t.Fatalf("create %s: %v", n.path, err)
+		}
+	}
+	in := openInspector(t, Options{Servers: ens.Servers(), Chroot: "/app"})
+	run := func(q SearchQuery) SearchProgress {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		var last SearchProgress
+		n := 0
+		for p := range in.Search(ctx, q) {
+			if len(p.Hits) < len(last.Hits) {
+				t.Errorf("progress %d has %d hits, fewer than the one before (%d)", n, len(p.Hits), len(last.Hits))
+			}
+			last = p
+			n++
+		}
+		if !last.Done {
+			t.Fatalf("the search never said it was done: %+v", last)
+		}
+		return last
+	}
+	paths := func(p SearchProgress) []string {
+		var out []string
+		for _, h := range p.Hits {
+			out = append(out, h.Path)
+		}
+		return out
+	}
+	t.Run("find", func(t *testing.T) {
+		p := run(SearchQuery{Root: "/", Name: regexp.MustCompile(`db`)})
+		if got, want := paths(p), []string{"/db", "/db/host", "/db/port", "/web/db-url"}; !slices.Equal(got, want) {
+			t.Errorf("hits = %v, want %v (chroot-relative, /other outside the chroot)", got, want)
+		}
+		if p.Unreadable != 1 || p.Err != nil {
+			t.Errorf("unreadable %d, err %v; want 1 (what is under /secret cannot be listed)", p.Unreadable, p.Err)
+		}
+	})
+	t.Run("grep", func(t *testing.T) {
+		p := run(SearchQuery{Root: "/", Data: regexp.MustCompile(`db1\.example|port=`)})
+		if got, want := paths(p), []string{"/db/host", "/web/db-url", "/web/host"}; !slices.Equal(got, want) {
+			t.Errorf("hits = %v, want %v", got, want)
+		}
+		for _, h := range p.Hits {
+			if h.Path == "/web/host" && h.Line != "port=8080" {
+				t.Errorf("line of /web/host = %q, want the first matching line", h.Line)
+			}
+		}
+		if p.Unreadable != 1 {
+			t.Errorf("unreadable = %d, want 1 (/secret denies READ)", p.Unreadable)
+		}
+		if p.Units < p.Visited {
+			t.Errorf("%d units for %d nodes read: every read costs one", p.Units, p.Visited)
+		}
+	})
+	t.Run("max hits", func(t *testing.T) {
+		p := run(SearchQuery{Root: "/", MaxHits: 2})
+		if len(p.Hits) != 2 || !p.Truncated {
+			t.Errorf("hits %d, truncated %v; want 2, true", len(p.Hits), p.Truncated)
+		}
+	})
+}
+
+// TestTreePacerShared: the walk and a search draw on one budget: after the
+// burst, each unit costs 1/walkRate s whoever spends it, so two spenders
+// together go no faster than one.
+func TestTreePacerShared(t *testing.T) {
+	var p treePacer
+	t0 := time.Unix(1000, 0)
+	if w := p.take(t0, walkBurst); w != 0 {
+		t.Fatalf("the burst waits %v, want 0", w)
+	}
+	if got, want := p.take(t0, walkRate), time.Second; got != want {
+		t.Errorf("walk's chunk after the burst waits %v, want %v", got, want)
+	}
+	// A search spending at the same moment waits for both.
+	if got, want := p.take(t0, walkRate), 2*time.Second; got != want {
+		t.Errorf("a search spending beside it waits %v, want %v", got, want)
+	}
+	// Idle long enough, the budget is back to the burst, no more.
+	if got := p.take(t0.Add(time.Hour), walkBurst); got != 0 {
+		t.Errorf("after an idle hour the burst waits %v, want 0", got)
+	}
+	if got := p.take(t0.Add(time.Hour), 1); got <= 0 {
+		t.Errorf("the budget grew past the burst while idle")
+	}
+}

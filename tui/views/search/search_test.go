@@ -1,0 +1,79 @@
+package search
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/common"
+	"github.com/zkherd/zkherd/tui/internal/tuitest"
+)
+
+// TestView: the help before any search, a grep in progress (its matching
+// lines drawn inert: an ESC in a node's data shows as ␛), and a find
+// stopped at its limit.
+func TestView(t *testing.T) {
+	grep := inspect.SearchProgress{
+		Query: inspect.SearchQuery{Root: "/", Data: regexp.MustCompile("5432")},
+		Hits: []inspect.SearchHit{
+			{Path: "/app/db/port", Line: "5432"},
+			{Path: "/app/web/db-url", Line: "postgres://db1:5432/x"},
+			{Path: "/evil", Line: "5432\x1b[8m hidden"},
+		},
+		Visited: 1234, Units: 1300, Unreadable: 2,
+	}
+	find := inspect.SearchProgress{
+		Query:   inspect.SearchQuery{Root: "/app", Name: regexp.MustCompile("lock-")},
+		Hits:    []inspect.SearchHit{{Path: "/app/locks/a/lock-0000000001"}, {Path: "/app/locks/a/lock-0000000002"}},
+		Visited: 40, Done: true, Truncated: true,
+	}
+	tests := []struct {
+		name string
+		what string
+		arg  string
+		p    *inspect.SearchProgress
+	}{
+		{name: "help"},
+		{name: "grep_running", what: "grep", arg: "5432", p: &grep},
+		{name: "find_truncated", what: "find", arg: "/app lock-", p: &find},
+	}
+	for _, tc := range tests {
+		for _, sz := range tuitest.Sizes {
+			t.Run(tc.name+"_"+sz.Name, func(t *testing.T) {
+				m := New(context.Background(), common.New(sz.Width, sz.Height), nil)
+				m.SetSize(sz.Width, sz.Height)
+				if tc.p != nil {
+					m.what, m.query = tc.what, tc.arg
+					m.layout()
+					m.listen = func() tea.Cmd { return nil }
+					m, _ = m.Update(progressMsg{id: m.id, p: *tc.p, ok: true})
+				}
+				got := tuitest.Plain(m.View())
+				tuitest.CheckSize(t, got, sz.Width, sz.Height)
+				if strings.Contains(m.View(), "\x1b[8m") {
+					t.Errorf("a node's data reached the terminal as an escape sequence")
+				}
+				tuitest.Golden(t, tuitest.Screen(m.View()))
+			})
+		}
+	}
+}
+
+// TestBadQuery: a regular expression that does not compile is named, and
+// nothing runs.
+func TestBadQuery(t *testing.T) {
+	m := New(context.Background(), common.New(80, 24), nil)
+	m, cmd := m.Update(common.CommandMsg{Name: "grep", Arg: "/app a(b"})
+	msg := cmd()
+	n, ok := msg.(common.NoticeMsg)
+	if !ok || !n.Error || !strings.Contains(n.Text, `"a(b" is not a regular expression`) {
+		t.Errorf("notice = %#v, want the expression named", msg)
+	}
+	if m.what != "" {
+		t.Errorf("a search started: %q", m.what)
+	}
+}
