@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
@@ -97,7 +98,7 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (_ *loadgen.Resul
 	if w := res.Stop.Sub(res.WindowStart).Seconds(); w > 0 {
 		res.Throughput = float64(res.Ops) / w
 	}
-	res.Herd = mergeHerd(parts, res.Ops, res.Releases)
+	res.Totals, res.MntrError = mergeTotals(parts)
 	// A wait graph is not summed: the first process's stands for the run,
 	// its own clients only.
 	res.Lock = parts[0].Lock
@@ -146,33 +147,18 @@ func mergeFencing(fs []*loadgen.Fencing) *loadgen.Fencing {
 	return out
 }
 
-func mergeHerd(parts []*Part, ops, releases int64) loadgen.Herd {
-	var h loadgen.Herd
-	known := true
-	for _, p := range parts {
-		h.Wakeups += p.Herd.Wakeups
-		h.ZKRequests += p.Herd.ZKRequests
-		if p.Herd.MntrError != "" {
-			known = false
-			h.MntrError = fmt.Sprintf("process %d: %s", p.Process, p.Herd.MntrError)
+// mergeTotals combines the parts' counts, each by its rule
+// (figures.MergeTotals), and says which process could not read the servers.
+func mergeTotals(parts []*Part) (figures.Totals, string) {
+	ts := make([]figures.Totals, len(parts))
+	var mntrErr string
+	for i, p := range parts {
+		ts[i] = p.Totals
+		if p.MntrError != "" {
+			mntrErr = fmt.Sprintf("process %d: %s", p.Process, p.MntrError)
 		}
-		h.ServerPackets = max(h.ServerPackets, p.Herd.ServerPackets)
-		h.WatchFanout = max(h.WatchFanout, p.Herd.WatchFanout)
 	}
-	ratio := func(n, d int64) float64 {
-		if d <= 0 {
-			return 0
-		}
-		return float64(n) / float64(d)
-	}
-	h.WakeupsPerRelease = ratio(h.Wakeups, releases)
-	h.ZKRequestsPerAcquisition = ratio(h.ZKRequests, ops)
-	h.ServerPacketsPerAcquisition, h.WatchFanoutPerAcquisition = -1, -1
-	if known {
-		h.ServerPacketsPerAcquisition = ratio(h.ServerPackets, ops)
-		h.WatchFanoutPerAcquisition = ratio(h.WatchFanout, ops)
-	}
-	return h
+	return figures.MergeTotals(ts...), mntrErr
 }
 
 // MergeMetrics merges results recorded by several processes (see Merge).

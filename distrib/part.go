@@ -7,6 +7,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
@@ -30,11 +31,14 @@ type Part struct {
 	SourceAddrs int       `json:"source_addrs"`
 
 	Requests map[string]int64 `json:"requests,omitempty"`
-	Herd     loadgen.Herd     `json:"herd"`
-	Checks   loadgen.Checks   `json:"checks"`
-	Events   []loadgen.Event  `json:"events,omitempty"`
-	Notes    []string         `json:"notes,omitempty"`
-	Fencing  *loadgen.Fencing `json:"fencing,omitempty"`
+	// Totals are the process's raw counts (figures.Counts); MntrError
+	// says why its server counts are missing.
+	Totals    figures.Totals   `json:"totals"`
+	MntrError string           `json:"mntr_error,omitempty"`
+	Checks    loadgen.Checks   `json:"checks"`
+	Events    []loadgen.Event  `json:"events,omitempty"`
+	Notes     []string         `json:"notes,omitempty"`
+	Fencing   *loadgen.Fencing `json:"fencing,omitempty"`
 	// Lock is the process's wait graph (its own clients only).
 	Lock *loadgen.WaitGraph `json:"lock,omitempty"`
 	// Linearizability is the oracle's check of this process's history.
@@ -73,7 +77,7 @@ func FromResult(n int, res *loadgen.Result) (_ *Part, err error) {
 		Process: n, Host: host, PID: os.Getpid(),
 		Start: res.Start, WindowStart: res.WindowStart, Stop: res.Stop, Partial: res.Partial,
 		Ops: res.Ops, Releases: res.Releases, SourceAddrs: res.SourceAddrs,
-		Requests: res.Requests, Herd: res.Herd, Checks: res.Checks, Events: res.Events,
+		Requests: res.Requests, Totals: res.Totals, MntrError: res.MntrError, Checks: res.Checks, Events: res.Events,
 		Notes: res.Notes, Fencing: res.Fencing, Lock: res.Lock, Linearizability: res.Linearizability,
 	}
 	m := res.Metrics

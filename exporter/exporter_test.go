@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
@@ -124,7 +125,7 @@ func TestLoadHistogramHoldsTheRunsValues(t *testing.T) {
 	l.Starting(0, scenarios.Run{Spec: scenarios.Spec{Name: "fair", Recipe: scenarios.FairLock, Clients: 3}}, "")
 	l.Interval("fair", "acquire", &metrics.PhaseInterval{Raw: packed, Corrected: packed})
 	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, RunID: "r1", Ops: 5000, Clients: 3,
-		SessionsConnected: 2, WakeupsPerRelease: 1, ErrorsByKind: map[string]int64{"connection loss": 2},
+		SessionsConnected: 2, Totals: figures.Totals{figures.Releases: 7, figures.Wakeups: 7}, ErrorsByKind: map[string]int64{"connection loss": 2},
 		ViolationCounts: map[string]int64{"fifo": 0}})
 	mfs, err := reg.Gather()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
@@ -136,7 +137,8 @@ func (l *Load) Progress(p loadgen.Progress) {
 	f.errorsByKind = cloneMap(p.ErrorsByKind)
 	f.violations = cloneMap(p.ViolationCounts)
 	// Wake-ups per release mean something once a lock was released.
-	f.wakeups, f.wakeupsKnown = p.WakeupsPerRelease, p.Recipe.IsLock() && p.WakeupsPerRelease > 0
+	f.wakeups = figures.Get(p.Totals, figures.WakeupsPerRelease)
+	f.wakeupsKnown = p.Recipe.IsLock() && f.wakeups > 0
 }
 
 // Notice is loadrun.Sink's; notices are for people, not metrics.

@@ -20,6 +20,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/procstat"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
@@ -462,7 +463,7 @@ func logRunDetail(b *testing.B, res *Result) {
 	}
 	b.Logf("acquisitions/s per second of the window: %s", strings.Join(tl, " "))
 	b.Logf("requests %v; wake-ups per release %.2f; generator CPU %.0f%%, scheduling p99 %v, behind in %d of %d intervals",
-		res.Requests, res.Herd.WakeupsPerRelease, 100*res.Generator.CPUShare, res.Generator.SchedP99,
+		res.Requests, figures.Get(res.Totals, figures.WakeupsPerRelease), 100*res.Generator.CPUShare, res.Generator.SchedP99,
 		res.Generator.IntervalsBehind, res.Generator.Intervals)
 }
 
@@ -637,11 +638,11 @@ func BenchmarkHerdFiveThousand(b *testing.B) {
 					behind = 1
 				}
 				b.ReportMetric(res.Throughput, "acq/s")
-				b.ReportMetric(res.Herd.WakeupsPerRelease, "wakeups/release")
+				b.ReportMetric(figures.Get(res.Totals, figures.WakeupsPerRelease), "wakeups/release")
 				b.ReportMetric(float64(r.peakKiB)/1024, "peak-RSS-MiB")
 				b.ReportMetric(behind, "generator-behind")
 				b.Logf("%s: %d acquisitions in %v (%.1f/s), %.0f wake-ups per release, peak RSS %d MiB, checks passed %v, errors %v, notes %q",
-					recipe, res.Ops, res.Stop.Sub(res.WindowStart).Round(time.Millisecond), res.Throughput, res.Herd.WakeupsPerRelease,
+					recipe, res.Ops, res.Stop.Sub(res.WindowStart).Round(time.Millisecond), res.Throughput, figures.Get(res.Totals, figures.WakeupsPerRelease),
 					r.peakKiB>>10, res.Checks.Passed, res.Metrics.Counts.ErrorsByKind, res.Notes)
 				logRunDetail(b, res)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/faults"
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
@@ -150,8 +151,11 @@ type Result struct {
 	// Requests counts the clients' ZooKeeper requests by kind during the
 	// window (create, delete, exists, get_data, get_children, ...).
 	Requests map[string]int64
-	// Herd holds the herd-effect measures.
-	Herd Herd
+	// Totals are the window's raw counts, which every figure of the run
+	// is computed from (figures.All).
+	Totals figures.Totals
+	// MntrError says why the server counts are missing, if they are.
+	MntrError string
 	// Checks holds the correctness checks.
 	Checks Checks
 	// SourceAddrs is how many loopback source addresses connections used.
@@ -194,34 +198,6 @@ type Event struct {
 	At     time.Time
 	Kind   string
 	Detail string
-}
-
-// Herd holds the herd-effect measures of a run's window. report.json
-// writes it as it is, under the JSON names below.
-type Herd struct {
-	// WakeupsPerRelease is watch notifications that woke a waiting client,
-	// per release: notifications delivered to clients acquiring the lock,
-	// about another node than their own. The releasing holder's own-node
-	// watch fires on its own delete (it is how a holder learns that
-	// someone else deleted its node); that is no wake-up. For workloads
-	// that are not locks, every watch notification counts.
-	WakeupsPerRelease float64 `json:"wakeups_per_release"`
-	// ZKRequestsPerAcquisition is client requests per operation.
-	ZKRequestsPerAcquisition float64 `json:"zk_requests_per_acquisition"`
-	// ServerPacketsPerAcquisition is the servers' packets received plus
-	// sent, summed over every member (mntr deltas), per operation; -1 when
-	// mntr could not be read.
-	ServerPacketsPerAcquisition float64 `json:"server_packets_per_acquisition"`
-	// WatchFanoutPerAcquisition is watches triggered on the servers
-	// (mntr's *_watch_count sums), per operation; -1 when unknown.
-	WatchFanoutPerAcquisition float64 `json:"watch_fanout_per_acquisition"`
-	// The totals behind the ratios.
-	Wakeups       int64 `json:"wakeups"`
-	ZKRequests    int64 `json:"zk_requests"`
-	ServerPackets int64 `json:"server_packets"`
-	WatchFanout   int64 `json:"watch_fanout"`
-	// MntrError says why server counters are missing, if they are.
-	MntrError string `json:"mntr_error,omitempty"`
 }
 
 // Checks are the correctness checks of a run. Passed is false when any
@@ -325,12 +301,10 @@ type Progress struct {
 	ErrorsByKind map[string]int64
 	// Throughput is operations per second per interval so far.
 	Throughput []float64
-	// WakeupsPerRelease and ZKRequestsPerAcquisition so far.
-	WakeupsPerRelease, ZKRequestsPerAcquisition float64
-	// PacketsPerAcquisition is server packets (every member, mntr) per
-	// operation since the window opened, polled once per interval; -1
-	// until known.
-	PacketsPerAcquisition float64
+	// Totals are the raw counts since the window opened, which the
+	// figures are computed from (server counts polled once per interval;
+	// absent until known).
+	Totals figures.Totals
 	// QueueDepth is the queue's current depth (queue scenarios).
 	QueueDepth int64
 	// Violations lists failed checks so far.

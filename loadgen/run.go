@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
@@ -78,10 +79,13 @@ type runner struct {
 	// client busy): the server, or too few clients, could not keep up.
 	blocked atomic.Int64
 
-	started  atomic.Uint64 // operations started (the ops budget)
-	ops      atomic.Int64  // operations completed in the window
-	releases atomic.Int64
-	alive    atomic.Int64 // sessions open
+	started atomic.Uint64 // operations started (the ops budget)
+	ops     atomic.Int64  // operations completed in the window
+	// counts holds the counts figures need that are counted as they
+	// happen (releases, ...); the others are read at the window's ends
+	// (totalsBetween).
+	counts figures.Counter
+	alive  atomic.Int64 // sessions open
 
 	admin    *recipes.Session
 	adminLog lastLine
@@ -105,10 +109,10 @@ type runner struct {
 	// ticker's, read by account once it has stopped.
 	busiest *WaitGraph
 
-	// The server counters at the window's start and the latest poll, for
-	// live packets per operation.
-	serverBefore, serverNow atomic.Pointer[serverCounters]
-	opsBefore               atomic.Int64
+	// The counters at the window's start, and the servers' at the latest
+	// poll, for the live figures.
+	before    atomic.Pointer[snapshot]
+	serverNow atomic.Pointer[serverCounters]
 }
 
 // lastLine keeps the last line a session logged, for error messages.
@@ -611,13 +615,7 @@ type snapshot struct {
 	serverErr error
 }
 
-func (r *runner) noteBefore(s snapshot) {
-	if s.serverErr == nil {
-		c := s.server
-		r.serverBefore.Store(&c)
-		r.opsBefore.Store(r.ops.Load())
-	}
-}
+func (r *runner) noteBefore(s snapshot) { r.before.Store(&s) }
 
 // pollServers reads the servers' counters once per interval until stop,
 // for the live packets-per-operation figure.
@@ -657,7 +655,7 @@ func (r *runner) snapshot(ctx context.Context) snapshot {
 // metrics. Every client session is closed on return, and the final
 // progress sent.
 func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, end windowEnd) *Result {
-	windowStart, ops, releases := r.windowStartTime(), r.ops.Load(), r.releases.Load()
+	windowStart, ops := r.windowStartTime(), r.ops.Load()
 	var throughput float64
 	if w := r.stopAt.Sub(windowStart).Seconds(); w > 0 && !windowStart.IsZero() {
 		throughput = float64(ops) / w
@@ -714,13 +712,14 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		WindowStart:     windowStart,
 		Stop:            r.stopAt,
 		Ops:             ops,
-		Releases:        releases,
+		Releases:        r.counts.Get(figures.Releases),
 		Throughput:      throughput,
 		TargetRate:      target,
 		AchievedRate:    achieved,
 		Metrics:         finished,
 		Requests:        requestsBetween(before, end.after),
-		Herd:            herdBetween(before, end.after, ops, releases),
+		Totals:          r.totalsBetween(before, end.after, ops),
+		MntrError:       mntrError(before, end.after),
 		Checks:          checks,
 		SourceAddrs:     r.params.sourceAddrs,
 		QueueDepth:      work.queueDepth,
@@ -749,25 +748,28 @@ func requestsBetween(before, after snapshot) map[string]int64 {
 	return out
 }
 
-// herdBetween is the herd measures between two snapshots, for ops
-// operations and releases releases.
-func herdBetween(before, after snapshot, ops, releases int64) Herd {
-	h := Herd{
-		Wakeups:    after.wakeups - before.wakeups,
-		ZKRequests: after.requests - before.requests,
-	}
-	h.WakeupsPerRelease = ratio(h.Wakeups, releases)
-	h.ZKRequestsPerAcquisition = ratio(h.ZKRequests, ops)
-	if err := errors.Join(before.serverErr, after.serverErr); err != nil {
-		h.MntrError = oneLine(err)
-		h.ServerPacketsPerAcquisition, h.WatchFanoutPerAcquisition = -1, -1
-	} else {
+// totalsBetween is the window's raw counts between two snapshots, for
+// ops operations: the counted ones, the clients' wake-ups and requests,
+// and the servers' counters when both ends could read them.
+func (r *runner) totalsBetween(before, after snapshot, ops int64) figures.Totals {
+	t := r.counts.Totals()
+	t[figures.Operations] = ops
+	t[figures.Wakeups] = after.wakeups - before.wakeups
+	t[figures.ZKRequests] = after.requests - before.requests
+	if before.serverErr == nil && after.serverErr == nil {
 		d := after.server.sub(before.server)
-		h.ServerPackets, h.WatchFanout = d.packets, d.fanout
-		h.ServerPacketsPerAcquisition = ratio(d.packets, ops)
-		h.WatchFanoutPerAcquisition = ratio(d.fanout, ops)
+		t[figures.ServerPackets], t[figures.WatchFanout] = d.packets, d.fanout
 	}
-	return h
+	return t
+}
+
+// mntrError says, on one line, why the servers' counters are missing
+// from either end of the window; "" when both were read.
+func mntrError(before, after snapshot) string {
+	if err := errors.Join(before.serverErr, after.serverErr); err != nil {
+		return oneLine(err)
+	}
+	return ""
 }
 
 // checkerResult is the run's checks: the checker's counts and
@@ -810,13 +812,6 @@ func (r *runner) checkerResult(work workResult, left leftoverCheck, foreign fore
 		Passed:                    len(violations) == 0 && len(notChecked) == 0,
 		Warnings:                  warnings,
 	}
-}
-
-func ratio(n, d int64) float64 {
-	if d <= 0 {
-		return 0
-	}
-	return float64(n) / float64(d)
 }
 
 // leftoverCheck is what the leftover check found: the recipe nodes still
@@ -1405,20 +1400,28 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock 
 	if n := len(p.Throughput); n > 0 {
 		p.Rate = p.Throughput[n-1]
 	}
-	if counts.Ops > 0 {
-		p.ZKRequestsPerAcquisition = float64(counts.ZKRequests) / float64(counts.Ops)
-	}
-	if rel := r.releases.Load(); rel > 0 {
-		p.WakeupsPerRelease = float64(counts.Wakeups) / float64(rel)
-	}
-	p.PacketsPerAcquisition = -1
-	if b, n := r.serverBefore.Load(), r.serverNow.Load(); b != nil && n != nil {
-		if ops := r.ops.Load() - r.opsBefore.Load(); ops > 0 {
-			p.PacketsPerAcquisition = float64(n.packets-b.packets) / float64(ops)
-		}
-	}
+	p.Totals = r.liveTotals()
 	r.addLive(&p, lock)
 	r.opts.Progress(p)
+}
+
+// liveTotals is the raw counts since the window opened, the servers' as
+// of their last poll (absent until polled).
+func (r *runner) liveTotals() figures.Totals {
+	now := snapshot{requests: r.wire.total.Load()}
+	for _, c := range r.clients {
+		now.wakeups += c.wakeups()
+	}
+	before := r.before.Load()
+	if before == nil {
+		before = &snapshot{serverErr: errors.New("window not open")}
+	}
+	if c := r.serverNow.Load(); c != nil {
+		now.server = *c
+	} else {
+		now.serverErr = errors.New("servers not polled yet")
+	}
+	return r.totalsBetween(*before, now, r.ops.Load())
 }
 
 func hostname() string {

@@ -113,8 +113,8 @@ func TestBuiltinScenarios(t *testing.T) {
 			if got := res.Metrics.Summary(tt.phase).Count; got == 0 {
 				t.Errorf("phase %s has no values; phases: %v", tt.phase, res.Metrics.Phases)
 			}
-			if res.Herd.MntrError != "" {
-				t.Errorf("mntr: %s", res.Herd.MntrError)
+			if res.MntrError != "" {
+				t.Errorf("mntr: %s", res.MntrError)
 			}
 			if res.Checks.LeftoverZnodes != 0 {
 				t.Errorf("LeftoverZnodes = %d (%v), want 0", res.Checks.LeftoverZnodes, res.Checks.LeftoverPaths)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/metrics"
 )
 
@@ -39,7 +40,7 @@ type WaitGraph struct {
 	// one node (herd-lock) or directory (herd-children) in a herd.
 	Fan []WatchCount
 	// WokePerRelease is watch notifications delivered to waiting clients
-	// per release during the last interval (see Herd.WakeupsPerRelease):
+	// per release during the last interval (see figures.WakeupsPerRelease):
 	// 1 when a release wakes its successor only, about WaitersTotal when
 	// it wakes the whole herd.
 	WokePerRelease float64
@@ -305,7 +306,7 @@ func (r *runner) lockGraph(clock func() time.Time) *WaitGraph {
 		g.Fan = slices.Clone(top[:n])
 	}
 
-	rels := r.releases.Load()
+	rels := r.counts.Get(figures.Releases)
 	dw, dr := wakeups-w.graph.wakeups, rels-w.graph.rels
 	w.graph.wakeups, w.graph.rels = wakeups, rels
 	g.Releases = dr

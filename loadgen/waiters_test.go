@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/figures"
 )
 
 // TestWaitGraph: during a fair lock the waiters queue by sequence, each
@@ -196,10 +197,10 @@ func TestWakeupsPerRelease(t *testing.T) {
 			if res.Releases < 20 {
 				t.Fatalf("%d releases, want at least 20", res.Releases)
 			}
-			t.Logf("%.2f wake-ups per release over %d releases", res.Herd.WakeupsPerRelease, res.Releases)
-			if got := res.Herd.WakeupsPerRelease; got < tt.min || got > tt.max {
+			t.Logf("%.2f wake-ups per release over %d releases", figures.Get(res.Totals, figures.WakeupsPerRelease), res.Releases)
+			if got := figures.Get(res.Totals, figures.WakeupsPerRelease); got < tt.min || got > tt.max {
 				t.Errorf("report: %.2f wake-ups per release (%d over %d releases), want %.1f to %.1f",
-					got, res.Herd.Wakeups, res.Releases, tt.min, tt.max)
+					got, res.Totals[figures.Wakeups], res.Releases, tt.min, tt.max)
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
@@ -320,7 +321,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		if counted {
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))
 			c.shard.Record(metrics.Release, time.Since(relStart))
-			r.releases.Add(1)
+			r.counts.Add(figures.Releases, 1)
 		}
 		if foreignDone != nil {
 			foreignDone(lost || isClosed(h.lost) || errors.Is(err, recipes.ErrLost))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -17,7 +18,7 @@ import (
 // crash of zkherd and can be piped into jq while it goes (`--stream`).
 // It is a tap (Runner.Taps): it sees what the dashboard sees.
 type StreamSink struct {
-	mu  sync.Mutex
+	mu    sync.Mutex
 	w     io.Writer
 	err   error // the first write error; later lines are not attempted
 	lines int   // lines written
@@ -86,13 +87,13 @@ func NewStreamLine(now time.Time, p loadgen.Progress) StreamLine {
 		}
 		return &v
 	}
-	if p.Recipe.IsLock() && p.WakeupsPerRelease > 0 {
-		l.WakeupsPerRelease = known(p.WakeupsPerRelease)
+	if w := figures.Get(p.Totals, figures.WakeupsPerRelease); p.Recipe.IsLock() && w > 0 {
+		l.WakeupsPerRelease = known(w)
 	}
 	if p.Ops > 0 {
-		l.RequestsPerOp = known(p.ZKRequestsPerAcquisition)
+		l.RequestsPerOp = known(figures.Get(p.Totals, figures.ZKRequestsPerAcquisition))
 	}
-	l.PacketsPerOp = known(p.PacketsPerAcquisition)
+	l.PacketsPerOp = known(figures.Get(p.Totals, figures.ServerPacketsPerAcquisition))
 	if p.Recipe == scenarios.Queue {
 		d := p.QueueDepth
 		l.QueueDepth = &d

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
@@ -17,9 +18,10 @@ import (
 func TestStreamLines(t *testing.T) {
 	var buf bytes.Buffer
 	s := NewStreamSink(&buf)
-	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "ramping up", PacketsPerAcquisition: -1})
+	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "ramping up"})
 	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "running", Ops: 10,
-		WakeupsPerRelease: 1, PacketsPerAcquisition: 6, MainPhase: metrics.Acquire, Main: metrics.Summary{Count: 10, CorrectedP99: 4.5}})
+		Totals:    figures.Totals{figures.Operations: 10, figures.Releases: 10, figures.Wakeups: 10, figures.ServerPackets: 60},
+		MainPhase: metrics.Acquire, Main: metrics.Summary{Count: 10, CorrectedP99: 4.5}})
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("got %d lines, want 2: %q", len(lines), buf.String())

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/report"
@@ -168,11 +169,11 @@ func (f *sweepFit) add(r *loadgen.Result) {
 	switch {
 	case why != "":
 		f.excluded[name] = append(f.excluded[name], report.ScalePoint{Clients: r.Run.Clients, Measured: true,
-			ThroughputPerS: r.Throughput, PacketsPerAcquisition: r.Herd.ServerPacketsPerAcquisition,
+			ThroughputPerS: r.Throughput, PacketsPerAcquisition: figures.Get(r.Totals, figures.ServerPacketsPerAcquisition),
 			ModelThroughputPerS: -1, ModelPacketsPerAcquisition: -1, Excluded: why})
 	default:
 		f.points[name] = append(f.points[name], scalemodel.Point{Clients: r.Run.Clients, Throughput: r.Throughput,
-			PacketsPerAcquisition: r.Herd.ServerPacketsPerAcquisition})
+			PacketsPerAcquisition: figures.Get(r.Totals, figures.ServerPacketsPerAcquisition)})
 	}
 	r.Run.Name = fmt.Sprintf("%s@%d", name, r.Run.Clients)
 }

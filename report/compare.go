@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
 )
 
@@ -121,30 +122,39 @@ func writeSideBySide(w io.Writer, a, b *Scenario, labelA, labelB, ratioHead stri
 			}
 		}
 	}
-	num("wake-ups/release", a.Herd.WakeupsPerRelease, b.Herd.WakeupsPerRelease, one)
-	num("zk requests/acquisition", a.Herd.ZKRequestsPerAcquisition, b.Herd.ZKRequestsPerAcquisition, one)
-	num("server packets/acquisition", a.Herd.ServerPacketsPerAcquisition, b.Herd.ServerPacketsPerAcquisition, fmtPerOp)
-	num("watch fan-out/acquisition", a.Herd.WatchFanoutPerAcquisition, b.Herd.WatchFanoutPerAcquisition, fmtPerOp)
+	for _, f := range figures.All() {
+		if f.AppliesTo(a.Recipe) || f.AppliesTo(b.Recipe) {
+			num(f.LabelFor(a.Recipe), a.Herd.Figure(f.Key), b.Herd.Figure(f.Key), func(v float64) string { return fmtFigure(f, v) })
+		}
+	}
 	text("checks", passFail(a.Checks.Passed), passFail(b.Checks.Passed))
 
 	var verdict []string
 	if a.ThroughputPerS > 0 && b.ThroughputPerS > 0 {
 		verdict = append(verdict, "throughput "+factor(a.ThroughputPerS, b.ThroughputPerS, "higher", "lower"))
 	}
-	if a.Herd.ServerPacketsPerAcquisition > 0 && b.Herd.ServerPacketsPerAcquisition > 0 {
-		verdict = append(verdict, "server packets/acquisition "+
-			factor(a.Herd.ServerPacketsPerAcquisition, b.Herd.ServerPacketsPerAcquisition, "higher", "lower"))
-	}
-	if a.Herd.WakeupsPerRelease > 0 && b.Herd.WakeupsPerRelease > 0 {
-		verdict = append(verdict, "wake-ups/release "+
-			factor(a.Herd.WakeupsPerRelease, b.Herd.WakeupsPerRelease, "higher", "lower"))
-	}
+	verdict = append(verdict, figureHeadlines(a, b, figures.Figure.LabelFor)...)
 	if la, lb := a.LatencyMs[main], b.LatencyMs[main]; la.P99 > 0 && lb.P99 > 0 {
 		verdict = append(verdict, main+" p99 "+factor(la.P99, lb.P99, "higher", "lower"))
 	}
 	if len(verdict) > 0 {
 		fmt.Fprint(w, wrapItems(labelB+" vs "+labelA+": ", verdict, widthOf(w)))
 	}
+}
+
+// figureHeadlines says how each headline figure known in both a and b
+// changed, labelled by label.
+func figureHeadlines(a, b *Scenario, label func(figures.Figure, string) string) []string {
+	var out []string
+	for _, f := range figures.All() {
+		if !f.Headline || !f.AppliesTo(a.Recipe) || !f.AppliesTo(b.Recipe) {
+			continue
+		}
+		if x, y := a.Herd.Figure(f.Key), b.Herd.Figure(f.Key); x > 0 && y > 0 {
+			out = append(out, label(f, a.Recipe)+" "+factor(x, y, "higher", "lower"))
+		}
+	}
+	return out
 }
 
 // factor says how b compares with a: "12.3x higher", "250x lower", "about

@@ -39,14 +39,6 @@ func fmtNum(v float64, decimals int) string {
 	return out
 }
 
-// fmtPerOp writes a per-operation measure; negative means unknown.
-func fmtPerOp(v float64) string {
-	if v < 0 {
-		return "n/a"
-	}
-	return fmtNum(v, 1)
-}
-
 // fmtRatio writes b/a as a factor, "-" when it has no meaning.
 func fmtRatio(a, b float64) string {
 	if a <= 0 || b < 0 || math.IsNaN(a) || math.IsNaN(b) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/metrics"
 )
@@ -239,12 +240,7 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 		if first.ThroughputPerS > 0 && o.ThroughputPerS > 0 {
 			items = append(items, "throughput "+factor(first.ThroughputPerS, o.ThroughputPerS, "higher", "lower"))
 		}
-		if x, y := first.Herd.ServerPacketsPerAcquisition, o.Herd.ServerPacketsPerAcquisition; x > 0 && y > 0 {
-			items = append(items, "server packets per acquisition "+factor(x, y, "higher", "lower"))
-		}
-		if x, y := first.Herd.WakeupsPerRelease, o.Herd.WakeupsPerRelease; x > 0 && y > 0 {
-			items = append(items, "wake-ups per release "+factor(x, y, "higher", "lower"))
-		}
+		items = append(items, figureHeadlines(first, o, figures.Figure.LongFor)...)
 		main := first.MainPhase()
 		if x, y := first.LatencyMs[main].P99, o.LatencyMs[main].P99; x > 0 && y > 0 {
 			items = append(items, main+" p99 "+factor(x, y, "higher", "lower"))
@@ -270,17 +266,21 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 	main := first.MainPhase()
 	v.Bars = []template.HTML{
 		bars("Throughput", "operations per second", func(s *Scenario) float64 { return s.ThroughputPerS }, one),
-		bars("Server packets per acquisition", "packets (all members)",
-			func(s *Scenario) float64 { return s.Herd.ServerPacketsPerAcquisition }, one),
-		bars("Wake-ups per release", "watch events delivered",
-			func(s *Scenario) float64 { return s.Herd.WakeupsPerRelease }, one),
-		bars(main+" p99", "milliseconds", func(s *Scenario) float64 {
-			if l, ok := s.LatencyMs[main]; ok {
-				return l.P99
-			}
-			return -1
-		}, format.Ms),
 	}
+	for _, f := range figures.All() {
+		if !f.Headline || !slices.ContainsFunc(ss, func(s *Scenario) bool { return f.AppliesTo(s.Recipe) }) {
+			continue
+		}
+		long := f.LongFor(first.Recipe)
+		v.Bars = append(v.Bars, bars(strings.ToUpper(long[:1])+long[1:], f.LabelFor(first.Recipe),
+			func(s *Scenario) float64 { return s.Herd.Figure(f.Key) }, one))
+	}
+	v.Bars = append(v.Bars, bars(main+" p99", "milliseconds", func(s *Scenario) float64 {
+		if l, ok := s.LatencyMs[main]; ok {
+			return l.P99
+		}
+		return -1
+	}, format.Ms))
 
 	v.Histograms = b.sideHistograms(ss)
 	for _, s := range ss {
@@ -333,10 +333,17 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 			return "-"
 		})
 	}
-	row("wake-ups per release", func(s *Scenario) string { return fmtNum(s.Herd.WakeupsPerRelease, 1) })
-	row("zk requests per acquisition", func(s *Scenario) string { return fmtNum(s.Herd.ZKRequestsPerAcquisition, 1) })
-	row("server packets per acquisition", func(s *Scenario) string { return fmtPerOp(s.Herd.ServerPacketsPerAcquisition) })
-	row("watch fan-out per acquisition", func(s *Scenario) string { return fmtPerOp(s.Herd.WatchFanoutPerAcquisition) })
+	for _, f := range figures.All() {
+		if !slices.ContainsFunc(ss, func(s *Scenario) bool { return f.AppliesTo(s.Recipe) }) {
+			continue
+		}
+		row(f.LongFor(first.Recipe), func(s *Scenario) string {
+			if !f.AppliesTo(s.Recipe) {
+				return "-"
+			}
+			return fmtFigure(f, s.Herd.Figure(f.Key))
+		})
+	}
 	row("errors", func(s *Scenario) string { return format.Count(s.Errors.Total) })
 	row("checks", func(s *Scenario) string { return passFail(s.Checks.Passed) })
 	return v
@@ -380,20 +387,11 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		v.Anomalies = fmt.Sprintf("%s values over range (recorded at the top), %s negative (recorded as 0), %s lost, %s under an unknown phase",
 			format.Count(a.OverRange), format.Count(a.Negative), format.Count(a.Lost), format.Count(a.UnknownPhase))
 	}
-	h := s.Herd
-	v.Herd = []kv{
-		{"wake-ups per release", fmtNum(h.WakeupsPerRelease, 1)},
-		{"ZooKeeper requests per acquisition", fmtNum(h.ZKRequestsPerAcquisition, 1)},
-		{"server packets per acquisition", fmtPerOp(h.ServerPacketsPerAcquisition)},
-		{"watch fan-out per acquisition", fmtPerOp(h.WatchFanoutPerAcquisition)},
-		{"wake-ups / requests / server packets", format.Count(h.Wakeups) + " / " + format.Count(h.ZKRequests) + " / " + format.Count(h.ServerPackets)},
+	for _, f := range figures.For(s.Recipe) {
+		v.Herd = append(v.Herd, kv{f.LongFor(s.Recipe), fmtFigure(f, s.Herd.Figure(f.Key))})
 	}
-	if !herdApplies(s.Recipe) {
-		v.Herd = []kv{
-			{"ZooKeeper requests per operation", fmtNum(h.ZKRequestsPerAcquisition, 1)},
-			{"server packets per operation", fmtPerOp(h.ServerPacketsPerAcquisition)},
-			{"requests / server packets", format.Count(h.ZKRequests) + " / " + format.Count(h.ServerPackets)},
-		}
+	if names, values := countsLine(s.Herd.Totals); names != "" {
+		v.Herd = append(v.Herd, kv{names, values})
 	}
 
 	phases := s.Phases()

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/zkherd/zkherd/figures"
 )
 
 func TestWriteJSON(t *testing.T) {
@@ -82,7 +84,7 @@ func TestCompare(t *testing.T) {
 			r := herdVsFair(t)
 			r.RunID = "81bc0d4e"
 			r.Scenarios[1].ThroughputPerS *= 1.5
-			r.Scenarios[1].Herd.ServerPacketsPerAcquisition = -1
+			r.Scenarios[1].Herd.Figures[figures.ServerPacketsPerAcquisition] = figures.Unknown
 			return r
 		}},
 		{"one scenario each", func(t *testing.T) *Run {

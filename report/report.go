@@ -142,12 +142,9 @@ type Latency struct {
 	OverRange int64 `json:"over_range,omitempty"`
 }
 
-// Herd and Checks are the load generator's own: report.json writes them as
-// they are (the JSON names are on loadgen's fields).
-type (
-	Herd   = loadgen.Herd
-	Checks = loadgen.Checks
-)
+// Checks are the load generator's own: report.json writes them as they
+// are (the JSON names are on loadgen's fields).
+type Checks = loadgen.Checks
 
 // Anomalies count latency values not recorded as measured.
 type Anomalies struct {
@@ -226,7 +223,7 @@ func NewScenario(res *loadgen.Result) *Scenario {
 		Clients:          res.Run.Clients,
 		Arrival:          string(res.Run.Arrival.Kind),
 		Partial:          res.Partial,
-		Herd:             res.Herd,
+		Herd:             newHerd(res.Totals, res.MntrError),
 		Checks:           res.Checks,
 		TargetRatePerS:   res.TargetRate,
 		AchievedRatePerS: res.AchievedRate,
@@ -269,16 +266,6 @@ func NewScenario(res *loadgen.Result) *Scenario {
 	s.ThroughputPerS = ratio(float64(s.Operations), stop.Sub(start).Seconds())
 	s.Errors.Total = m.Counts.Errors
 	maps.Copy(s.Errors.ByKind, m.Counts.ErrorsByKind)
-	if s.Herd == (Herd{}) {
-		s.Herd = Herd{
-			Wakeups:                     m.Counts.Wakeups,
-			ZKRequests:                  m.Counts.ZKRequests,
-			WakeupsPerRelease:           ratio(float64(m.Counts.Wakeups), float64(s.Operations)),
-			ZKRequestsPerAcquisition:    ratio(float64(m.Counts.ZKRequests), float64(s.Operations)),
-			ServerPacketsPerAcquisition: -1,
-			WatchFanoutPerAcquisition:   -1,
-		}
-	}
 
 	var an Anomalies
 	s.Spectrum = map[string][]SpectrumPoint{}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"math/rand/v2"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
@@ -124,13 +126,12 @@ func (l lockRun) scenario(t *testing.T) *Scenario {
 		Run:         scenarios.Run{Spec: scenarios.Spec{Name: l.name, Recipe: scenarios.Recipe(l.recipe), Clients: l.clients}},
 		Metrics:     m,
 		WindowStart: t0, Stop: t0.Add(10 * time.Second),
-		Herd: Herd{
-			WakeupsPerRelease: float64(l.wakeups), ZKRequestsPerAcquisition: round3(float64(m.Counts.ZKRequests) / float64(ops)),
-			ServerPacketsPerAcquisition: l.packets, WatchFanoutPerAcquisition: float64(l.wakeups),
-			Wakeups: m.Counts.Wakeups, ZKRequests: m.Counts.ZKRequests, ServerPackets: int64(l.packets * float64(ops)),
-			WatchFanout: l.wakeups * ops,
+		Totals: figures.Totals{
+			figures.Operations: ops, figures.Releases: ops, figures.Wakeups: l.wakeups * ops,
+			figures.ZKRequests: m.Counts.ZKRequests, figures.ServerPackets: int64(l.packets * float64(ops)),
+			figures.WatchFanout: l.wakeups * ops,
 		},
-		Checks:   Checks{FIFOChecked: l.recipe == "lock-fair", Passed: true},
+		Checks:   Checks{FIFOChecked: l.recipe == "fair-lock", Passed: true},
 		Requests: map[string]int64{"create": ops, "delete": ops, "get_children": ops * (1 + l.wakeups/10)},
 		Events: []loadgen.Event{
 			{At: t0.Add(4 * time.Second), Kind: EventFault, Detail: "paused member 2 (leader)"},
@@ -141,9 +142,9 @@ func (l lockRun) scenario(t *testing.T) *Scenario {
 }
 
 var (
-	herdLock = lockRun{name: "herd-lock", recipe: "lock-herd", clients: 1000, acquireMs: 400, perSecond: 40,
+	herdLock = lockRun{name: "herd-lock", recipe: "herd-lock", clients: 1000, acquireMs: 400, perSecond: 40,
 		stallAt: 5, wakeups: 999, packets: 2004.5, errors: map[string]int{"connection_loss": 2, "timeout": 1}, seed: 1}
-	fairLock = lockRun{name: "fair-lock", recipe: "lock-fair", clients: 1000, acquireMs: 3, perSecond: 600,
+	fairLock = lockRun{name: "fair-lock", recipe: "fair-lock", clients: 1000, acquireMs: 3, perSecond: 600,
 		wakeups: 1, packets: 8.1, seed: 2}
 )
 
@@ -159,7 +160,7 @@ func herdVsFair(t *testing.T) *Run {
 // failedRun is a partial run whose mutual-exclusion check failed.
 func failedRun(t *testing.T) *Run {
 	broken := fairLock
-	broken.name, broken.recipe, broken.seed = "broken-lock", "lock-broken", 3
+	broken.name, broken.recipe, broken.seed = "broken-lock", "fair-lock", 3
 	s := broken.scenario(t)
 	s.Partial = true
 	s.Checks = Checks{
@@ -209,13 +210,13 @@ func TestNewScenario(t *testing.T) {
 			}
 		})
 	}
-	t.Run("zero herd derived from counters", func(t *testing.T) {
+	t.Run("no totals: no figure known", func(t *testing.T) {
 		m := fairLock.result(t)
-		s := NewScenario(&loadgen.Result{Run: scenarios.Run{Spec: scenarios.Spec{Name: "x"}}, Metrics: m})
-		want := Herd{WakeupsPerRelease: 1, ZKRequestsPerAcquisition: 4, ServerPacketsPerAcquisition: -1,
-			WatchFanoutPerAcquisition: -1, Wakeups: 6000, ZKRequests: 24000}
-		if s.Herd != want {
-			t.Errorf("got %+v, want %+v", s.Herd, want)
+		s := NewScenario(&loadgen.Result{Run: scenarios.Run{Spec: scenarios.Spec{Name: "x", Recipe: scenarios.FairLock}}, Metrics: m})
+		for _, f := range figures.All() {
+			if got := s.Herd.Figure(f.Key); got != figures.Unknown {
+				t.Errorf("%s = %v, want unknown (%v)", f.Key, got, figures.Unknown)
+			}
 		}
 	})
 	t.Run("no metrics", func(t *testing.T) {
@@ -227,3 +228,57 @@ func TestNewScenario(t *testing.T) {
 }
 
 func nan() float64 { zero := 0.0; return zero / zero }
+
+// TestFigureThresholds: a threshold names a figure by its key; a figure
+// the recipe does not have, or does not know, is not measured.
+func TestFigureThresholds(t *testing.T) {
+	parse := func(expr string) scenarios.Threshold {
+		th, err := scenarios.ParseThreshold(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return th
+	}
+	herd, fair := herdLock.scenario(t), fairLock.scenario(t)
+	noServer := fairLock.scenario(t)
+	noServer.Herd.Figures[figures.ServerPacketsPerAcquisition] = figures.Unknown
+	queue := fairLock.scenario(t)
+	queue.Recipe = "queue"
+	tests := []struct {
+		name           string
+		s              *Scenario
+		expr           string
+		measured, pass bool
+	}{
+		{"fair lock wakes one", fair, "wakeups_per_release<2", true, true},
+		{"herd lock wakes the herd", herd, "wakeups_per_release<2", true, false},
+		{"server counts unknown", noServer, "server_packets_per_acquisition<100", false, false},
+		{"a queue has no wake-ups per release", queue, "wakeups_per_release<2", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.s.Thresholds = nil
+			tt.s.CheckThresholds([]scenarios.Threshold{parse(tt.expr)})
+			got := tt.s.Thresholds[0]
+			if got.Measured != tt.measured || got.Passed != tt.pass {
+				t.Errorf("got measured %v passed %v (%s), want %v %v", got.Measured, got.Passed, got.Text(), tt.measured, tt.pass)
+			}
+		})
+	}
+}
+
+// TestOldHerdReads: a report written before the figures had a list (no
+// operations or releases in its herd object) reads back with its figures.
+func TestOldHerdReads(t *testing.T) {
+	var h Herd
+	old := `{"wakeups_per_release":1.5,"zk_requests_per_acquisition":4,"server_packets_per_acquisition":-1,
+		"watch_fanout_per_acquisition":-1,"wakeups":30,"zk_requests":80,"server_packets":0,"watch_fanout":0,
+		"mntr_error":"mntr refused"}`
+	if err := json.Unmarshal([]byte(old), &h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Figure(figures.WakeupsPerRelease) != 1.5 || h.Figure(figures.ServerPacketsPerAcquisition) != figures.Unknown ||
+		h.Totals[figures.Wakeups] != 30 || h.MntrError != "mntr refused" {
+		t.Errorf("got %+v", h)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/internal/usermsg"
 )
@@ -182,19 +183,15 @@ func writeScenario(w io.Writer, s *Scenario) {
 	}
 
 	h := s.Herd
-	if herdApplies(s.Recipe) {
-		fmt.Fprint(w, wrapItems("herd: ", []string{
-			fmtNum(h.WakeupsPerRelease, 1) + " wake-ups/release",
-			fmtNum(h.ZKRequestsPerAcquisition, 1) + " zk requests/acquisition",
-			fmtPerOp(h.ServerPacketsPerAcquisition) + " server packets/acquisition",
-			fmtPerOp(h.WatchFanoutPerAcquisition) + " watch fan-out/acquisition",
-		}, widthOf(w)))
-	} else {
-		fmt.Fprint(w, wrapItems("cost: ", []string{
-			fmtNum(h.ZKRequestsPerAcquisition, 1) + " zk requests/operation",
-			fmtPerOp(h.ServerPacketsPerAcquisition) + " server packets/operation",
-		}, widthOf(w)))
+	var items []string
+	for _, f := range figures.For(s.Recipe) {
+		items = append(items, fmtFigure(f, h.Figure(f.Key))+" "+f.LabelFor(s.Recipe))
 	}
+	line := "cost: "
+	if herdApplies(s.Recipe) {
+		line = "herd: "
+	}
+	fmt.Fprint(w, wrapItems(line, items, widthOf(w)))
 	if h.MntrError != "" {
 		fmt.Fprint(w, wrapItems("      ", []string{"server counters unavailable: " + usermsg.Clean(h.MntrError)}, widthOf(w)))
 	}
@@ -267,13 +264,7 @@ func (s *Scenario) achievedRate() float64 {
 // herdApplies reports whether the herd measures (wake-ups per release,
 // watch fan-out) mean something for a recipe: those that hand something
 // over on release.
-func herdApplies(recipe string) bool {
-	switch recipe {
-	case "queue", "barrier":
-		return false
-	}
-	return true
-}
+func herdApplies(recipe string) bool { return figures.Unit(recipe) == "acquisition" }
 
 // checkList lists the checks that apply to recipe.
 func checkList(recipe string, c Checks) []check {

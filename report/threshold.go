@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -35,6 +36,10 @@ func (s *Scenario) CheckThresholds(ts []scenarios.Threshold) {
 
 // figure returns the value of a threshold's metric in s.
 func (s *Scenario) figure(t scenarios.Threshold) (float64, bool) {
+	if f, ok := figures.Lookup(t.Metric); ok {
+		v := s.Herd.Figure(f.Key)
+		return v, v >= 0 && f.AppliesTo(s.Recipe)
+	}
 	switch t.Metric {
 	case scenarios.MetricThroughput:
 		return s.ThroughputPerS, true

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/zkherd/zkherd/figures"
 )
 
 // ErrThreshold is matched (errors.Is) by every error ParseThreshold returns.
@@ -41,7 +43,8 @@ type Threshold struct {
 	Scenario string
 	// Metric is "throughput" (operations per second of the window),
 	// "errors" (failed operations), "error_rate" (failed per completed
-	// operation), or PHASE.STAT with STAT one of ThresholdStats.
+	// operation), a figure's key (figures.Keys, such as
+	// wakeups_per_release), or PHASE.STAT with STAT one of ThresholdStats.
 	Metric string
 	// Op is one of <, <=, >, >=.
 	Op string
@@ -94,7 +97,7 @@ func ParseThreshold(expr string) (Threshold, error) {
 	}
 	t.Metric = lhs
 	switch {
-	case lhs == MetricThroughput || lhs == MetricErrors || lhs == MetricErrorRate:
+	case lhs == MetricThroughput || lhs == MetricErrors || lhs == MetricErrorRate || isFigure(lhs):
 		v, err := strconv.ParseFloat(rest, 64)
 		if err != nil || v < 0 {
 			return t, badThreshold(expr, "%s takes a number, such as %s>300", lhs, lhs)
@@ -103,8 +106,8 @@ func ParseThreshold(expr string) (Threshold, error) {
 	default:
 		phase, stat, ok := strings.Cut(lhs, ".")
 		if !ok || !validPhaseName(phase) || !validStat(stat) {
-			return t, badThreshold(expr, "unknown metric %q; use throughput, errors, error_rate or PHASE.STAT (STAT one of %s), such as acquire.p99",
-				lhs, strings.Join(ThresholdStats(), ", "))
+			return t, badThreshold(expr, "unknown metric %q; use throughput, errors, error_rate, a figure (%s) or PHASE.STAT (STAT one of %s), such as acquire.p99",
+				lhs, strings.Join(figures.Keys(), ", "), strings.Join(ThresholdStats(), ", "))
 		}
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < 0 {
@@ -141,11 +144,16 @@ func validPhaseName(p string) bool {
 // Latency reports whether the threshold is on a phase's latency; phase and
 // stat are then its parts.
 func (t Threshold) Latency() (phase, stat string, ok bool) {
-	switch t.Metric {
-	case MetricThroughput, MetricErrors, MetricErrorRate:
+	switch {
+	case t.Metric == MetricThroughput, t.Metric == MetricErrors, t.Metric == MetricErrorRate, isFigure(t.Metric):
 		return "", "", false
 	}
 	return strings.Cut(t.Metric, ".")
+}
+
+func isFigure(name string) bool {
+	_, ok := figures.Lookup(name)
+	return ok
 }
 
 // AppliesTo reports whether the threshold applies to the run called name.

@@ -18,6 +18,7 @@ func TestParseThreshold(t *testing.T) {
 		{"errors<=0", "", "errors", "<=", 0},
 		{"error_rate<0.01", "", "error_rate", "<", 0.01},
 		{"queue_wait.max>=800us", "", "queue_wait.max", ">=", 0.8},
+		{"wakeups_per_release<2", "", "wakeups_per_release", "<", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.expr, func(t *testing.T) {
@@ -31,7 +32,7 @@ func TestParseThreshold(t *testing.T) {
 		})
 	}
 	for _, bad := range []string{"", "acquire.p99", "acquire.p99<500", "acquire.p98<1s", "throughput>fast",
-		"Acquire.p99<1s", ":throughput>1", "throughput=5", "acquire.p99<-1s"} {
+		"Acquire.p99<1s", ":throughput>1", "throughput=5", "acquire.p99<-1s", "wakeups_per_release<1ms"} {
 		t.Run("bad "+bad, func(t *testing.T) {
 			if _, err := ParseThreshold(bad); !errors.Is(err, ErrThreshold) {
 				t.Errorf("got %v, want ErrThreshold", err)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
@@ -125,12 +126,7 @@ func (f *Feed) Progress(p loadgen.Progress) Snapshot {
 		}
 	}
 	sc.Phases = phases
-	sc.Herd.WakeupsPerRelease = p.WakeupsPerRelease
-	sc.Herd.WakeupsSeries = append(sc.Herd.WakeupsSeries, p.WakeupsPerRelease)
-	sc.Herd.ZKRequestsPerAcquisition = p.ZKRequestsPerAcquisition
-	if p.PacketsPerAcquisition >= 0 {
-		sc.Herd.PacketsPerAcquisition = p.PacketsPerAcquisition
-	}
+	sc.Herd = herdOf(string(p.Recipe), p.Totals, sc.Herd)
 	if p.Lock != nil && (sc.Lock == nil || p.State != "stopping") {
 		// The picture of the lock under load stays once the clients
 		// leave (stopping), and after (the final progress has none).
@@ -159,11 +155,7 @@ func (f *Feed) Final(results []*loadgen.Result, partial bool) Snapshot {
 			sc.State = "stopped"
 		}
 		sc.Ops = res.Ops
-		sc.Herd.WakeupsPerRelease = res.Herd.WakeupsPerRelease
-		sc.Herd.ZKRequestsPerAcquisition = res.Herd.ZKRequestsPerAcquisition
-		if res.Herd.ServerPacketsPerAcquisition >= 0 {
-			sc.Herd.PacketsPerAcquisition = res.Herd.ServerPacketsPerAcquisition
-		}
+		sc.Herd = herdOf(string(res.Run.Recipe), res.Totals, sc.Herd)
 		sc.Violations = res.Checks.Violations
 	}
 	return f.snapshotLocked(true, partial)
@@ -186,11 +178,29 @@ func (f *Feed) snapshotLocked(done, partial bool) Snapshot {
 	// A snapshot is never modified after it is sent: copy what the next
 	// progress appends to. (Replaced slices, such as Phases, need no copy.)
 	for _, p := range f.panels {
-		p.Herd.WakeupsSeries = append([]float64(nil), p.Herd.WakeupsSeries...)
+		p.Herd.Figures = slices.Clone(p.Herd.Figures)
 		p.QueueDepth = append([]float64(nil), p.QueueDepth...)
 		s.Scenarios = append(s.Scenarios, p)
 	}
 	return s
+}
+
+// herdOf is the dashboard's figures of recipe over t; a figure not known
+// now keeps its last known value (the servers are polled once per
+// interval, and a poll can fail).
+func herdOf(recipe string, t figures.Totals, last Herd) Herd {
+	var h Herd
+	for _, f := range figures.For(recipe) {
+		if !f.Dashboard {
+			continue
+		}
+		v := f.Of(t)
+		if v < 0 {
+			v = last.Value(f.Key)
+		}
+		h.Figures = append(h.Figures, Figure{Key: f.Key, Label: f.Short, Value: v})
+	}
+	return h
 }
 
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

@@ -6,6 +6,7 @@ package loadview
 import (
 	"time"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 )
@@ -85,18 +86,28 @@ type ErrorCount struct {
 	Count int64
 }
 
-// Herd holds the herd-effect measures.
+// Herd holds the dashboard's figures (figures.All with Dashboard set, the
+// ones that apply to the recipe), in the list's order.
 type Herd struct {
-	// WakeupsPerRelease is watch notifications delivered to clients per lock
-	// release: 1 for a fair lock, about the number of waiters for a herd.
-	WakeupsPerRelease float64
-	// WakeupsSeries is WakeupsPerRelease per interval, oldest first.
-	WakeupsSeries []float64
-	// ZKRequestsPerAcquisition counts client requests per acquisition.
-	ZKRequestsPerAcquisition float64
-	// PacketsPerAcquisition is server packets (mntr deltas of every member)
-	// per acquisition.
-	PacketsPerAcquisition float64
+	Figures []Figure
+}
+
+// Figure is one figure's label and value now.
+type Figure struct {
+	Key, Label string
+	// Value is figures.Unknown until known (server counts before their
+	// first poll).
+	Value float64
+}
+
+// Value returns the figure key's value, figures.Unknown when it has none.
+func (h Herd) Value(key string) float64 {
+	for _, f := range h.Figures {
+		if f.Key == key {
+			return f.Value
+		}
+	}
+	return figures.Unknown
 }
 
 // Fault is an injected fault, at a time since the run started.

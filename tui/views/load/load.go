@@ -21,6 +21,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/tui/common"
@@ -487,16 +488,23 @@ func (m Model) histogram(sc *loadview.Scenario, w int, s scales) []string {
 func (m Model) tail(sc *loadview.Scenario, w int, s scales) []string {
 	st := m.Styles
 	var out []string
-	if sc.Lock == nil && sc.Herd.WakeupsPerRelease > 0 {
-		// The lock picture shows wake-ups per release; other recipes
-		// that release something get the meter here.
-		wake := sc.Herd.WakeupsPerRelease
-		value := fmtFloat(wake)
-		meterW := max(w-len("wake-ups/release ")-len(value)-1, 4)
-		out = append(out, "wake-ups/release "+value+" "+m.wakeStyle(wake).Render(herdBar(wake, s.wake, meterW)))
+	var items []string
+	for _, f := range sc.Herd.Figures {
+		if f.Key != figures.WakeupsPerRelease {
+			items = append(items, f.Label+" "+fmtFigure(f.Value))
+			continue
+		}
+		if sc.Lock == nil && f.Value > 0 {
+			// The lock picture shows wake-ups per release; other recipes
+			// that release something get the meter here.
+			value := fmtFloat(f.Value)
+			meterW := max(w-common.Width(f.Label)-len(value)-2, 4)
+			out = append(out, f.Label+" "+value+" "+m.wakeStyle(f.Value).Render(herdBar(f.Value, s.wake, meterW)))
+		}
 	}
-	out = append(out, fmt.Sprintf("zk req/op %s · server pkts/op %s",
-		fmtFloat(sc.Herd.ZKRequestsPerAcquisition), fmtFloat(sc.Herd.PacketsPerAcquisition)))
+	if len(items) > 0 {
+		out = append(out, strings.Join(items, " · "))
+	}
 	if sc.ErrorsTotal > 0 {
 		parts := make([]string, 0, len(sc.Errors))
 		for _, e := range sc.Errors {
@@ -654,6 +662,14 @@ func herdBar(v, top float64, width int) string {
 	}
 	n := int(math.Round(min(frac, 1) * float64(width)))
 	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
+}
+
+// fmtFigure is fmtFloat, or "-" for a figure not known yet.
+func fmtFigure(v float64) string {
+	if v < 0 {
+		return "-"
+	}
+	return fmtFloat(v)
 }
 
 func fmtFloat(v float64) string {
