@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/internal/inert"
 )
 
 // DeletePlan is what deleting a node would remove, checked before the user
@@ -35,6 +37,12 @@ type DeletePlan struct {
 // needs no permission); with children it cannot be emptied, since they
 // cannot be listed.
 func (in *Inspector) PlanDelete(ctx context.Context, p string) (DeletePlan, error) {
+	plan, err := in.planDelete(ctx, p)
+	inert.All(&plan) // the reasons quote ACL ids, anyone's text
+	return plan, err
+}
+
+func (in *Inspector) planDelete(ctx context.Context, p string) (DeletePlan, error) {
 	plan := DeletePlan{Path: p}
 	if p == "/" || p == "" || in.abs(p) == "/zookeeper" {
 		plan.Refused = "ZooKeeper's own nodes cannot be deleted"

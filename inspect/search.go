@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/internal/inert"
 )
 
 // DefaultMaxHits bounds the hits a search keeps: past it the search stops
@@ -30,8 +32,8 @@ type SearchQuery struct {
 // SearchHit is one node found.
 type SearchHit struct {
 	Path string
-	// Line is the first line of the data that Data matched, as stored
-	// (the caller makes it safe to print); empty for a name search.
+	// Line is the first line of the data that Data matched, made inert as
+	// the Tree's data lines are; empty for a name search.
 	Line string
 }
 
@@ -163,7 +165,13 @@ func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(Sear
 				p.Visited++
 				if r.hit {
 					rel, _ := in.rel(r.node)
-					p.Hits = append(p.Hits, SearchHit{Path: rel, Line: r.line})
+					// Made inert here, at the inspector's exit, once: the
+					// hits are shared by every progress sent.
+					hit := SearchHit{Path: inert.String(rel)}
+					if r.line != "" {
+						hit.Line = shownLines([]string{r.line})[0]
+					}
+					p.Hits = append(p.Hits, hit)
 					if len(p.Hits) >= maxHits {
 						p.Truncated, p.Done = true, true
 						p.Units = walkUnits(cost)

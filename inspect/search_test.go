@@ -32,6 +32,7 @@ func TestSearch(t *testing.T) {
 		{"/app/web/db-url", "postgres://db1.example.com:5432/x", world},
 		{"/app/secret", "db-password", zk.WorldACL(zk.PermCreate)},
 		{"/other", "db elsewhere", world},
+		{"/app/evil", "db1.example\x1b[8m hidden", world},
 	} {
 		if _, err := admin.Create(n.path, []byte(n.data), 0, n.acl); err != nil {
 			t.Fatalf("create %s: %v", n.path, err)
@@ -74,12 +75,15 @@ func TestSearch(t *testing.T) {
 	})
 	t.Run("grep", func(t *testing.T) {
 		p := run(SearchQuery{Root: "/", Data: regexp.MustCompile(`db1\.example|port=`)})
-		if got, want := paths(p), []string{"/db/host", "/web/db-url", "/web/host"}; !slices.Equal(got, want) {
+		if got, want := paths(p), []string{"/evil", "/db/host", "/web/db-url", "/web/host"}; !slices.Equal(got, want) {
 			t.Errorf("hits = %v, want %v", got, want)
 		}
 		for _, h := range p.Hits {
 			if h.Path == "/web/host" && h.Line != "port=8080" {
 				t.Errorf("line of /web/host = %q, want the first matching line", h.Line)
+			}
+			if h.Path == "/evil" && h.Line != "db1.example␛[8m hidden" {
+				t.Errorf("line of /evil = %q, want its ESC made inert", h.Line)
 			}
 		}
 		if p.Unreadable != 1 {

@@ -126,28 +126,3 @@ func Plural(n int, one, many string) string {
 	}
 	return Count(int64(n)) + " " + many
 }
-
-// VisibleControls replaces control characters with the Unicode control
-// pictures (U+2400 block), so that text from a server draws as what it
-// is and never acts on the terminal: a tab shows as ␉, ESC as ␛, DEL as ␡;
-// C1 controls (U+0080-U+009F, which some terminals obey as ESC
-// sequences) as �.
-func VisibleControls(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r >= 0x7f && r <= 0x9f }) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r < 0x20:
-			b.WriteRune(0x2400 + r)
-		case r == 0x7f:
-			b.WriteRune('␡')
-		case r >= 0x80 && r <= 0x9f:
-			b.WriteRune('\uFFFD')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}

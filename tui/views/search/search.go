@@ -228,11 +228,10 @@ func (m *Model) refilter(keep string) {
 		Match: func(i int, f string) bool { return strings.Contains(strings.ToLower(hits[i].Path), f) },
 		// The row function closes over the hits, never over the Model.
 		Row: func(i int) []string {
-			p := common.VisibleControls(hits[i].Path)
 			if grep {
-				return []string{p, common.VisibleControls(hits[i].Line)}
+				return []string{hits[i].Path, hits[i].Line}
 			}
-			return []string{p}
+			return []string{hits[i].Path}
 		},
 	}, func(i int) bool { return hits[i].Path == keep })
 }
@@ -269,7 +268,7 @@ func (m Model) View() string {
 	case m.ended:
 		state = s.Dim.Render("done")
 	}
-	head := fmt.Sprintf("%s %s · %s · %s · %s read", m.what, common.VisibleControls(m.query), state,
+	head := fmt.Sprintf("%s %s · %s · %s · %s read", m.what, m.query, state,
 		common.Plural(len(p.Hits), "hit", "hits"), common.Plural(p.Visited, "node", "nodes"))
 	if p.Unreadable > 0 {
 		head += " · " + s.Warn.Render(fmt.Sprintf("%d not readable (ACL; see --auth)", p.Unreadable))

@@ -773,7 +773,6 @@ func buildDataLines(n *inspect.Node, d inspect.Decoded, w int) []string {
 	}
 	lines := make([]string, 0, len(d.Lines))
 	for _, l := range d.Lines {
-		l = common.VisibleControls(l)
 		if ansi.StringWidth(l) <= w {
 			lines = append(lines, l)
 			continue
