@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/zkherd/zkherd/distrib"
 	"github.com/zkherd/zkherd/ensemble"
@@ -31,6 +33,7 @@ type loadOptions struct {
 	metricsAddr   string        // --metrics-addr: serve Prometheus metrics there
 	metricsLinger time.Duration // how long the endpoint outlives the run
 	stream        string        // --stream FILE or -: JSON lines while the run goes
+	cleanup       bool          // --cleanup: remove dead runs' namespaces, run nothing
 }
 
 func newLoadCmd(g *globalOptions) *cobra.Command {
@@ -40,6 +43,9 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 		q.ClientsGiven, q.DurationGiven, q.OpsGiven, q.RateGiven = f.Changed("clients"), f.Changed("duration"), f.Changed("ops"), f.Changed("rate")
 		q.JoinGiven, q.ProcessesGiven, q.SweepGiven = f.Changed("join"), f.Changed("processes"), f.Changed("sweep")
 		o.timeoutSet = f.Changed("session-timeout")
+		if o.cleanup {
+			return runCleanup(cmd.Context(), g, cmd, cmd.OutOrStdout())
+		}
 		return runLoad(cmd.Context(), g, o, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	})
 	f, q := cmd.Flags(), &o.req
@@ -62,7 +68,30 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the run (ramp-up, window, drain) on HOST:PORT/metrics")
 	f.DurationVar(&o.metricsLinger, "metrics-linger", defaultMetricsLinger, "with --metrics-addr: keep serving this long after the run, so the last scrape sees the final counts")
 	f.StringVar(&o.stream, "stream", "", "write the run's figures as one JSON object per second to FILE (- for stdout; the summary then goes to stderr)")
+	f.BoolVar(&o.cleanup, "cleanup", false, "run nothing: remove the namespaces (/zkherd/runs/<id>) that runs whose process is gone left on --server, and say which")
 	return cmd
+}
+
+// runCleanup is zkherd load --cleanup, which takes only the flags that
+// reach the servers.
+func runCleanup(ctx context.Context, g *globalOptions, cmd *cobra.Command, stdout io.Writer) error {
+	var other []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		if f.Name != "cleanup" && cmd.LocalFlags().Lookup(f.Name) != nil {
+			other = append(other, "--"+f.Name)
+		}
+	})
+	if len(other) > 0 {
+		return usageErr("--cleanup runs alone: drop %s", strings.Join(other, ", "))
+	}
+	if err := g.checkAuth(); err != nil {
+		return err
+	}
+	cs, _, err := g.connectString()
+	if err != nil {
+		return err
+	}
+	return loadrun.Cleanup(ctx, loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg}, stdout)
 }
 
 // overrides checks the scenario flags and the shared ones a run uses,

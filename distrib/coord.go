@@ -106,7 +106,11 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (_
 			return nil, fmt.Errorf("create %s: %w", cur, err)
 		}
 	}
-	if _, err := conn.Create(root, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	// The run's node and its owner mark at once (loadgen.OwnerMark): a
+	// later run removes the node of a run whose mark is gone.
+	if _, err := conn.Multi(
+		&zk.CreateRequest{Path: root, Data: data, Acl: zk.WorldACL(zk.PermAll)},
+		&zk.CreateRequest{Path: root + "/" + loadgen.OwnerMark, Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral}); err != nil {
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil, fmt.Errorf("%w: run id %s is in use on the servers; choose another --run-id", ErrBadPlan, plan.RunID)
 		}

@@ -41,8 +41,9 @@ func validRunID(id string) bool {
 	return id != "." && id != ".."
 }
 
-// createNamespace creates ns (and its missing parents) with data. The run's
-// own node must not exist yet.
+// createNamespace creates ns (and its missing parents) with data, and its
+// owner mark (owned by conn's session). The run's own node must not exist
+// yet.
 func createNamespace(conn *zk.Conn, ns string, data []byte) error {
 	// Parents may be created concurrently by another run, or deleted by one
 	// that ends (it removes empty parents): retry a few times.
@@ -56,7 +57,11 @@ func createNamespace(conn *zk.Conn, ns string, data []byte) error {
 				return fmt.Errorf("create %s: %w", cur, err)
 			}
 		}
-		_, err := conn.Create(ns, data, 0, openACL)
+		// The namespace and its owner mark at once: no run ever sees the
+		// namespace without the mark while its owner lives.
+		_, err := conn.Multi(
+			&zk.CreateRequest{Path: ns, Data: data, Acl: openACL},
+			&zk.CreateRequest{Path: ns + "/" + OwnerMark, Acl: openACL, Flags: zk.FlagEphemeral})
 		switch {
 		case err == nil:
 			return nil
@@ -95,6 +100,9 @@ func leftovers(ctx context.Context, conn *zk.Conn, ns string) (n int64, some []s
 		for _, c := range children {
 			seen++
 			p := dir + "/" + c
+			if dir == ns && c == OwnerMark {
+				continue // the run's own mark, held by the admin session
+			}
 			ok, st, err := conn.Exists(p)
 			if err != nil {
 				return n, some, fmt.Errorf("stat %s: %w", p, err)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -341,6 +342,9 @@ func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
 		"scenario": r.run.Name, "recipe": r.run.Recipe, "clients": r.run.Clients,
 		"started": time.Now().UTC().Format(time.RFC3339), "pid": os.Getpid(), "host": hostname(),
 	})
+	if !r.opts.SharedNamespace {
+		r.removeDeadRuns(ctx, admin.Conn())
+	}
 	if err := r.makeNamespace(admin.Conn(), info); err != nil {
 		admin.Close()
 		return nil, err
@@ -384,6 +388,29 @@ func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
 		r.logf("spreading %d client connections over %d loopback source addresses (127.0.0.1-127.0.0.%d)", r.run.Clients, n, n)
 	}
 	return e, nil
+}
+
+// removeDeadRuns removes the namespaces that runs whose owners are gone
+// left on the servers (RemoveDeadRuns) and says so; a failure to is said
+// too, and does not stop the run.
+func (r *runner) removeDeadRuns(ctx context.Context, conn *zk.Conn) {
+	rctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	removed, err := RemoveDeadRuns(rctx, conn, r.opts.Chroot)
+	if len(removed) > 0 {
+		r.logf("removed %s left by runs whose owners are gone: %s", plural(len(removed), "namespace"), strings.Join(removed, ", "))
+	}
+	if err != nil && ctx.Err() == nil {
+		r.logf("could not remove every namespace left by runs whose owners are gone: %v", err)
+	}
+}
+
+// plural is "1 namespace", "3 namespaces".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // close tears down what prepare set up, in reverse: the fault network,
