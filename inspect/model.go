@@ -17,6 +17,9 @@ type Snapshot struct {
 	// Herds are ordinary nodes (outside any lock directory) that many
 	// sessions watch: each change wakes them all. Listed apart from Locks.
 	Herds []Lock
+	// Unreadable are directories whose ACL denies this session a listing:
+	// locks and queues in them cannot be shown (a notice names them).
+	Unreadable []string
 	// Notices are things the user should know about this collection, such
 	// as a member that does not answer or a lock scan that was cut short.
 	Notices []string

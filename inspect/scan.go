@@ -110,6 +110,7 @@ func (in *Inspector) Snapshot(ctx context.Context) *Snapshot { return in.snapsho
 // from a server or names a node, and reaches a terminal.
 func (in *Inspector) snapshot(ctx context.Context, early bool) *Snapshot {
 	snap := in.collect(ctx, early)
+	in.relSnapshot(snap)
 	inert.All(snap)
 	return snap
 }
@@ -205,6 +206,7 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 // walkResult is what one walk of the tree found.
 type walkResult struct {
 	found     []string // directories whose children parse as a recipe layout
+	denied    []string // directories whose ACL denies this session a listing
 	visited   int
 	truncated bool
 	cost      Cost
@@ -228,6 +230,8 @@ type walker struct {
 	done    chan walkResult // 1 slot; the walk goroutine sends its result
 	// lastUnits is what the last walk cost (walkUnits).
 	lastUnits int
+	// denied are the directories the last walk could not list (ACL).
+	denied []string
 	listings  map[string]*listing
 	polls     int
 	cancel    context.CancelFunc
@@ -305,6 +309,7 @@ func (in *Inspector) takeWalk(snap *Snapshot) {
 		}
 		snap.Cost.Walked, snap.Cost.Stats, snap.Cost.Lists, snap.Cost.Names = r.visited, r.cost.Stats, r.cost.Lists, r.cost.Names
 		in.walkTruncated = r.truncated
+		w.denied = r.denied
 	default:
 	}
 	if in.walkTruncated {
@@ -414,6 +419,15 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 	slices.Sort(dirs)
 	lists := in.listDirs(ctx, c, st.listings, st.polls, pipelineDepth, dirs, &snap.Cost)
 	seen := map[anomalyKey]bool{}
+	denied := slices.Clone(in.walker.denied)
+	defer func() {
+		for i, d := range denied {
+			if r, ok := in.rel(d); ok {
+				denied[i] = r
+			}
+		}
+		snap.Unreadable, snap.Notices = unreadable(denied, snap.Notices)
+	}()
 	for _, dir := range dirs {
 		if ctx.Err() != nil {
 			return
@@ -425,6 +439,9 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 		case l == nil: // gone
 			delete(st.dirs, dir)
 			delete(st.queues, dir)
+			continue
+		case l.denied:
+			denied = append(denied, dir)
 			continue
 		}
 		names, stat := l.names, l.stat
@@ -470,6 +487,31 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 			delete(st.listings, d)
 		}
 	}
+}
+
+// unreadable sorts the directories whose listing the ACL denied (from the
+// walk and from the scan of directories holding clients' recipe nodes) and
+// names them in a notice: a lock or queue in one is not shown, and the
+// user must hear that rather than see nothing.
+func unreadable(dirs []string, notices []string) ([]string, []string) {
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	if len(dirs) == 0 {
+		return nil, notices
+	}
+	shown := dirs
+	if len(shown) > 3 {
+		shown = shown[:3]
+	}
+	list := strings.Join(shown, ", ")
+	if len(dirs) > len(shown) {
+		list += fmt.Sprintf(" and %d more", len(dirs)-len(shown))
+	}
+	what := "directory"
+	if len(dirs) > 1 {
+		what = "directories"
+	}
+	return dirs, append(notices, fmt.Sprintf("%d %s not readable: %s (ACL; see --auth): locks and queues there are not shown", len(dirs), what, list))
 }
 
 func (in *Inspector) addCandidate(st *scanState, dir string) {
@@ -561,6 +603,10 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*lis
 				if l == nil {
 					continue
 				}
+				if l.denied {
+					r.denied = append(r.denied, dir)
+					continue
+				}
 				nodes, unrecognised := recipes.ParseChildren(l.names)
 				if classify(nodes) != dirNone {
 					r.found = append(r.found, dir)
@@ -597,6 +643,9 @@ type listing struct {
 	names []string
 	stat  *zk.Stat
 	used  int // scanState.polls when last asked for
+	// denied: the directory's ACL denies this session its listing (never
+	// cached: credentials or the ACL may change).
+	denied bool
 }
 
 // pipelineDepth is how many requests the scan keeps in flight at once.
@@ -622,12 +671,14 @@ func sameChildren(now, listed *zk.Stat) bool {
 // listDirs returns the children of dirs, asking getChildren again only for
 // the directories whose children changed (sameChildren, from an exists sent
 // first) since their cached listing. A directory that no longer exists maps
-// to nil; one whose request failed otherwise is absent.
+// to nil, one whose ACL denies the listing to a denied listing; one whose
+// request failed otherwise is absent.
 func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll, depth int, dirs []string, cost *Cost) map[string]*listing {
 	type result struct {
-		dir  string
-		l    *listing
-		gone bool
+		dir    string
+		l      *listing
+		gone   bool
+		denied bool
 	}
 	var mu sync.Mutex
 	out := make(map[string]*listing, len(dirs))
@@ -655,6 +706,8 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return result{dir: dir, gone: true}
+		case errors.Is(err, zk.ErrNoAuth):
+			return result{dir: dir, denied: true}
 		case err != nil:
 			return result{dir: dir}
 		}
@@ -665,6 +718,9 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]
 		switch {
 		case r.gone:
 			out[r.dir] = nil
+			delete(cache, r.dir)
+		case r.denied:
+			out[r.dir] = &listing{denied: true}
 			delete(cache, r.dir)
 		case r.l != nil:
 			r.l.used = poll
@@ -928,8 +984,9 @@ func (in *Inspector) looseHerds(snap *Snapshot, owners map[string]int64) []Lock 
 		for i := 1; i < len(l.Entries); i++ {
 			l.Entries[i].Flags = l.Entries[i].Flags.With(AnomalyHerd)
 		}
+		shown, _ := in.rel(w.Path)
 		l.Anomalies = []Anomaly{{Kind: AnomalyHerd, Node: name,
-			Detail: fmt.Sprintf("%d sessions watch %s: a change wakes them all", len(w.Sessions), w.Path)}}
+			Detail: fmt.Sprintf("%d sessions watch %s: a change wakes them all", len(w.Sessions), shown)}}
 		out = append(out, l)
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -99,7 +100,11 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	f := feeds{snapshots: in.Run(ctx), changes: in.Changes(), take: in.TakeChanges, needWatches: in.SetNeedWatches}
-	title := cs.String()
+	title := strings.Join(cs.Servers, ",")
+	if cs.Chroot != "" {
+		// Every path shown is relative to it (package inspect).
+		title += " · chroot " + cs.Chroot
+	}
 	if opts.AllowWrites {
 		title += " · WRITES ALLOWED"
 	} else {
