@@ -254,7 +254,7 @@ const never = math.MaxInt64
 // porcOp makes porcupine's operation of an Op.
 func porcOp(h *History, i int, rank int64) porcupine.Operation {
 	op := h.Ops[i]
-	ret := op.Return
+	ret := max(op.Return, op.Call) // the monotonic clock never goes back; a hand-made history might
 	if op.Outcome == Unknown {
 		ret = never // Jepsen's :info: it may take effect at any time after its call
 	}
@@ -276,7 +276,10 @@ func checkPart(ctx context.Context, h *History, p part, o Options) partResult {
 		}
 		return checkFlat(ctx, h, p, lockModel(lockState{holder: -1, next: -1}, holderName(h.Model)), o)
 	case RWLock:
-		return checkFlat(ctx, h, p, rwModel(), o)
+		if g, ok := grantsOf(h, p); ok && rankGrants(h, g) {
+			return checkUnits(ctx, h, p.name, rankedRW, unitsOf(h, g, true), o)
+		}
+		return checkFlat(ctx, h, p, rwModel(-1), o)
 	case Semaphore:
 		return checkFlat(ctx, h, p, semModel(h.Limit), o)
 	case Queue:
@@ -311,6 +314,26 @@ func checkFlat(ctx context.Context, h *History, p part, m porcupine.Model, o Opt
 		}
 		units = [][]porcupine.Operation{ops}
 	}
+	return checkUnits(ctx, h, p.name, func([]porcupine.Operation) porcupine.Model { return m }, units, o)
+}
+
+// A modelFor makes the model that checks units starting with first: a
+// ranked model starts at the first unit's rank.
+type modelFor func(first []porcupine.Operation) porcupine.Model
+
+// rankedRW is the ranked read/write lock from its first grant's rank.
+func rankedRW(first []porcupine.Operation) porcupine.Model {
+	return rwModel(first[0].Input.(input).rank)
+}
+
+// checkUnits checks units (whole grants, or one partition), sampled to
+// their first MaxOps operations (a ranked lock's units are in rank order:
+// the sample is its first grants in the server's order).
+func checkUnits(ctx context.Context, h *History, name string, mk modelFor, units [][]porcupine.Operation, o Options) partResult {
+	if len(units) == 0 || len(units[0]) == 0 {
+		return partResult{}
+	}
+	m := mk(units[0])
 	var pr partResult
 	total, n, k := 0, 0, 0
 	for _, u := range units {
@@ -321,13 +344,13 @@ func checkFlat(ctx context.Context, h *History, p part, m porcupine.Model, o Opt
 	}
 	if k < len(units) {
 		pr.notes = append(pr.notes, fmt.Sprintf("%s: sampled: the first %s of %s operations checked, whole grants (the search's memory grows with the square of the history)",
-			p.name, count(int64(n)), count(int64(total))))
+			name, count(int64(n)), count(int64(total))))
 		units = units[:k]
 	}
 	pr.checked = int64(n)
 	switch runCheck(ctx, m, flatten(units), o.PartitionTimeout) {
 	case porcupine.Illegal:
-		pr.violation = shrinkUnits(h, p.name, m, units, o.PartitionTimeout)
+		pr.violation = shrinkUnits(h, name, mk, units, o.PartitionTimeout)
 	case porcupine.Unknown:
 		pr.timedOut = true
 	}
@@ -347,9 +370,9 @@ func runCheck(ctx context.Context, m porcupine.Model, ops []porcupine.Operation,
 // shrinkUnits narrows failing units (whole grants, or one partition) to
 // a small failing window: the shortest failing prefix, then the latest
 // start that still fails with it.
-func shrinkUnits(h *History, name string, m porcupine.Model, units [][]porcupine.Operation, timeout time.Duration) *found {
+func shrinkUnits(h *History, name string, mk modelFor, units [][]porcupine.Operation, timeout time.Duration) *found {
 	fails := func(u [][]porcupine.Operation) bool {
-		return porcupine.CheckOperationsTimeout(m, flatten(u), timeout) == porcupine.Illegal
+		return porcupine.CheckOperationsTimeout(mk(u[0]), flatten(u), timeout) == porcupine.Illegal
 	}
 	lo, hi := 1, len(units) // units[:hi] fails
 	for lo < hi {
@@ -368,7 +391,7 @@ func shrinkUnits(h *History, name string, m porcupine.Model, units [][]porcupine
 		}
 	}
 	ops := flatten(units[from:hi])
-	return window(h, name, m, ops, fmt.Sprintf("no order of these %d operations on %s satisfies the %s model", len(ops), name, h.Model), timeout)
+	return window(h, name, mk(units[from]), ops, fmt.Sprintf("no order of these %d operations on %s satisfies the %s model", len(ops), name, h.Model), timeout)
 }
 
 // window makes the violation of a failing window, with porcupine's

@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"hash/maphash"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -38,7 +39,10 @@ func mayNotHappen(step func(st, in, out any) (bool, any)) func(st, in, out any) 
 }
 
 func describe(in any, _ any) string {
-	i := in.(input)
+	i, ok := in.(input)
+	if !ok {
+		return "?"
+	}
 	s := i.kind.String()
 	if i.rank >= 0 {
 		s += fmt.Sprintf(" #%d", i.rank)
@@ -101,39 +105,107 @@ func lockModel(init lockState, holderName string) porcupine.Model {
 	}
 }
 
-// rwState is a read/write lock's: its writer (-1: none) and readers.
-type rwState struct{ writer, readers int32 }
+// rwState is a read/write lock's: its writer (-1: none), its readers
+// (a set of clients, comparable as a string of 4-byte ids in order) and,
+// ranked, the next grant in node order (-1: unranked).
+type rwState struct {
+	writer  int32
+	readers string
+	next    int64
+}
 
-// rwModel is a read/write lock: a writer alone, or any readers.
-func rwModel() porcupine.Model {
+// rwModel is a read/write lock: a writer alone, or any readers, each
+// released by its own holder. Ranked, grants follow the nodes' sequence
+// (the server's order: a reader waits for the writers before it, a writer
+// for every node before it).
+func rwModel(next int64) porcupine.Model {
+	init := rwState{writer: -1, next: next}
 	return porcupine.Model{
-		Init: func() any { return rwState{writer: -1} },
+		Init: func() any { return init },
 		Step: mayNotHappen(func(st, in, _ any) (bool, any) {
 			s, i := st.(rwState), in.(input)
+			n := s.next
+			if (i.kind == ReadAcquire || i.kind == Acquire) && n >= 0 {
+				if i.rank != n {
+					return false, st
+				}
+				n++
+			}
 			switch i.kind {
 			case ReadAcquire:
-				return s.writer == -1, rwState{writer: -1, readers: s.readers + 1}
+				if s.writer != -1 || hasClient(s.readers, i.client) {
+					return false, st
+				}
+				return true, rwState{writer: -1, readers: withClient(s.readers, i.client), next: n}
 			case ReadRelease:
-				return s.readers > 0, rwState{writer: s.writer, readers: s.readers - 1}
+				if !hasClient(s.readers, i.client) {
+					return false, st
+				}
+				return true, rwState{writer: s.writer, readers: withoutClient(s.readers, i.client), next: n}
 			case Acquire:
-				return s.writer == -1 && s.readers == 0, rwState{writer: i.client}
+				if s.writer != -1 || s.readers != "" {
+					return false, st
+				}
+				return true, rwState{writer: i.client, next: n}
 			case Release:
-				return s.writer == i.client, rwState{writer: -1}
+				if s.writer != i.client {
+					return false, st
+				}
+				return true, rwState{writer: -1, next: n}
 			case Use:
-				return s.writer == i.client || s.readers > 0, s
+				return s.writer == i.client || hasClient(s.readers, i.client), st
 			}
-			return false, s
+			return false, st
 		}),
-		Hash:              func(st any) uint64 { s := st.(rwState); return uint64(s.writer)<<32 ^ uint64(s.readers) },
+		Hash: func(st any) uint64 {
+			s := st.(rwState)
+			return uint64(s.writer)<<48 ^ uint64(s.next) ^ maphash.String(seed, s.readers)
+		},
 		DescribeOperation: describe,
 		DescribeState: func(st any) string {
 			s := st.(rwState)
 			if s.writer >= 0 {
 				return fmt.Sprintf("writer: client %d", s.writer)
 			}
-			return fmt.Sprintf("%d reader(s)", s.readers)
+			return fmt.Sprintf("%d reader(s)", len(s.readers)/4)
 		},
 	}
+}
+
+var seed = maphash.MakeSeed()
+
+func clientKey(c int32) string {
+	return string([]byte{byte(c >> 24), byte(c >> 16), byte(c >> 8), byte(c)})
+}
+
+func hasClient(set string, c int32) bool {
+	k := clientKey(c)
+	for i := 0; i+4 <= len(set); i += 4 {
+		if set[i:i+4] == k {
+			return true
+		}
+	}
+	return false
+}
+
+func withClient(set string, c int32) string {
+	k := clientKey(c)
+	for i := 0; i+4 <= len(set); i += 4 {
+		if set[i:i+4] > k {
+			return set[:i] + k + set[i:]
+		}
+	}
+	return set + k
+}
+
+func withoutClient(set string, c int32) string {
+	k := clientKey(c)
+	for i := 0; i+4 <= len(set); i += 4 {
+		if set[i:i+4] == k {
+			return set[:i] + set[i+4:]
+		}
+	}
+	return set
 }
 
 // semModel is a semaphore of k permits: at most k holders.

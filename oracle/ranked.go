@@ -66,7 +66,7 @@ func grantsOf(h *History, p part) (gs []*grant, ok bool) {
 // grants; ok is false when a grant has no token.
 func rankGrants(h *History, gs []*grant) bool {
 	for _, g := range gs {
-		if g.token < 0 || h.Ops[g.ops[0]].Kind != Acquire {
+		if k := h.Ops[g.ops[0]].Kind; g.token < 0 || (k != Acquire && k != ReadAcquire) {
 			return false
 		}
 	}
@@ -180,7 +180,10 @@ func rankedWindow(h *History, p part, gs []*grant, e chain, searched []*grant, m
 			return window(h, p.name, wm, ops, detail, timeout)
 		}
 	}
-	return shrinkUnits(h, p.name, m, unitsOf(h, searched, true), timeout)
+	units := unitsOf(h, searched, true)
+	return shrinkUnits(h, p.name, func(first []porcupine.Operation) porcupine.Model {
+		return lockModel(lockState{holder: -1, next: first[0].Input.(input).rank}, holderName(h.Model))
+	}, units, timeout)
 }
 
 // who lists the clients and tokens of grants.
