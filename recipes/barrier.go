@@ -58,7 +58,8 @@ func checkBarrier(path string, n int) error {
 func (b *Barrier) Path() string { return b.path }
 
 // Wait arrives at the barrier and blocks until n participants have arrived
-// or ctx ends. Either way its node is deleted before it returns. When ctx
+// or ctx ends. Either way its node is deleted before it returns (past a
+// connection down for the session timeout, as soon as it is back). When ctx
 // ends just as the barrier opens, Wait returns nil if the others were let
 // through counting this participant, and ctx's error only if nobody was.
 func (b *Barrier) Wait(ctx context.Context) error {
@@ -71,11 +72,17 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	}
 	// Everyone arrived; our node no longer counts. Nobody can still be
 	// waiting for BarrierReady once no participant node is left, since each
-	// one deletes its own only after seeing BarrierReady.
-	if err := deleteConfirmed(ctx, b.s, node); err != nil {
-		return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, err)
-	}
-	return removeReadyIfLast(ctx, b.s, b.path)
+	// one deletes its own only after seeing BarrierReady. We passed, so
+	// leaving is not bound by ctx (which may have ended as the barrier
+	// opened): a node or BarrierReady left behind would let the next round
+	// through at once (issue 21).
+	discard(ctx, b.s, func(ctx context.Context) error {
+		if err := deleteConfirmed(ctx, b.s, node); err != nil {
+			return fmt.Errorf("recipes: barrier %s: leave: %w", b.path, err)
+		}
+		return removeReadyIfLast(ctx, b.s, b.path)
+	})
+	return nil
 }
 
 // DoubleBarrier is ZooKeeper's double barrier: Enter blocks until n
@@ -142,7 +149,10 @@ func (b *DoubleBarrier) Leave(ctx context.Context) error {
 		return err
 	}
 	b.entered = false
-	return removeReadyIfLast(ctx, b.s, b.path)
+	// Everyone left; removing BarrierReady is not bound by ctx: left
+	// behind, it would let the next round through at once.
+	discard(ctx, b.s, func(ctx context.Context) error { return removeReadyIfLast(ctx, b.s, b.path) })
+	return nil
 }
 
 func (b *DoubleBarrier) leave(ctx context.Context) error {

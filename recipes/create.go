@@ -328,6 +328,10 @@ func deleteAt(s *Session, node string, asHolder bool, version int32) error {
 // carried out. One window stays: a node deleted and created again under
 // the same name, at the same version, between the read and the delete
 // (one round trip); ZooKeeper has no delete conditional on a czxid.
+//
+// Once a delete's reply was lost it goes on past ctx's end, for up to the
+// session timeout, so that the caller learns what its delete did; an error
+// after that wraps ErrOutcomeUnknown.
 func deleteIfOwned(ctx context.Context, s *Session, node string, czxid int64, asHolder bool, tr *tracer) (deleted bool, err error) {
 	for {
 		if err := syncLost(ctx, s, node); err != nil {
@@ -358,14 +362,53 @@ func deleteIfOwned(ctx context.Context, s *Session, node string, czxid int64, as
 			return true, nil
 		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
 		case isConnErr(err):
-			deleted = true
+			if !deleted {
+				deleted = true
+				var cancel context.CancelFunc
+				ctx, cancel = pastCtx(ctx, s)
+				defer cancel()
+			}
 			if werr := awaitConn(ctx, s); werr != nil {
-				return deleted, werr
+				return deleted, fmt.Errorf("%w: delete of %s: %w", ErrOutcomeUnknown, node, werr)
 			}
 		default:
 			return deleted, err
 		}
 	}
+}
+
+// pastCtx is the context of a read-back after a write whose reply was
+// lost: not ended by ctx, since the caller must learn what its write did,
+// but bounded by the session timeout (past it, the session has likely
+// expired on the servers).
+func pastCtx(ctx context.Context, s *Session) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), s.Timeout())
+}
+
+// deleteOwnedKnown deletes path, an ephemeral node of this session whose
+// name another session may take once it is gone (a claim), and returns nil
+// once it is certainly gone. An error before any delete reached the
+// server means the node is still there; once a delete's reply was lost it
+// reads the outcome back past ctx (see deleteIfOwned), and an error then
+// wraps ErrOutcomeUnknown. Retrying a delete by name instead could remove
+// another session's node.
+func deleteOwnedKnown(ctx context.Context, s *Session, path string) error {
+	err := s.Conn().Delete(path, -1)
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode):
+		return nil
+	case isConnErr(err):
+		bounded, cancel := pastCtx(ctx, s)
+		defer cancel()
+		if _, err := deleteIfOwned(bounded, s, path, 0, false, nil); err != nil {
+			if errors.Is(err, ErrOutcomeUnknown) {
+				return err
+			}
+			return fmt.Errorf("%w: delete of %s: %w", ErrOutcomeUnknown, path, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("recipes: delete %s: %w", path, sessionErr(s, err))
 }
 
 // existsAfterLostReply says whether path exists, read after a write on it
@@ -374,7 +417,7 @@ func deleteIfOwned(ctx context.Context, s *Session, node string, czxid int64, as
 // the caller must learn what its write did before it returns. An error
 // means the outcome stays unknown.
 func existsAfterLostReply(ctx context.Context, s *Session, path string) (bool, error) {
-	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Timeout())
+	bounded, cancel := pastCtx(ctx, s)
 	defer cancel()
 	if err := awaitConn(bounded, s); err != nil {
 		return false, err

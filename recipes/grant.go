@@ -85,6 +85,9 @@ type grant struct {
 	// first closes lost itself.
 	start *time.Timer
 	drops int64 // the session's Suspensions at the grant
+	// deleteSent: an Unlock's delete may have been carried out, its
+	// outcome never learnt (guarded by the lock's sem).
+	deleteSent bool
 }
 
 // monitorDelay is how long a grant lives before its monitor starts. Most
@@ -252,7 +255,7 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	default:
 		var byOther bool
 		byOther, err = c.deleteOwn(ctx, g.node, int64(g.token), g.marked, &tr)
-		if byOther {
+		if byOther && !g.deleteSent {
 			g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
 		}
 	}
@@ -266,8 +269,14 @@ func (c *lockCore) unlock(ctx context.Context) error {
 		t.Released(ReleaseStats{Start: start, Done: time.Now(), Node: g.node, Requests: tr.requests, Err: err})
 	}
 	if err != nil {
-		// The node may still exist: still held. A later Unlock retries.
 		g.releasing.Store(false)
+		if errors.Is(err, ErrOutcomeUnknown) {
+			// A delete may have been carried out: a later Unlock that
+			// finds the node gone must not blame another client.
+			g.deleteSent = true
+			return fmt.Errorf("recipes: unlock %s: held until an Unlock confirms the release: %w", c.path, err)
+		}
+		// No delete reached the server: still held. A later Unlock retries.
 		return fmt.Errorf("recipes: unlock %s: still held: %w", c.path, err)
 	}
 	if g.start.Stop() {
@@ -317,11 +326,17 @@ func (c *lockCore) deleteOwn(ctx context.Context, node string, czxid int64, asHo
 	err = sessionErr(c.s, err)
 	if isConnErr(err) {
 		// The reply was lost: the deletion may have been carried out.
-		// Repeating an unconditional delete is safe (our nodes' names are
-		// unique), but the read-back must be synced (deleteIfOwned).
-		_, err = deleteIfOwned(ctx, c.s, node, czxid, asHolder, tr)
+		// The read-back must be synced, and goes on past ctx's end (for
+		// up to the session timeout) so that Unlock says what it did
+		// (deleteIfOwned).
+		bounded, cancel := pastCtx(ctx, c.s)
+		defer cancel()
+		_, err = deleteIfOwned(bounded, c.s, node, czxid, asHolder, tr)
 		if errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrSessionClosed) {
 			return false, nil
+		}
+		if err != nil && !errors.Is(err, ErrOutcomeUnknown) {
+			err = fmt.Errorf("%w: delete of %s: %w", ErrOutcomeUnknown, node, err)
 		}
 		return false, err
 	}

@@ -229,7 +229,10 @@ func (q *Queue) claim(ctx context.Context, name string) (*Claim, error) {
 	}
 	// Acked by another consumer between our listing and our claim (or we
 	// failed): the claim must not outlive this call.
-	discard(ctx, q.s, func(ctx context.Context) error { return deleteConfirmed(ctx, q.s, claim) })
+	discard(ctx, q.s, func(ctx context.Context) error {
+		_, err := deleteIfOwned(ctx, q.s, claim, 0, false, nil)
+		return err
+	})
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, nil
 	}
@@ -461,7 +464,10 @@ func (c *Claim) Ack(ctx context.Context) error {
 			continue
 		case len(res) == 2 && errors.Is(res[0].Error, zk.ErrNoNode):
 			c.done = true
-			discard(ctx, s, func(ctx context.Context) error { return deleteConfirmed(ctx, s, c.claim) })
+			discard(ctx, s, func(ctx context.Context) error {
+				_, err := deleteIfOwned(ctx, s, c.claim, 0, false, nil)
+				return err
+			})
 			return fmt.Errorf("recipes: queue %s: ack %s: %w: item removed by another client", c.q.path, c.item, ErrLost)
 		case len(res) == 2 && errors.Is(res[1].Error, zk.ErrNoNode):
 			c.done = true
@@ -494,14 +500,16 @@ func (c *Claim) lost(err error) error {
 }
 
 // Release gives the item back unprocessed: it deletes the claim, so the
-// item is the next one claimed.
+// item is the next one claimed. An error means the claim is still held
+// (Release again), or, wrapping ErrOutcomeUnknown, that its delete's reply
+// was lost and could not be read back within the session timeout.
 func (c *Claim) Release(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done {
 		return fmt.Errorf("recipes: queue %s: release %s: %w", c.q.path, c.item, ErrNotHeld)
 	}
-	if err := deleteConfirmed(ctx, c.q.s, c.claim); err != nil {
+	if err := deleteOwnedKnown(ctx, c.q.s, c.claim); err != nil {
 		return fmt.Errorf("recipes: queue %s: release %s: %w", c.q.path, c.item, err)
 	}
 	c.done = true
