@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -249,6 +250,17 @@ func TestThreeProcesses(t *testing.T) {
 	}
 	if c := merged.Checks; !c.Passed || c.MutualExclusionViolations != 0 || c.LeftoverZnodes != 0 {
 		t.Errorf("merged checks %+v, want passed", c)
+	}
+	var localOps int64
+	for i, r := range results {
+		l := r.o[0].Local.Linearizability
+		if l == nil || l.Result != "ok" || !strings.HasPrefix(l.Scope, "process ") {
+			t.Fatalf("process %d: linearizability %+v, want ok on its own clock", i, l)
+		}
+		localOps += l.Operations
+	}
+	if l := merged.Linearizability; l == nil || l.Result != "ok" || l.Operations != localOps || !strings.HasPrefix(l.Scope, "per process (3 processes") {
+		t.Errorf("merged linearizability %+v, want ok over the %d operations of the processes, per process", l, localOps)
 	}
 	if f := merged.Fencing; f == nil || f.Writes == 0 || f.Rejected != 0 {
 		t.Errorf("merged fencing %+v, want writes through the shared znode, none rejected", f)
