@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime/metrics"
 	"slices"
 	"sync"
 	"time"
@@ -67,8 +68,11 @@ type Result struct {
 	// Scope says which operations one clock orders: "run" (one process
 	// recorded them all) or the process of a distributed run.
 	Scope string `json:"scope"`
-	// CheckS is how long the check took, in seconds.
-	CheckS float64 `json:"check_s"`
+	// CheckS is how long the check took, in seconds; HeapMiB the most
+	// heap the process held while it ran (sampled every 100 ms; the run's
+	// own data included).
+	CheckS  float64 `json:"check_s"`
+	HeapMiB float64 `json:"heap_mib"`
 	// NotChecked names partitions the search did not finish, and why.
 	NotChecked []string `json:"not_checked,omitempty"`
 	// Notes say what was checked how: windows, samples, dropped
@@ -118,6 +122,7 @@ func (r *Result) Line() string {
 // Check checks a history for linearizability against its model.
 func Check(ctx context.Context, h *History, o Options) *Result {
 	began := time.Now()
+	stopHeap := watchHeap()
 	o.PartitionTimeout = cmp.Or(o.PartitionTimeout, DefaultPartitionTimeout)
 	o.MaxOps = cmp.Or(o.MaxOps, DefaultMaxOps)
 	o.Window = cmp.Or(o.Window, DefaultWindow)
@@ -185,6 +190,7 @@ func Check(ctx context.Context, h *History, o Options) *Result {
 		res.Result = ResultUnknown
 	}
 	res.CheckS = math.Round(time.Since(began).Seconds()*1000) / 1000
+	res.HeapMiB = math.Round(float64(stopHeap())/(1<<20)*10) / 10
 	return res
 }
 
@@ -492,4 +498,37 @@ func Merge(results []*Result, tags []string) *Result {
 		out.Scope = fmt.Sprintf("per process (%d processes, each checked on its own clock); across processes, grants are ordered by the fencing check", len(results))
 	}
 	return out
+}
+
+// watchHeap samples the heap's live objects every 100 ms until the
+// returned function is called, which returns the most seen.
+func watchHeap() func() uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return sample[0].Value.Uint64()
+	}
+	peak := read()
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				peak = max(peak, read())
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		<-done
+		return max(peak, read())
+	}
 }
