@@ -38,7 +38,7 @@ func (r *runner) historyModel() (string, int) {
 // stopped, and checks it.
 func (r *runner) checkHistory(ctx context.Context) (*oracle.History, *oracle.Result) {
 	model, limit := r.historyModel()
-	h := r.hist.History(model, limit, r.run.Clients)
+	h := r.hist.History(model, limit)
 	if r.opts.SharedNamespace {
 		h.Scope = "process " + r.opts.RunID + " (its own clock; the grants of every process are ordered by the fencing check)"
 	}

@@ -430,8 +430,6 @@ func outcomeName(o Outcome) string {
 	switch o {
 	case OK:
 		return "ok"
-	case Fail:
-		return "fail"
 	case Lost:
 		return "lost"
 	}

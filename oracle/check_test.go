@@ -19,7 +19,7 @@ func op(client int32, kind Kind, call, ret int64, value int64) Op {
 func lost(o Op) Op { o.Outcome = Lost; return o }
 
 func hist(model string, limit int, ops ...Op) *History {
-	return &History{Model: model, Limit: limit, Partitions: []string{"/p"}, Clients: 4, Ops: ops}
+	return &History{Model: model, Limit: limit, Partitions: []string{"/p"}, Ops: ops}
 }
 
 func TestModels(t *testing.T) {
@@ -118,7 +118,7 @@ func sortHist(h *History) {
 	r := NewRecorder(time.Time{}, 0)
 	b := r.Buffer(0)
 	b.ops = h.Ops
-	h.Ops = r.History(h.Model, h.Limit, h.Clients).Ops
+	h.Ops = r.History(h.Model, h.Limit).Ops
 }
 
 func TestRankedWindows(t *testing.T) {

@@ -60,8 +60,6 @@ type Outcome uint8
 const (
 	// OK: the operation took effect (Jepsen's :ok).
 	OK Outcome = iota + 1
-	// Fail: it did not take effect (:fail).
-	Fail
 	// Unknown: it may or may not have (:info); it never returns for the
 	// checker.
 	Unknown
@@ -111,10 +109,9 @@ type History struct {
 	// Partitions names the Op.Partition indexes (lock, queue or barrier
 	// paths).
 	Partitions []string
-	// Clients is how many clients the run had; Op.Client == Clients is
+	// Ops are the operations; an Op.Client of the run's client count is
 	// the run itself (the queue's final read).
-	Clients int
-	Ops     []Op
+	Ops []Op
 	// Dropped counts operations not recorded once the history was full
 	// (Recorder's limit): the history is then the run's beginning.
 	Dropped int64
@@ -206,7 +203,7 @@ func (b *Buffer) Add(kind Kind, part int32, call, ret time.Time, out Outcome, va
 
 // History merges the buffers, ordered by call. Call it once every
 // goroutine writing to a Buffer has stopped.
-func (r *Recorder) History(model string, limit, clients int) *History {
+func (r *Recorder) History(model string, limit int) *History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
@@ -220,5 +217,5 @@ func (r *Recorder) History(model string, limit, clients int) *History {
 	}
 	slices.SortStableFunc(ops, func(a, b Op) int { return cmp.Compare(a.Call, b.Call) })
 	return &History{Model: model, Limit: limit, Start: r.start, Partitions: slices.Clone(r.names),
-		Clients: clients, Ops: ops, Dropped: r.dropped.Load()}
+		Ops: ops, Dropped: r.dropped.Load()}
 }

@@ -11,7 +11,7 @@ import (
 
 // WriteJSONL writes the history as Jepsen's op maps, one JSON object a
 // line (docs/ORACLE.md has the mapping): every operation is an invoke at
-// its call and a completion (ok, fail or info) at its return, ordered by
+// its call and a completion (ok, or info when unknown) at its return, ordered by
 // time, with index, time (nanoseconds), process (the client), f (the
 // kind) and value, a jepsen.independent tuple [partition, value].
 func (h *History) WriteJSONL(w io.Writer) error {
@@ -48,7 +48,7 @@ func (h *History) WriteJSONL(w io.Writer) error {
 		op := h.Ops[e.op]
 		typ := "invoke"
 		if !e.invoke {
-			typ = [...]string{OK: "ok", Fail: "fail", Unknown: "info", Lost: "ok"}[op.Outcome]
+			typ = [...]string{OK: "ok", Unknown: "info", Lost: "ok"}[op.Outcome]
 		}
 		line = append(line[:0], `{"index":`...)
 		line = strconv.AppendInt(line, int64(idx), 10)

@@ -16,7 +16,7 @@ import (
 // its grant after it was told it lost it, while the second holds.
 func zombieHistory() *oracle.History {
 	ms := int64(1e6)
-	return &oracle.History{Model: oracle.Mutex, Partitions: []string{"/zkherd/runs/x/lock-000"}, Clients: 2, Ops: []oracle.Op{
+	return &oracle.History{Model: oracle.Mutex, Partitions: []string{"/zkherd/runs/x/lock-000"}, Ops: []oracle.Op{
 		{Client: 0, Kind: oracle.Acquire, Call: 0, Return: 1 * ms, Value: 17, Outcome: oracle.OK},
 		{Client: 1, Kind: oracle.Acquire, Call: 0, Return: 5 * ms, Value: 18, Outcome: oracle.OK},
 		{Client: 0, Kind: oracle.Release, Call: 1 * ms, Return: 9 * ms, Value: oracle.NoValue, Outcome: oracle.Lost},
