@@ -12,6 +12,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/tui/bookmarks"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/lineinput"
 	"github.com/zkherd/zkherd/tui/loadview"
@@ -99,7 +100,7 @@ func newModel(ctx context.Context, c common.Common, src tree.Source, order []vie
 	h := help.New()
 	h.Styles = c.Styles.Help
 	m := Model{common: c, ctx: ctx, feeds: f, title: title, help: h, filters: map[viewID]string{}}
-	env := viewEnv{ctx: ctx, common: c, tree: src}
+	env := viewEnv{ctx: ctx, common: c, tree: src, bookmarks: bookmarks.Open()}
 	if s, ok := src.(search.Source); ok { // the inspector reads and searches
 		env.search = s
 	}

@@ -3,7 +3,9 @@ package tui
 import (
 	"context"
 
+	"github.com/zkherd/zkherd/tui/bookmarks"
 	"github.com/zkherd/zkherd/tui/common"
+	bookmarksview "github.com/zkherd/zkherd/tui/views/bookmarks"
 	"github.com/zkherd/zkherd/tui/views/load"
 	"github.com/zkherd/zkherd/tui/views/locks"
 	"github.com/zkherd/zkherd/tui/views/queues"
@@ -24,6 +26,7 @@ const (
 	viewServers
 	viewLoad
 	viewSearch
+	viewBookmarks
 )
 
 // viewEnv is what a view may need to be built.
@@ -32,6 +35,8 @@ type viewEnv struct {
 	common common.Common
 	tree   tree.Source // nil when there is no ensemble to browse
 	search search.Source
+	// bookmarks are the user's, shared by the Tree and Bookmarks views.
+	bookmarks *bookmarks.Store
 }
 
 // viewSpec registers a view: its id, the names ":" accepts (the first is
@@ -45,13 +50,16 @@ type viewSpec struct {
 // views is every view a screen can show. A new view is one package under
 // tui/views and one line here.
 var views = []viewSpec{
-	{viewTree, []string{"tree"}, func(e viewEnv) common.Component { return common.AsComponent(tree.New(e.ctx, e.common, e.tree)) }},
+	{viewTree, []string{"tree"}, func(e viewEnv) common.Component {
+		return common.AsComponent(tree.New(e.ctx, e.common, e.tree).WithBookmarks(e.bookmarks))
+	}},
 	{viewLocks, []string{"locks"}, func(e viewEnv) common.Component { return common.AsComponent(locks.New(e.common)) }},
 	{viewQueues, []string{"queues"}, func(e viewEnv) common.Component { return common.AsComponent(queues.New(e.common)) }},
 	{viewSessions, []string{"sessions", "watches"}, func(e viewEnv) common.Component { return common.AsComponent(sessions.New(e.common)) }},
 	{viewServers, []string{"servers"}, func(e viewEnv) common.Component { return common.AsComponent(servers.New(e.common)) }},
 	{viewLoad, []string{"load"}, func(e viewEnv) common.Component { return common.AsComponent(load.New(e.common)) }},
 	{viewSearch, []string{"search", "find", "grep"}, func(e viewEnv) common.Component { return common.AsComponent(search.New(e.ctx, e.common, e.search)) }},
+	{viewBookmarks, []string{"bookmarks", "marks"}, func(e viewEnv) common.Component { return common.AsComponent(bookmarksview.New(e.common, e.bookmarks)) }},
 }
 
 // specOf is the registration of id.

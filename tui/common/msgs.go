@@ -40,6 +40,9 @@ type GotoMsg struct{ View, Target string }
 // Target is what the view's Place returned, or what a GotoMsg carried.
 type ShowMsg struct{ Target string }
 
+// BookmarksMsg says the bookmarks changed (a view added or removed one).
+type BookmarksMsg struct{}
+
 // FilterMsg sets the filter of the active view ("" clears it).
 type FilterMsg struct{ Text string }
 

@@ -29,6 +29,7 @@ import (
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/tui/bookmarks"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/pager"
@@ -146,6 +147,8 @@ type Model struct {
 	// kept maps a node to the file holding the user's edit of it that was
 	// not written (shown with the node until the inspector exits).
 	kept map[string]string
+	// marks are the user's bookmarks (nil: none in this screen).
+	marks *bookmarks.Store
 }
 
 // pendingDelete is a checked delete and what it would break.
@@ -164,6 +167,31 @@ func New(ctx context.Context, c common.Common, src Source) Model {
 	return m
 }
 
+// WithBookmarks lets b bookmark nodes in store.
+func (m Model) WithBookmarks(store *bookmarks.Store) Model {
+	m.marks = store
+	return m
+}
+
+// bookmark adds the node under the cursor to the bookmarks, or removes it.
+func (m Model) bookmark() tea.Cmd {
+	p := cmp.Or(m.nodePath, m.dir)
+	if m.marks == nil {
+		return notice("no bookmarks in this screen", true)
+	}
+	added, err := m.marks.Toggle(p)
+	text := "bookmarked " + p + " (:bookmarks lists them)"
+	if !added {
+		text = "removed the bookmark of " + p
+	}
+	if err != nil {
+		return tea.Batch(notice(text+", for this session only: "+err.Error(), true), changedMarks)
+	}
+	return tea.Batch(notice(text, false), changedMarks)
+}
+
+func changedMarks() tea.Msg { return common.BookmarksMsg{} }
+
 // Init lists the root.
 func (m Model) Init() tea.Cmd { return m.fetchChildren("/") }
 
@@ -173,7 +201,7 @@ func (m Model) Title() string { return "Tree" }
 // ShortHelp lists the view's own keys for the help bar.
 func (m Model) ShortHelp() []key.Binding {
 	km := m.KeyMap
-	b := []key.Binding{km.Right, km.Left, km.NextPane, km.Filter, keyCopy, km.Session}
+	b := []key.Binding{km.Right, km.Left, km.NextPane, km.Filter, keyCopy, km.Session, keyBookmark}
 	if m.src != nil && m.src.Writable() {
 		b = append(b, keyCreate, km.Edit, km.Delete, keyACL)
 	}
@@ -260,6 +288,9 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.snap = msg.Snapshot
 		m.rebuildDetail()
 		return m, nil
+	case common.BookmarksMsg:
+		m.rebuildDetail() // the ★ of a bookmarked node
+		return m, nil
 	case common.ChangesMsg:
 		return m.changed(msg.Changes)
 	case common.FilterMsg:
@@ -340,6 +371,8 @@ func (m Model) key(k tea.KeyPressMsg) (Model, tea.Cmd) {
 		return m, m.askACL()
 	case key.Matches(k, km.Session):
 		return m, m.ownerSession()
+	case key.Matches(k, keyBookmark):
+		return m, m.bookmark()
 	}
 	var cmd tea.Cmd
 	switch {
@@ -710,7 +743,11 @@ func (m Model) nodeLines(w int) []string {
 	n := m.node
 	st := n.Stat
 	s := m.Styles
-	lines := []string{s.Title.Render(n.Path)}
+	title := s.Title.Render(n.Path)
+	if m.marks != nil && m.marks.Has(n.Path) {
+		title += " ★"
+	}
+	lines := []string{title}
 	add := func(format string, a ...any) { lines = append(lines, fmt.Sprintf(format, a...)) }
 	if f, ok := m.kept[n.Path]; ok {
 		lines = append(lines, strings.Split(s.Warn.Render(ansi.Wrap("your edit that was not written is kept in "+f+" (e edits the node's data as it is now)", w, " /")), "\n")...)
@@ -787,6 +824,8 @@ var (
 	keyCreate = key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "create"))
 	keyCopy   = key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy path"))
 	keyACL    = key.NewBinding(key.WithKeys("A"), key.WithHelp("A", "set ACL"))
+	// keyBookmark bookmarks the node under the cursor, or removes it.
+	keyBookmark = key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "bookmark"))
 )
 
 // The commands the delete prompt answers with. Their names hold a space,
