@@ -122,7 +122,7 @@ func checkRanked(ctx context.Context, h *History, p part, gs []*grant, o Options
 		m := lockModel(init, model)
 		switch runCheck(ctx, m, ops, time.Until(deadline)) {
 		case porcupine.Illegal:
-			pr.violation = rankedWindow(h, p, gs, e, gs[s:end], m, o.PartitionTimeout)
+			pr.violation = rankedWindow(h, p, gs, e, gs[s:end], o.PartitionTimeout)
 			return pr
 		case porcupine.Unknown:
 			pr.timedOut = true
@@ -171,7 +171,7 @@ func earliest(h *History, gs []*grant) chain {
 // from the one whose call forced the order to the one that could not
 // follow it. Failing that (it should not), the failing window of the
 // search.
-func rankedWindow(h *History, p part, gs []*grant, e chain, searched []*grant, m porcupine.Model, timeout time.Duration) *found {
+func rankedWindow(h *History, p part, gs []*grant, e chain, searched []*grant, timeout time.Duration) *found {
 	if e.failed >= 0 {
 		ops := flatten(unitsOf(h, culprits(h, gs[e.from:e.failed+1], e), true))
 		wm := lockModel(lockState{holder: -1, next: gs[e.from].rank}, holderName(h.Model))
