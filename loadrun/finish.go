@@ -25,6 +25,9 @@ type Report struct {
 	Version string
 	// Out is the report directory; "" for the summary only.
 	Out string
+	// Written says Out holds the report already: Run writes it as soon as
+	// the runs end, before the display asks anything.
+	Written bool
 }
 
 // Build turns the runs' results into the report.
@@ -55,13 +58,16 @@ func (r Report) Finish(w io.Writer, rep *report.Run, runErr error) error {
 	if !IsTerminal(w) {
 		width = 0 // one line per item: files and scripts
 	}
-	if err := report.WriteSummaryWidth(w, rep, width); err != nil {
-		return err
-	}
-	if r.Out != "" {
+	// The files first, then the summary: a terminal that has gone (an
+	// SSH drop, a killed tmux: EIO) or a reader that left (EPIPE) loses
+	// the summary, never the report or the exit status.
+	if r.Out != "" && !r.Written {
 		if err := report.WriteDir(r.Out, rep); err != nil {
 			return exit.AsUsage(err)
 		}
+	}
+	_ = report.WriteSummaryWidth(w, rep, width)
+	if r.Out != "" {
 		where := filepath.Join(r.Out, "report.html")
 		if _, err := os.Stat(where); err != nil {
 			where = filepath.Join(r.Out, "report.json")

@@ -3,6 +3,8 @@ package loadrun
 import (
 	"context"
 	"io"
+
+	"github.com/zkherd/zkherd/report"
 )
 
 // Runner runs load plans for a command: where they go, where its output
@@ -46,8 +48,18 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) error {
 		return err
 	}
 	defer env.Close()
+	var early *report.Run // the report as written when the runs ended
 	out := r.display()(ctx, plan, env.Label(), func(ctx context.Context, sink Sink) Outcome {
-		return Execute(ctx, env, plan, sink)
+		o := Execute(ctx, env, plan, sink)
+		// Written now, not once the display is done: the dashboard waits
+		// for q, and the terminal may be gone by then.
+		if plan.Out != "" && len(o.Results) > 0 {
+			rep := r.report(plan.Title, env, plan.Out)
+			if b := rep.Build(o.Results, o.Partial); report.WriteDir(plan.Out, b) == nil {
+				early = b
+			}
+		}
+		return o
 	})
 	if out.Err != nil && len(out.Results) == 0 {
 		return runError(out.Err)
@@ -63,7 +75,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) error {
 		runErr = runError(out.Err)
 	}
 	rep := r.report(plan.Title, env, plan.Out)
-	return rep.Finish(r.Stdout, rep.Build(out.Results, out.Partial), runErr)
+	built := rep.Build(out.Results, out.Partial)
+	if early != nil && early.Partial == built.Partial && len(early.Scenarios) == len(built.Scenarios) {
+		built, rep.Written = early, true
+	}
+	return rep.Finish(r.Stdout, built, runErr)
 }
 
 func (r *Runner) report(title string, env *Env, out string) Report {

@@ -47,7 +47,9 @@ func dashboard(ctx context.Context, plan *loadrun.Plan, server string, inspect *
 		stopRun() // the user quit, or the terminal failed: stop gracefully
 	}
 	<-done
-	if terr != nil && !errors.Is(terr, ErrQuit) && !errors.Is(terr, context.Canceled) && out.Err == nil {
+	// A terminal that went away (SIGHUP ended ctx) fails the screen's
+	// writes too: that is the hang-up, not a dashboard failure.
+	if terr != nil && !errors.Is(terr, ErrQuit) && !errors.Is(terr, context.Canceled) && ctx.Err() == nil && out.Err == nil {
 		out.Err = fmt.Errorf("load dashboard: %w (use --no-tui)", terr)
 	}
 	if errors.Is(terr, ErrQuit) && len(out.Results) > 0 {
