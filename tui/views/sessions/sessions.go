@@ -200,6 +200,10 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		m.refilter()
 	case common.ShowMsg:
 		m.show(msg.Target)
+	case common.CommandMsg:
+		if msg.Name == "sessions" || msg.Name == "watches" { // ":sessions 0x…"
+			m.show(msg.Arg)
+		}
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, m.KeyMap.NextPane, m.KeyMap.PrevPane):

@@ -125,3 +125,30 @@ func TestEditorNewline(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceComesBack: what Place returns brings the Tree back to the same
+// directory and node through ShowMsg: a child under the cursor, or a
+// directory with nothing under the cursor (a leaf entered).
+func TestPlaceComesBack(t *testing.T) {
+	m := listed(t, "/app", "a", "b")
+	m, _ = m.Update(tuitest.Key("j"))
+	loc, target := m.Place()
+	if loc != "/app" || target != "/app/b" {
+		t.Fatalf("Place = %q, %q; want /app, /app/b", loc, target)
+	}
+	leaf := listed(t, "/app/b")
+	_, leafTarget := leaf.Place()
+	for _, tc := range []struct {
+		target, dir, node string
+	}{
+		{target, "/app", "b"},
+		{leafTarget, "/app/b", ""},
+		{"/", "/", ""},
+	} {
+		m := listed(t, "/elsewhere", "x")
+		m, _ = m.Update(common.ShowMsg{Target: tc.target})
+		if m.dir != tc.dir || m.selectOn != tc.node {
+			t.Errorf("ShowMsg{%q}: dir %q, selecting %q; want %q, %q", tc.target, m.dir, m.selectOn, tc.dir, tc.node)
+		}
+	}
+}

@@ -212,17 +212,23 @@ func (m Model) ShortHelp() []key.Binding {
 func (m Model) Dir() string { return m.dir }
 
 // Place is the directory listed (a move is another directory) and the node
-// under the cursor in it, to come back to (common.Component).
+// under the cursor in it, to come back to (common.Component); the
+// directory itself, with a trailing slash, when no child is under the
+// cursor (a leaf entered, an empty directory).
 func (m Model) Place() (location, target string) {
 	if m.nodePath != "" && m.nodePath != m.dir && path.Dir(m.nodePath) == m.dir {
 		return m.dir, m.nodePath
 	}
-	return m.dir, m.dir
+	return m.dir, strings.TrimSuffix(m.dir, "/") + "/"
 }
 
 // show lists p's parent with the cursor on p, whose node the pane shows:
-// where a drill-down from a lock, a session or a queue lands.
+// where a drill-down from a lock, a session or a queue lands. A path
+// ending in a slash is listed itself (Place).
 func (m *Model) show(p string) tea.Cmd {
+	if strings.HasSuffix(p, "/") {
+		return m.cd(path.Clean("/"+p), "")
+	}
 	p = path.Clean("/" + p)
 	if p == "/" {
 		return m.cd("/", "")
