@@ -50,9 +50,7 @@ type viewSpec struct {
 // views is every view a screen can show. A new view is one package under
 // tui/views and one line here.
 var views = []viewSpec{
-	{viewTree, []string{"tree"}, func(e viewEnv) common.Component {
-		return common.AsComponent(tree.New(e.ctx, e.common, e.tree).WithBookmarks(e.bookmarks))
-	}},
+	{viewTree, []string{"tree"}, newTree},
 	{viewLocks, []string{"locks"}, func(e viewEnv) common.Component { return common.AsComponent(locks.New(e.common)) }},
 	{viewQueues, []string{"queues"}, func(e viewEnv) common.Component { return common.AsComponent(queues.New(e.common)) }},
 	{viewSessions, []string{"sessions", "watches"}, func(e viewEnv) common.Component { return common.AsComponent(sessions.New(e.common)) }},
@@ -60,6 +58,11 @@ var views = []viewSpec{
 	{viewLoad, []string{"load"}, func(e viewEnv) common.Component { return common.AsComponent(load.New(e.common)) }},
 	{viewSearch, []string{"search", "find", "grep"}, func(e viewEnv) common.Component { return common.AsComponent(search.New(e.ctx, e.common, e.search)) }},
 	{viewBookmarks, []string{"bookmarks", "marks"}, func(e viewEnv) common.Component { return common.AsComponent(bookmarksview.New(e.common, e.bookmarks)) }},
+}
+
+// newTree builds the Tree, which reads the ensemble and adds bookmarks.
+func newTree(e viewEnv) common.Component {
+	return common.AsComponent(tree.New(e.ctx, e.common, e.tree).WithBookmarks(e.bookmarks))
 }
 
 // specOf is the registration of id.
