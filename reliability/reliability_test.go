@@ -11,6 +11,7 @@ import (
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/ensemble/enstest"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -127,7 +128,8 @@ func TestElectionChaos(t *testing.T) {
 
 // TestZombie runs holders that ignore Lost(): when the holder's session is
 // expired, the next waiter is granted the lock while the old holder keeps
-// writing, and the guarded resource must reject every one of its writes.
+// writing, and the guarded resource must reject every one of its writes;
+// the oracle finds the history no mutex's.
 func TestZombie(t *testing.T) {
 	ens := enstest.Start(t, 1)
 	r := chaosRun(t, "fair-lock-zombie", 9*time.Second)
@@ -148,8 +150,21 @@ func TestZombie(t *testing.T) {
 		}
 	}
 	c := res.Checks
-	if !c.Passed || c.MutualExclusionViolations != 0 || c.FencingViolations != 0 || c.LeftoverZnodes != 0 {
-		t.Errorf("checks: %+v; want passed: every overlap was caught by fencing", c)
+	if c.MutualExclusionViolations != 0 || c.FencingViolations != 0 || c.LeftoverZnodes != 0 {
+		t.Errorf("checks: %+v; want no violation but linearizability's: every overlap was caught by fencing", c)
+	}
+	// The oracle: holders acting on grants they were told they lost are
+	// no mutex, fenced or not. The run fails on that alone, and the
+	// window drawn is the zombie's grant and the next one.
+	l := res.Linearizability
+	if l == nil || l.Result != oracle.ResultViolation || l.Violation == nil {
+		t.Fatalf("linearizability %+v, want a violation", l)
+	}
+	if n := len(l.Violation.Operations); n < 3 || n > 6 || len(l.Violation.HTML) == 0 || !strings.Contains(l.Violation.Detail, "still acting after it was told it lost the lock") {
+		t.Errorf("violation window of %d operations, %q, drawn %v; want the zombie's grant, its use and the next grant", n, l.Violation.Detail, len(l.Violation.HTML) > 0)
+	}
+	if c.Passed || len(c.Violations) != 1 || !strings.HasPrefix(c.Violations[0], "linearizability: ") {
+		t.Errorf("checks passed %v, violations %q; want failed by linearizability alone", c.Passed, c.Violations)
 	}
 	caught := 0
 	for _, e := range res.Events {
