@@ -305,19 +305,12 @@ func (in *Inspector) SetACL(ctx context.Context, p string, acl []zk.ACL, aversio
 	return nil
 }
 
-// MaxTreeCount bounds CountTree: a subtree larger than this is not deleted
-// from the inspector.
+// MaxTreeCount bounds the subtrees PlanDelete counts: a subtree larger
+// than this is not deleted from the inspector.
 const MaxTreeCount = 1_000_000
 
-// ErrTreeTooLarge is returned by CountTree past MaxTreeCount nodes.
+// ErrTreeTooLarge is returned by PlanDelete past MaxTreeCount nodes.
 var ErrTreeTooLarge = fmt.Errorf("inspect: more than %d nodes under this path: too many to delete from here", MaxTreeCount)
-
-// CountTree returns how many nodes path and its descendants are, listing
-// each level with pipelined requests.
-func (in *Inspector) CountTree(ctx context.Context, p string) (int, error) {
-	_, n, err := in.tree(ctx, p)
-	return n, err
-}
 
 // tree lists path's subtree level by level: levels[0] is {path}, each next
 // level the children of the previous one.

@@ -65,13 +65,13 @@ func TestTreeWrites(t *testing.T) {
 		mustCreate(t, admin, fmt.Sprintf("/big/c-00007/g-%d", i), nil, 0, open)
 	}
 	start := time.Now()
-	n, err := in.CountTree(ctx, "/big")
-	t.Logf("counted %d nodes in %s", n, time.Since(start))
-	if err != nil || n != 50004 {
-		t.Fatalf("count = %d, %v; want 50,004", n, err)
+	plan, err := in.PlanDelete(ctx, "/big")
+	t.Logf("counted %d nodes in %s", plan.Count, time.Since(start))
+	if err != nil || plan.Count != 50004 || plan.Refused != "" {
+		t.Fatalf("plan = %+v, %v; want 50,004 nodes, allowed", plan, err)
 	}
 	start = time.Now()
-	n, err = in.DeleteTree(ctx, "/big")
+	n, err := in.DeleteTree(ctx, "/big")
 	t.Logf("deleted %d nodes in %s", n, time.Since(start))
 	if err != nil || n != 50004 {
 		t.Fatalf("delete = %d, %v; want 50,004", n, err)

@@ -46,7 +46,9 @@ type Model struct {
 	listen func() tea.Cmd // waits for the next progress of the search shown
 	prog   inspect.SearchProgress
 	ended  bool
-	list   filtertable.Model // of prog.Hits
+	// stopped: the user stopped the search shown (x, or another search).
+	stopped bool
+	list    filtertable.Model // of prog.Hits
 }
 
 // New returns a Search view running searches on src (nil: none can run).
@@ -118,7 +120,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		keep := m.selectedPath()
 		m.prog = msg.p
-		m.ended = msg.p.Done
+		m.ended = m.ended || msg.p.Done
 		m.refilter(keep)
 		return m, m.listen()
 	case common.FilterMsg:
@@ -182,7 +184,7 @@ func (m Model) start(what, arg string) (Model, tea.Cmd) {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.id++
 	m.what, m.query, m.cancel = what, arg, cancel
-	m.prog, m.ended = inspect.SearchProgress{Query: q}, false
+	m.prog, m.ended, m.stopped = inspect.SearchProgress{Query: q}, false, false
 	m.list.SetFilter("")
 	m.layout()
 	m.refilter("")
@@ -207,8 +209,7 @@ func listener(id int, ch <-chan inspect.SearchProgress) func() tea.Cmd {
 func (m *Model) stop() {
 	if m.cancel != nil && !m.ended {
 		m.cancel()
-		m.ended = true
-		m.prog.Err = context.Canceled
+		m.ended, m.stopped = true, true
 	}
 }
 
@@ -259,7 +260,7 @@ func (m Model) View() string {
 	p := m.prog
 	state := s.Warn.Render("searching… (x stops)")
 	switch {
-	case p.Err != nil && p.Err == context.Canceled:
+	case m.stopped:
 		state = s.Dim.Render("stopped")
 	case p.Err != nil:
 		state = s.Bad.Render("stopped: " + p.Err.Error())

@@ -73,3 +73,17 @@ func TestBadQuery(t *testing.T) {
 		t.Errorf("a search started: %q", m.what)
 	}
 }
+
+// TestStopStaysStopped: x stops the search, and a progress already on its
+// way does not make it say "searching…" again.
+func TestStopStaysStopped(t *testing.T) {
+	m := New(context.Background(), common.New(80, 24), nil)
+	m.what, m.query, m.cancel = "find", "x", func() {}
+	m.listen = func() tea.Cmd { return nil }
+	m, _ = m.Update(progressMsg{id: m.id, p: inspect.SearchProgress{Visited: 10}, ok: true})
+	m, _ = m.Update(tuitest.Key("x"))
+	m, _ = m.Update(progressMsg{id: m.id, p: inspect.SearchProgress{Visited: 42}, ok: true})
+	if v := tuitest.Plain(m.View()); !strings.Contains(v, "find x · stopped") {
+		t.Errorf("after x the view says:\n%s", v)
+	}
+}
