@@ -106,9 +106,12 @@ type WindowOp struct {
 
 // Line is the result in one line for the summary.
 func (r *Result) Line() string {
-	what := fmt.Sprintf("%s, %s operations in %s", r.Model, count(r.Operations), plural(r.Partitions, "partition"))
-	if r.Checked != r.Operations {
-		what += fmt.Sprintf(", %s checked", count(r.Checked))
+	what := fmt.Sprintf("%s: %s operations in %s", r.Model, count(r.Operations), plural(r.Partitions, "partition"))
+	if r.Unknown > 0 {
+		what += fmt.Sprintf(", %s of unknown outcome", count(r.Unknown))
+	}
+	if r.Checked < r.Operations-r.Unknown {
+		what += fmt.Sprintf(", sampled: %s checked", count(r.Checked))
 	}
 	switch r.Result {
 	case ResultViolation:
@@ -116,7 +119,7 @@ func (r *Result) Line() string {
 	case ResultUnknown:
 		return fmt.Sprintf("unknown (%s): %s", what, r.NotChecked[0])
 	}
-	return fmt.Sprintf("ok (%s, checked in %.1f s)", what, r.CheckS)
+	return fmt.Sprintf("ok (%s; checked in %.1f s)", what, r.CheckS)
 }
 
 // Check checks a history for linearizability against its model.

@@ -220,3 +220,24 @@ func TestRWLockRankedIsQuick(t *testing.T) {
 		}
 	}
 }
+
+func TestLine(t *testing.T) {
+	tests := []struct {
+		r    Result
+		want string
+	}{
+		{Result{Model: Mutex, Operations: 3713, Checked: 3664, Unknown: 49, Partitions: 1, Result: ResultOK, CheckS: 0.04},
+			"ok (mutex: 3,713 operations in 1 partition, 49 of unknown outcome; checked in 0.0 s)"},
+		{Result{Model: Semaphore, Operations: 50000, Checked: 20000, Partitions: 2, Result: ResultOK, CheckS: 1.25},
+			"ok (semaphore: 50,000 operations in 2 partitions, sampled: 20,000 checked; checked in 1.2 s)"},
+		{Result{Model: RWLock, Operations: 10, Checked: 10, Partitions: 1, Result: ResultUnknown, NotChecked: []string{"/l: not checked (timed out after 20 s)"}},
+			"unknown (rwlock: 10 operations in 1 partition): /l: not checked (timed out after 20 s)"},
+		{Result{Model: Queue, Operations: 6, Checked: 6, Partitions: 3, Result: ResultViolation, Violation: &Violation{Detail: "item 7 taken twice"}},
+			"violation (queue: 6 operations in 3 partitions): item 7 taken twice"},
+	}
+	for _, tt := range tests {
+		if got := tt.r.Line(); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
+	}
+}

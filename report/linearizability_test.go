@@ -39,7 +39,7 @@ func TestLinearizabilityShown(t *testing.T) {
 	if err := WriteSummary(&sum, run); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(sum.String(), "linearizability: violation (mutex, 5 operations in 1 partition)") {
+	if !strings.Contains(sum.String(), "linearizability: violation (mutex: 5 operations in 1 partition)") {
 		t.Errorf("summary lacks the linearizability line:\n%s", sum.String())
 	}
 
