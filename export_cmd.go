@@ -1,16 +1,19 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/internal/output"
+	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/subtree"
 )
 
@@ -69,6 +72,21 @@ type importOptions struct {
 	output    output.Format
 }
 
+// importInterrupted says how far an interrupted import got, and how to
+// finish or undo it.
+func importInterrupted(file, into string, res subtree.Result) string {
+	done := res.Created + res.Updated
+	if done == 0 {
+		return fmt.Sprintf("interrupted: import into %s wrote nothing", into)
+	}
+	undo := fmt.Sprintf("to undo, delete %s and everything below it (it did not exist before)", into)
+	if !res.CreatedInto {
+		undo = fmt.Sprintf("to undo, delete the %d node(s) it created under %s", res.Created, into)
+	}
+	return fmt.Sprintf("interrupted: import into %s wrote %d of %d nodes; to finish, run it again with --overwrite (zkherd import %s --into %s --overwrite); %s",
+		into, done, res.Total, file, into, undo)
+}
+
 func newImportCmd(g *globalOptions) *cobra.Command {
 	o := importOptions{}
 	cmd := newCommand("import FILE", "Write an export's nodes into a namespace (for tests), refusing to overwrite unless told", "import", cobra.ExactArgs(1), func(cmd *cobra.Command, args []string) error {
@@ -88,8 +106,16 @@ func newImportCmd(g *globalOptions) *cobra.Command {
 		if cs.Chroot != "" {
 			into = path.Clean(cs.Chroot + "/" + into)
 		}
-		res, err := subtree.Import(cmd.Context(), s.Conn(), doc, subtree.ImportOptions{Into: into, Overwrite: o.overwrite, ACL: o.acl})
+		var ids []zk.ACL
+		if user, pass, ok := strings.Cut(g.auth, ":"); ok {
+			ids = zk.DigestACL(zk.PermAll, user, pass)
+		}
+		res, err := subtree.Import(cmd.Context(), s.Conn(), doc, subtree.ImportOptions{Into: into, Overwrite: o.overwrite, ACL: o.acl, Identities: ids})
 		switch {
+		case errors.Is(err, context.Canceled) && cmd.Context().Err() != nil:
+			return &exitError{Code: exitInterrupted, Err: errors.New(importInterrupted(args[0], o.into, res))}
+		case errors.Is(err, subtree.ErrLockedOut):
+			return usageErr("%s (import without --acl, or with --auth of an identity that ACL grants create)", pkgerr.Reason(err))
 		case errors.Is(err, subtree.ErrExists):
 			return usageErr("%v (give --overwrite to replace their data)", err)
 		case errors.Is(err, zk.ErrNoAuth):

@@ -36,6 +36,9 @@ var (
 	// ErrExists is returned (wrapped) by Import when target nodes exist and
 	// Overwrite is off; nothing was written.
 	ErrExists = errors.New("subtree: nodes exist already")
+	// ErrLockedOut is returned (wrapped) by Import when the ACLs it would
+	// set keep it from creating a node's children; nothing was written.
+	ErrLockedOut = errors.New("subtree: the import would lock itself out")
 	// ErrBadDocument means the document is not an export.
 	ErrBadDocument = errors.New("subtree: not a zkherd export")
 	// ErrTooLarge means the subtree has more than MaxNodes nodes.
@@ -214,6 +217,11 @@ type ImportOptions struct {
 	// ACL gives created nodes the document's ACLs; without it they get
 	// world:anyone:cdrwa, as zkCli's create does.
 	ACL bool
+	// Identities are the ids the importing session holds beyond
+	// world:anyone (a digest id, as zk.DigestACL makes it): with ACL, an
+	// import whose own ACLs would keep it from creating a node's children
+	// is refused before it writes anything.
+	Identities []zk.ACL
 }
 
 // Result counts what Import did; its JSON form is part of what
@@ -221,6 +229,12 @@ type ImportOptions struct {
 type Result struct {
 	Created int `json:"created"`
 	Updated int `json:"updated"`
+	// Total is how many nodes the document has: an import that was
+	// interrupted wrote Created+Updated of them.
+	Total int `json:"total"`
+	// CreatedInto says Into did not exist before the import: undoing it
+	// is removing Into.
+	CreatedInto bool `json:"created_into"`
 }
 
 // Import writes doc below opts.Into: the node doc.Root becomes Into, and
@@ -297,6 +311,20 @@ func Import(ctx context.Context, conn *zk.Conn, doc *Document, opts ImportOption
 	if len(existing) > 0 && !opts.Overwrite {
 		return res, fmt.Errorf("%w: %d of the %d nodes exist under %s (first: %s); nothing was written", ErrExists, len(existing), len(targets), opts.Into, existing[0])
 	}
+	res.Total = len(targets)
+	res.CreatedInto = len(targets) > 0 && !targets[0].exists
+	if opts.ACL {
+		children := map[string]int{}
+		for _, t := range targets {
+			children[path.Dir(t.path)]++
+		}
+		for _, t := range targets {
+			if n := children[t.path]; n > 0 && !t.exists && !grants(t.acl, opts.Identities, zk.PermCreate) {
+				return res, fmt.Errorf("%w: the ACL the document gives %s (%s) would not let this session create its %d child node(s); nothing was written",
+					ErrLockedOut, t.path, aclString(t.acl), n)
+			}
+		}
+	}
 	if err := createParents(conn, opts.Into); err != nil {
 		return res, err
 	}
@@ -320,6 +348,45 @@ func Import(ctx context.Context, conn *zk.Conn, doc *Document, opts ImportOption
 		res.Updated++
 	}
 	return res, nil
+}
+
+// grants reports whether acl gives perm to a session holding ids (and
+// world:anyone). Only what it can tell counts against it: an entry of
+// another scheme (ip, sasl, x509) is taken as granting.
+func grants(acl []zk.ACL, ids []zk.ACL, perm int32) bool {
+	for _, a := range acl {
+		if a.Perms&perm == 0 {
+			continue
+		}
+		switch a.Scheme {
+		case "world":
+			if a.ID == "anyone" {
+				return true
+			}
+		case "auth":
+			if len(ids) > 0 {
+				return true // the creator's own ids
+			}
+		case "digest":
+			for _, id := range ids {
+				if id.Scheme == "digest" && id.ID == a.ID {
+					return true
+				}
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// aclString is an ACL as zkCli writes it: scheme:id:perms, comma-separated.
+func aclString(acl []zk.ACL) string {
+	parts := make([]string, 0, len(acl))
+	for _, a := range acl {
+		parts = append(parts, a.Scheme+":"+a.ID+":"+permString(a.Perms))
+	}
+	return strings.Join(parts, ",")
 }
 
 // createParents creates the missing ancestors of p, empty and persistent.
