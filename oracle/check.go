@@ -290,7 +290,12 @@ func checkPart(ctx context.Context, h *History, p part, o Options) partResult {
 		}
 		return checkFlat(ctx, h, p, rwModel(-1), o)
 	case Semaphore:
-		return checkFlat(ctx, h, p, semModel(h.Limit), o)
+		if g, ok := grantsOf(h, p); ok && rankGrants(h, g) {
+			return checkUnits(ctx, h, p.name, func(first []porcupine.Operation) porcupine.Model {
+				return semModel(h.Limit, first[0].Input.(input).rank)
+			}, unitsOf(h, g, true), o)
+		}
+		return checkFlat(ctx, h, p, semModel(h.Limit, -1), o)
 	case Queue:
 		return checkFlat(ctx, h, p, itemModel(), o)
 	case Barrier:

@@ -208,25 +208,48 @@ func withoutClient(set string, c int32) string {
 	return set
 }
 
-// semModel is a semaphore of k permits: at most k holders.
-func semModel(k int) porcupine.Model {
+// semState is a semaphore's: its holders (a set, as rwState's readers)
+// and, ranked, the next grant in lease order (-1: unranked).
+type semState struct {
+	holders string
+	next    int64
+}
+
+// semModel is a semaphore of k permits: at most k holders, each released
+// by its own holder. Ranked, grants follow the lease nodes' sequence: a
+// contender creates its lease while it holds the semaphore's lock, so
+// leases are created in the order they are granted.
+func semModel(k int, next int64) porcupine.Model {
+	init := semState{next: next}
 	return porcupine.Model{
-		Init: func() any { return int32(0) },
+		Init: func() any { return init },
 		Step: mayNotHappen(func(st, in, _ any) (bool, any) {
-			n, i := st.(int32), in.(input)
+			s, i := st.(semState), in.(input)
 			switch i.kind {
 			case Acquire:
-				return n < int32(k), n + 1
+				if (s.next >= 0 && i.rank != s.next) || len(s.holders)/4 >= k || hasClient(s.holders, i.client) {
+					return false, st
+				}
+				n := s.next
+				if n >= 0 {
+					n++
+				}
+				return true, semState{holders: withClient(s.holders, i.client), next: n}
 			case Release:
-				return n > 0, n - 1
+				if !hasClient(s.holders, i.client) {
+					return false, st
+				}
+				return true, semState{holders: withoutClient(s.holders, i.client), next: s.next}
 			case Use:
-				return n > 0, n
+				return hasClient(s.holders, i.client), st
 			}
-			return false, n
+			return false, st
 		}),
-		Hash:              func(st any) uint64 { return uint64(st.(int32)) },
+		Hash:              func(st any) uint64 { s := st.(semState); return uint64(s.next) ^ maphash.String(seed, s.holders) },
 		DescribeOperation: describe,
-		DescribeState:     func(st any) string { return fmt.Sprintf("%d of %d permits held", st.(int32), k) },
+		DescribeState: func(st any) string {
+			return fmt.Sprintf("%d of %d permits held", len(st.(semState).holders)/4, k)
+		},
 	}
 }
 
