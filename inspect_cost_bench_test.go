@@ -7,6 +7,8 @@ import (
 	"io"
 	"log"
 	"maps"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -45,7 +47,9 @@ import (
 // ZKHERD_BENCH_LAST_ON (default: the window) the length of the last
 // inspector window, for the long RSS check; ZKHERD_BENCH_ARGS adds flags to
 // zkherd inspect (e.g. "--watch-budget -1"); ZKHERD_BENCH_BIN runs a
-// zkherd binary built beforehand instead of building this tree.
+// zkherd binary built beforehand instead of building this tree;
+// ZKHERD_BENCH_HEADLESS=1 measures the headless exporter, scraped every
+// second, in place of the Locks view.
 func BenchmarkInspectorCost(b *testing.B) {
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
@@ -89,6 +93,11 @@ func BenchmarkInspectorCost(b *testing.B) {
 	}
 	defer tm("kill-server")
 	extra := os.Getenv("ZKHERD_BENCH_ARGS")
+	// ZKHERD_BENCH_HEADLESS=1 measures "zkherd inspect --headless" instead,
+	// scraped every second as a Prometheus would (harsher than the usual
+	// 15 s): first_locks_s is then the time to a scrape with a lock's
+	// waiters.
+	headless := os.Getenv("ZKHERD_BENCH_HEADLESS") == "1"
 
 	type result struct {
 		on               bool
@@ -128,7 +137,11 @@ func BenchmarkInspectorCost(b *testing.B) {
 		}
 		r := result{on: on}
 		pid := 0
-		if on {
+		var stopHeadless func()
+		if on && headless {
+			pid, r.firstLocks, r.lockDirs, stopHeadless = startHeadlessExporter(b, bin, server, extra)
+			r.rssStart = rssKiB(pid)
+		} else if on {
 			// The terminal is ready first (a shell waiting for Enter), so
 			// that the time to the first Locks screen counts zkherd's
 			// start, not tmux's.
@@ -181,11 +194,15 @@ func BenchmarkInspectorCost(b *testing.B) {
 		if on {
 			r.inspectorCPU = (procCPU(b, pid) - icpu0) / elapsed
 			r.rssEnd = rssKiB(pid)
-			if i == lastOnIdx {
-				screen, _ := tm("capture-pane", "-p", "-t", "inspect")
-				fmt.Fprintf(os.Stderr, "inspector screen at the end of window %d:\n%s\n", i, screen)
+			if stopHeadless != nil {
+				stopHeadless()
+			} else {
+				if i == lastOnIdx {
+					screen, _ := tm("capture-pane", "-p", "-t", "inspect")
+					fmt.Fprintf(os.Stderr, "inspector screen at the end of window %d:\n%s\n", i, screen)
+				}
+				tm("kill-session", "-t", "inspect")
 			}
-			tm("kill-session", "-t", "inspect")
 		}
 		results = append(results, r)
 		fmt.Fprintf(os.Stderr, "window %d inspector=%v (%.3f cores): server %.3f cores, %.0f req/s, setData p50 %s p99 %s (%d writes), first Locks %s (%s dirs), RSS %d -> %d KiB %v",
@@ -548,4 +565,66 @@ func (w *writer) percentiles() (p50, p99 time.Duration, n int) {
 func (w *writer) stop() {
 	w.cancel()
 	<-w.done
+}
+
+// startHeadlessExporter starts "zkherd inspect --headless" on a free port
+// and a scraper that reads its /metrics every second. It returns the
+// exporter's pid, the time to the first scrape with a lock directory and
+// how many it had, and a stop function.
+func startHeadlessExporter(b *testing.B, bin, server, extra string) (pid int, firstLocks time.Duration, lockDirs string, stop func()) {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	args := append([]string{"inspect", "--headless", "--metrics-addr", addr, "--server", server}, strings.Fields(extra)...)
+	cmd := exec.Command(bin, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	launched := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	scrape := func() string {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return string(body)
+	}
+	for time.Since(launched) < 60*time.Second {
+		if n := strings.Count(scrape(), "\nzkherd_lock_waiters{"); n > 0 {
+			firstLocks, lockDirs = time.Since(launched), strconv.Itoa(n)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if firstLocks == 0 {
+		b.Errorf("no scrape with a lock directory within 60 s; exporter output:\n%s", out.String())
+	}
+	done := make(chan struct{})
+	scraped := make(chan struct{})
+	go func() {
+		defer close(scraped)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				scrape()
+			}
+		}
+	}()
+	return cmd.Process.Pid, firstLocks, lockDirs, func() {
+		close(done)
+		<-scraped
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}
 }
