@@ -38,6 +38,12 @@ func TestHerdWatchers(t *testing.T) {
 			{Node: "n1", Role: inspect.RoleWaiter, Watch: inspect.WatchChild},
 			{Node: "n2", Role: inspect.RoleWaiter, Watch: inspect.WatchChild}}}, 2, true},
 		{"free lock", inspect.Lock{}, 0, true},
+		{"every waiter newer than the watch lists: not 0", inspect.Lock{Entries: []inspect.LockEntry{holder,
+			{Node: "n1", Role: inspect.RoleWaiter, Watch: inspect.WatchExpected},
+			{Node: "n2", Role: inspect.RoleWaiter, Watch: inspect.WatchExpected}}}, 0, false},
+		{"the waiters the lists speak for", inspect.Lock{Entries: []inspect.LockEntry{holder,
+			{Node: "n1", Role: inspect.RoleWaiter, Watch: inspect.WatchConfirmed, Watching: []string{"n0"}},
+			{Node: "n2", Role: inspect.RoleWaiter, Watch: inspect.WatchExpected}}}, 1, true},
 		{"watch lists unknown: not 0", inspect.Lock{WatchUnknown: true, Entries: []inspect.LockEntry{
 			holder, waiter("n1")}}, 0, false},
 	}

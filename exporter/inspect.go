@@ -234,25 +234,37 @@ func lockFiguresOf(l *inspect.Lock) lockFigures {
 // HerdWatchers is how many sessions one release of l would wake: the most
 // waiters watching one node of it (a fair lock's waiters each watch their
 // predecessor: 1; a herd lock's all watch its node), or the waiters on a
-// child watch of the directory, which every change fires. known is false
-// while the servers' watch lists are unknown: a herd cannot be ruled out.
+// child watch of the directory, which every change fires. Only waiters
+// whose watch the servers' lists can speak for are counted: one whose
+// node is newer than the lists (WatchExpected) is not. known is false
+// while the lists are unknown, or when every waiter is that new (a busy
+// lock between two watch lists): a herd cannot be ruled out then, and 0
+// would say it was.
 func HerdWatchers(l *inspect.Lock) (n int, known bool) {
 	if l.WatchUnknown {
 		return 0, false
 	}
 	per := map[string]int{}
-	child := 0
+	child, judged, waiters := 0, 0, 0
 	for _, e := range l.Entries {
 		if e.Role != inspect.RoleWaiter {
 			continue
 		}
-		if e.Watch == inspect.WatchChild {
-			child++
+		waiters++
+		switch e.Watch {
+		case inspect.WatchExpected:
 			continue
+		case inspect.WatchChild:
+			child++
+		default:
+			for _, w := range e.Watching {
+				per[w]++
+			}
 		}
-		for _, w := range e.Watching {
-			per[w]++
-		}
+		judged++
+	}
+	if waiters > 0 && judged == 0 {
+		return 0, false
 	}
 	n = child
 	for _, c := range per {

@@ -3,6 +3,7 @@ package exporter
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,8 +38,7 @@ type loadFigures struct {
 	ops                int64
 	errorsByKind       map[string]int64
 	clients, connected int
-	wakeups            float64
-	wakeupsKnown       bool
+	totals             figures.Totals // the window's raw counts: the figures table's input
 	violations         map[string]int64
 }
 
@@ -55,12 +55,35 @@ var (
 		"Clients the scenario runs, each its own ZooKeeper session.", []string{"scenario"}, nil)
 	descConnected = prometheus.NewDesc("zkherd_clients_connected",
 		"Clients whose session is connected now.", []string{"scenario"}, nil)
-	descWakeups = prometheus.NewDesc("zkherd_wakeups_per_release",
-		"Watch events delivered to clients per lock release so far (1 for a fair lock, the waiters for a herd); absent before the first release.",
-		[]string{"scenario"}, nil)
 	descViolations = prometheus.NewDesc("zkherd_check_violations_total",
 		"Correctness violations found so far by check; a check the scenario does not make has no series.",
 		[]string{"scenario", "check"}, nil)
+)
+
+// The figures table (package figures) is exported as it stands: each
+// figure a gauge zkherd_<key>{scenario} (zkherd_wakeups_per_release, ...),
+// each raw count of the window a counter zkherd_window_<count>_total. A
+// figure or count not known (servers' counters not read) has no series; a
+// figure that does not apply to the scenario's recipe has none either.
+var (
+	figureDescs = func() map[string]*prometheus.Desc {
+		m := map[string]*prometheus.Desc{}
+		for _, f := range figures.All() {
+			help := strings.ToUpper(f.Long[:1]) + f.Long[1:]
+			m[f.Key] = prometheus.NewDesc("zkherd_"+f.Key,
+				strings.ReplaceAll(help, "%s", "operation")+" since the run's window opened (the report's figure of the same name).",
+				[]string{"scenario"}, nil)
+		}
+		return m
+	}()
+	countDescs = func() map[figures.Count]*prometheus.Desc {
+		m := map[figures.Count]*prometheus.Desc{}
+		for _, c := range figures.Counts() {
+			m[c.Count] = prometheus.NewDesc("zkherd_window_"+string(c.Count)+"_total",
+				strings.ToUpper(c.Doc[:1])+c.Doc[1:]+" (since the run's window opened).", []string{"scenario"}, nil)
+		}
+		return m
+	}()
 )
 
 // NewLoad returns a Load registered with reg.
@@ -86,8 +109,14 @@ func NewLoad(reg prometheus.Registerer) (*Load, error) {
 
 // Describe is prometheus.Collector's.
 func (l *Load) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descOps, descErrors, descClients, descConnected, descWakeups, descViolations} {
+	for _, d := range []*prometheus.Desc{descInfo, descOps, descErrors, descClients, descConnected, descViolations} {
 		ch <- d
+	}
+	for _, f := range figures.All() {
+		ch <- figureDescs[f.Key]
+	}
+	for _, c := range figures.Counts() {
+		ch <- countDescs[c.Count]
 	}
 	l.latency.Describe(ch)
 }
@@ -103,8 +132,15 @@ func (l *Load) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descClients, prometheus.GaugeValue, float64(f.clients), name)
 		ch <- prometheus.MustNewConstMetric(descConnected, prometheus.GaugeValue, float64(f.connected), name)
-		if f.wakeupsKnown {
-			ch <- prometheus.MustNewConstMetric(descWakeups, prometheus.GaugeValue, f.wakeups, name)
+		for _, fig := range figures.For(f.recipe) {
+			if v, ok := fig.Value(f.totals); ok {
+				ch <- prometheus.MustNewConstMetric(figureDescs[fig.Key], prometheus.GaugeValue, v, name)
+			}
+		}
+		for _, c := range figures.Counts() {
+			if v, ok := f.totals[c.Count]; ok {
+				ch <- prometheus.MustNewConstMetric(countDescs[c.Count], prometheus.CounterValue, float64(v), name)
+			}
 		}
 		for _, k := range sortedKeys(f.violations) {
 			ch <- prometheus.MustNewConstMetric(descViolations, prometheus.CounterValue, float64(f.violations[k]), name, k)
@@ -136,9 +172,7 @@ func (l *Load) Progress(p loadgen.Progress) {
 	f.ops, f.clients, f.connected = p.Ops, p.Clients, p.SessionsConnected
 	f.errorsByKind = cloneMap(p.ErrorsByKind)
 	f.violations = cloneMap(p.ViolationCounts)
-	// Wake-ups per release mean something once a lock was released.
-	f.wakeups = figures.Get(p.Totals, figures.WakeupsPerRelease)
-	f.wakeupsKnown = p.Recipe.IsLock() && f.wakeups > 0
+	f.totals = p.Totals.Clone()
 }
 
 // Notice is loadrun.Sink's; notices are for people, not metrics.

@@ -47,12 +47,12 @@ type StreamLine struct {
 	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
 	Phase             string           `json:"phase"`
 	LatencyMs         *StreamLatency   `json:"latency_ms"`
-	WakeupsPerRelease *float64         `json:"wakeups_per_release"`
-	RequestsPerOp     *float64         `json:"zk_requests_per_op"`
-	PacketsPerOp      *float64         `json:"server_packets_per_op"`
-	QueueDepth        *int64           `json:"queue_depth,omitempty"`
-	Violations        []string         `json:"violations"`
-	ViolationCounts   map[string]int64 `json:"violation_counts"`
+	// Figures are the figures table's (package figures) that apply to the
+	// recipe, by report.json key, null while not known.
+	Figures         map[string]*float64 `json:"figures"`
+	QueueDepth      *int64              `json:"queue_depth,omitempty"`
+	Violations      []string            `json:"violations"`
+	ViolationCounts map[string]int64    `json:"violation_counts"`
 }
 
 // StreamLatency is the main phase's latency so far.
@@ -81,19 +81,14 @@ func NewStreamLine(now time.Time, p loadgen.Progress) StreamLine {
 	if s := p.Main; s.Count > 0 {
 		l.LatencyMs = &StreamLatency{Count: s.Count, P50ms: s.CorrectedP50, P99ms: s.CorrectedP99, MaxMs: s.CorrectedMax}
 	}
-	known := func(v float64) *float64 {
-		if v < 0 || math.IsNaN(v) {
-			return nil
+	l.Figures = map[string]*float64{}
+	for _, f := range figures.For(string(p.Recipe)) {
+		if v, ok := f.Value(p.Totals); ok && !math.IsNaN(v) {
+			l.Figures[f.Key] = &v
+		} else {
+			l.Figures[f.Key] = nil
 		}
-		return &v
 	}
-	if w := figures.Get(p.Totals, figures.WakeupsPerRelease); p.Recipe.IsLock() && w > 0 {
-		l.WakeupsPerRelease = known(w)
-	}
-	if p.Ops > 0 {
-		l.RequestsPerOp = known(figures.Get(p.Totals, figures.ZKRequestsPerAcquisition))
-	}
-	l.PacketsPerOp = known(figures.Get(p.Totals, figures.ServerPacketsPerAcquisition))
 	if p.Recipe == scenarios.Queue {
 		d := p.QueueDepth
 		l.QueueDepth = &d

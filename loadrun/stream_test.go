@@ -33,10 +33,26 @@ func TestStreamLines(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[1]), &second); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"wakeups_per_release", "server_packets_per_op", "latency_ms", "zk_requests_per_op"} {
-		if v, ok := first[k]; !ok || v != nil {
-			t.Errorf("first line %s = %v (present %v), want null", k, v, ok)
+	if v, ok := first["latency_ms"]; !ok || v != nil {
+		t.Errorf("first line latency_ms = %v (present %v), want null", v, ok)
+	}
+	// The figures table's figures for the recipe, each null while its
+	// counts are not known (the servers' packets, here, on the first line).
+	for _, f := range figures.For(string(scenarios.FairLock)) {
+		figs := first["figures"].(map[string]any)
+		if v, ok := figs[f.Key]; !ok || v != nil {
+			t.Errorf("first line figures.%s = %v (present %v), want null", f.Key, v, ok)
 		}
+	}
+	figs := second["figures"].(map[string]any)
+	if got := figs["wakeups_per_release"]; got != 1.0 {
+		t.Errorf("figures.wakeups_per_release = %v, want 1", got)
+	}
+	if got := figs["server_packets_per_acquisition"]; got != 6.0 {
+		t.Errorf("figures.server_packets_per_acquisition = %v, want 6", got)
+	}
+	if v, ok := figs["zk_requests_per_acquisition"]; !ok || v != nil {
+		t.Errorf("figures.zk_requests_per_acquisition = %v (present %v), want null (no request count)", v, ok)
 	}
 	if got := second["operations"]; got != 10.0 {
 		t.Errorf("operations = %v, want 10", got)
