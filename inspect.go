@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/cluster"
+	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/exporter"
 	"github.com/zkherd/zkherd/inspect"
