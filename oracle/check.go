@@ -268,7 +268,7 @@ func porcOp(h *History, i int, rank int64) porcupine.Operation {
 		ret = never // Jepsen's :info: it may take effect at any time after its call
 	}
 	return porcupine.Operation{ClientId: int(op.Client), Call: op.Call, Return: ret, Metadata: i,
-		Input: input{kind: op.Kind, client: op.Client, rank: rank, lost: op.Outcome == Lost, unknown: op.Outcome == Unknown}}
+		Input: input{kind: op.Kind, client: op.Client, rank: rank, lost: op.Outcome == Lost, unknown: op.Outcome == Unknown, value: op.Value}}
 }
 
 // skipped reports whether an operation is left out of the search: an

@@ -19,6 +19,8 @@ type input struct {
 	lost bool
 	// unknown marks an operation whose outcome is unknown.
 	unknown bool
+	// value is what the server said (Op.Value), for the drawing.
+	value int64
 }
 
 // mayNotHappen makes an operation whose outcome is unknown (Jepsen's
@@ -44,8 +46,8 @@ func describe(in any, _ any) string {
 		return "?"
 	}
 	s := i.kind.String()
-	if i.rank >= 0 {
-		s += fmt.Sprintf(" #%d", i.rank)
+	if i.value != NoValue && (i.kind == Acquire || i.kind == ReadAcquire || i.kind == Use) {
+		s += fmt.Sprintf(" %d", i.value) // the fencing token, or the node's sequence number
 	}
 	if i.lost {
 		s += " (lost)"
