@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // Defaults for Options.
@@ -106,12 +108,12 @@ type WindowOp struct {
 
 // Line is the result in one line for the summary.
 func (r *Result) Line() string {
-	what := fmt.Sprintf("%s: %s operations in %s", r.Model, count(r.Operations), plural(r.Partitions, "partition"))
+	what := fmt.Sprintf("%s: %s operations in %s", r.Model, format.Count(r.Operations), plural(r.Partitions, "partition"))
 	if r.Unknown > 0 {
-		what += fmt.Sprintf(", %s of unknown outcome", count(r.Unknown))
+		what += fmt.Sprintf(", %s of unknown outcome", format.Count(r.Unknown))
 	}
 	if r.Checked < r.Operations-r.Unknown {
-		what += fmt.Sprintf(", sampled: %s checked", count(r.Checked))
+		what += fmt.Sprintf(", sampled: %s checked", format.Count(r.Checked))
 	}
 	switch r.Result {
 	case ResultViolation:
@@ -132,7 +134,7 @@ func Check(ctx context.Context, h *History, o Options) *Result {
 	o.Workers = cmp.Or(o.Workers, 2)
 	res := &Result{Model: h.Model, Operations: int64(len(h.Ops)), Scope: cmp.Or(h.Scope, "run")}
 	if h.Dropped > 0 {
-		res.Notes = append(res.Notes, fmt.Sprintf("the history was full: %s later operations were not recorded; the run's beginning was checked", count(h.Dropped)))
+		res.Notes = append(res.Notes, fmt.Sprintf("the history was full: %s later operations were not recorded; the run's beginning was checked", format.Count(h.Dropped)))
 	}
 	parts := split(h)
 	res.Partitions = len(parts)
@@ -358,7 +360,7 @@ func checkUnits(ctx context.Context, h *History, name string, mk modelFor, units
 	}
 	if k < len(units) {
 		pr.notes = append(pr.notes, fmt.Sprintf("%s: sampled: the first %s of %s operations checked, whole grants (the search's memory grows with the square of the history)",
-			name, count(int64(n)), count(int64(total))))
+			name, format.Count(int64(n)), format.Count(int64(total))))
 		units = units[:k]
 	}
 	pr.checked = int64(n)
@@ -444,19 +446,11 @@ func outcomeName(o Outcome) string {
 	return "unknown"
 }
 
-func count(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
-	return count(int64(n)) + " " + what + "s"
+	return format.Count(int64(n)) + " " + what + "s"
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%g s", d.Seconds()) }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/zkherd/zkherd/internal/format"
 )
 
 // A grant is one acquisition of a lock and what its holder did with it:
@@ -100,7 +102,7 @@ func checkRanked(ctx context.Context, h *History, p part, gs []*grant, o Options
 	size := len(gs)
 	if n > o.MaxOps {
 		size = o.Window
-		pr.notes = append(pr.notes, fmt.Sprintf("%s: %s grants checked in windows of %s in fencing order", p.name, count(int64(len(gs))), count(int64(size))))
+		pr.notes = append(pr.notes, fmt.Sprintf("%s: %s grants checked in windows of %s in fencing order", p.name, format.Count(int64(len(gs))), format.Count(int64(size))))
 	}
 	model := holderName(h.Model)
 	for s := 0; s < len(gs); s += size {
