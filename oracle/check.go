@@ -27,7 +27,7 @@ const (
 	// contended lock.
 	DefaultMaxOps = 20_000
 	// DefaultWindow is how many grants one window of a ranked lock holds.
-	DefaultWindow = 2_000
+	DefaultWindow = 500
 )
 
 // Options bound a check.
