@@ -127,7 +127,7 @@ func (r *Runner) executeDistributed(ctx context.Context, env *Env, m *distrib.Me
 			return fmt.Sprintf("run %d of %d: %s; waiting for every process", i+1, len(plan.Runs), run.Name)
 		},
 	}
-	return r.display()(ctx, plan, env.Server.String(), func(ctx context.Context, sink Sink) Outcome {
+	return r.display()(ctx, plan, env.Where(), func(ctx context.Context, sink Sink) Outcome {
 		return x.run(ctx, env.LoadOptions(), plan, sink)
 	})
 }

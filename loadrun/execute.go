@@ -2,6 +2,7 @@ package loadrun
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/loadgen"
@@ -131,7 +133,17 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 // them and reports to the sink it is given, and returns exec's outcome; it
 // may cut the runs short (ctx) or mark them partial. The live dashboard is
 // one; nil means a progress line on stderr.
-type Display func(ctx context.Context, plan *Plan, server string, exec func(context.Context, Sink) Outcome) Outcome
+type Display func(ctx context.Context, plan *Plan, where Where, exec func(context.Context, Sink) Outcome) Outcome
+
+// Where is where a plan's runs go, as a Display needs it: what anything
+// that connects uses (the connect string and the TLS settings), and the
+// label people read, which may carry more than an address (the local
+// ensemble's --server-config) and is never parsed.
+type Where struct {
+	Server connstr.ConnectString
+	TLS    *tls.Config
+	Label  string
+}
 
 // LineSink prints the live progress on w: rewritten in place on a
 // terminal, one line every few seconds otherwise; notices and starting
@@ -248,7 +260,7 @@ func (p *LineSink) Finish() {
 
 // lineDisplay runs exec with a LineSink on w.
 func lineDisplay(w io.Writer) Display {
-	return func(ctx context.Context, _ *Plan, _ string, exec func(context.Context, Sink) Outcome) Outcome {
+	return func(ctx context.Context, _ *Plan, _ Where, exec func(context.Context, Sink) Outcome) Outcome {
 		sink := NewLineSink(w)
 		defer sink.Finish()
 		return exec(ctx, sink)

@@ -34,7 +34,7 @@ type recorder struct {
 	lastState string
 }
 
-func (r *recorder) display(ctx context.Context, _ *Plan, _ string, exec func(context.Context, Sink) Outcome) Outcome {
+func (r *recorder) display(ctx context.Context, _ *Plan, _ Where, exec func(context.Context, Sink) Outcome) Outcome {
 	r.mu.Lock()
 	r.displays++
 	r.mu.Unlock()

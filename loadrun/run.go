@@ -33,8 +33,8 @@ func (r *Runner) display() Display {
 	if len(r.Taps) == 0 {
 		return d
 	}
-	return func(ctx context.Context, plan *Plan, server string, exec func(context.Context, Sink) Outcome) Outcome {
-		return d(ctx, plan, server, func(ctx context.Context, sink Sink) Outcome {
+	return func(ctx context.Context, plan *Plan, where Where, exec func(context.Context, Sink) Outcome) Outcome {
+		return d(ctx, plan, where, func(ctx context.Context, sink Sink) Outcome {
 			return exec(ctx, tee{display: sink, taps: r.Taps})
 		})
 	}
@@ -49,7 +49,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) error {
 	}
 	defer env.Close()
 	var early *report.Run // the report as written when the runs ended
-	out := r.display()(ctx, plan, env.Label(), func(ctx context.Context, sink Sink) Outcome {
+	out := r.display()(ctx, plan, env.Where(), func(ctx context.Context, sink Sink) Outcome {
 		o := Execute(ctx, env, plan, sink)
 		// Written now, not once the display is done: the dashboard waits
 		// for q, and the terminal may be gone by then.

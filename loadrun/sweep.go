@@ -101,7 +101,7 @@ func (r *Runner) Sweep(ctx context.Context, sw *Sweep) error {
 		partial bool
 		fit     = newSweepFit()
 	)
-	out := r.display()(ctx, last, env.Server.String(), func(ctx context.Context, sink Sink) Outcome {
+	out := r.display()(ctx, last, env.Where(), func(ctx context.Context, sink Sink) Outcome {
 		for i, p := range sw.Plans {
 			x := execution{announce: func(_ int, run scenarios.Run) string {
 				return fmt.Sprintf("sweep %d of %d: %s with %d clients", i+1, len(sw.Plans), run.Name, run.Clients)

@@ -125,6 +125,10 @@ func (e *Env) Label() string {
 	return fmt.Sprintf("%s [%s]", e.Server.String(), e.t.ServerConfig)
 }
 
+// Where is where the runs go, for a Display: the connect string and TLS
+// settings to reach the servers, and the label to show.
+func (e *Env) Where() Where { return Where{Server: e.Server, TLS: e.t.TLS, Label: e.Label()} }
+
 // LoadOptions are the options of every loadgen.Run on the target; the
 // scenario's server faults act on the local ensemble, if any.
 func (e *Env) LoadOptions() loadgen.Options {

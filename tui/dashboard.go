@@ -16,21 +16,24 @@ import (
 // its ConnectString is the run's server). Quitting the dashboard stops
 // the runs gracefully, like Ctrl-C: the report is partial.
 func LoadDashboard(inspect InspectOptions) loadrun.Display {
-	return func(ctx context.Context, plan *loadrun.Plan, server string, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
-		inspect.ConnectString = server
-		return dashboard(ctx, plan, server, &inspect, exec)
+	return func(ctx context.Context, plan *loadrun.Plan, where loadrun.Where, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
+		// What connects gets the connect string and the TLS settings; the
+		// label (which may carry the ensemble's configuration) is shown.
+		inspect.ConnectString, inspect.TLS = where.Server.String(), where.TLS
+		return dashboard(ctx, plan, where.Label, &inspect, exec)
 	}
 }
 
-// dashboard runs exec while the dashboard shows it.
-func dashboard(ctx context.Context, plan *loadrun.Plan, server string, inspect *InspectOptions, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
+// dashboard runs exec while the dashboard shows it; label names the
+// servers for people.
+func dashboard(ctx context.Context, plan *loadrun.Plan, label string, inspect *InspectOptions, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	report := ""
 	if plan.Out != "" {
 		report = filepath.Join(plan.Out, "report.html")
 	}
-	feed := loadview.NewFeed(plan.Title, server, report, plan.Runs)
+	feed := loadview.NewFeed(plan.Title, label, report, plan.Runs)
 	updates := make(chan loadview.Snapshot, 64)
 	var (
 		out  loadrun.Outcome
