@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
@@ -38,6 +40,9 @@ func (c *client) wakeups() int64 { return c.tap.wakeups.Load() }
 
 // sessionParams are what every client session is opened with.
 type sessionParams struct {
+	// tls, when set, is the servers' TLS settings: the dialer runs the
+	// handshake (Options.TLS).
+	tls            *tls.Config
 	servers        []string
 	opts           []recipes.SessionOption
 	timeout        time.Duration
@@ -99,8 +104,12 @@ var errEarlyClose = errors.New("closed right after connect")
 const earlyClosesToGiveUp = 3
 
 // dialer returns a zk.Dialer for client c that binds its source address,
-// taps the connection, and calls refused once the server has cut enough
-// handshakes.
+// runs the TLS handshake when the run has TLS settings, taps the
+// connection, and calls refused once the server has cut enough
+// handshakes. The tap reads ZooKeeper's packets (the waiters' watches,
+// the wake-ups), so it sits above TLS: over a session's own TLS
+// (recipes.WithTLS) it would read ciphertext, and the dashboard's waiter
+// chain and the wake-ups were empty on TLS runs.
 func (p *sessionParams) dialer(c *client, refused func()) zk.Dialer {
 	local := sourceAddr(c.idx, p.sourceAddrs)
 	var early atomic.Int32
@@ -110,6 +119,11 @@ func (p *sessionParams) dialer(c *client, refused func()) zk.Dialer {
 			d.LocalAddr = local
 		}
 		conn, err := d.Dial(network, address)
+		if err == nil && p.tls != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), d.Timeout)
+			conn, err = connstr.Handshake(ctx, conn, p.tls, address)
+			cancel()
+		}
 		if err != nil {
 			c.tap.stats.dialErrs.Add(1)
 			return nil, err
@@ -124,6 +138,17 @@ func (p *sessionParams) dialer(c *client, refused func()) zk.Dialer {
 	}
 }
 
+// dialOptions are the session options that make c's session dial through
+// p.dialer: the dialer, and no TLS of the session's own when the dialer
+// runs the handshake (it must come after any recipes.WithTLS).
+func (p *sessionParams) dialOptions(c *client, refused func()) []recipes.SessionOption {
+	opts := []recipes.SessionOption{recipes.WithDialer(p.dialer(c, refused))}
+	if p.tls != nil {
+		opts = append(opts, recipes.WithTLS(nil))
+	}
+	return opts
+}
+
 // open opens a session for c, waiting at most connectTimeout.
 func (p *sessionParams) open(ctx context.Context, c *client) (*recipes.Session, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -134,8 +159,8 @@ func (p *sessionParams) open(ctx context.Context, c *client) (*recipes.Session, 
 	opts = append(opts,
 		recipes.WithSessionTimeout(p.timeout),
 		recipes.WithBufferSizes(p.sendBuf, p.recvBuf),
-		recipes.WithDialer(p.dialer(c, func() { cancel(errEarlyClose) })),
 	)
+	opts = append(opts, p.dialOptions(c, func() { cancel(errEarlyClose) })...)
 	if p.lister != nil {
 		opts = append(opts, recipes.WithLister(p.lister))
 	}

@@ -184,6 +184,7 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 	}
 	r.params = sessionParams{
 		servers:        opts.Servers,
+		tls:            opts.TLS,
 		opts:           opts.SessionOptions,
 		timeout:        run.SessionTimeout,
 		sendBuf:        sendBufferSize,
@@ -258,8 +259,8 @@ func (r *runner) openLister(ctx context.Context) (*recipes.Session, error) {
 	lc := &client{tap: &tap{stats: &r.wire}}
 	opts := append(slices.Clone(r.opts.SessionOptions),
 		recipes.WithSessionTimeout(r.run.SessionTimeout),
-		recipes.WithBufferSizes(sendBufferSize, max(buf, recipes.DefaultBufferSize)),
-		recipes.WithDialer(r.params.dialer(lc, nil)))
+		recipes.WithBufferSizes(sendBufferSize, max(buf, recipes.DefaultBufferSize)))
+	opts = append(opts, r.params.dialOptions(lc, nil)...)
 	lctx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
 	defer cancel()
 	s, err := recipes.NewSession(lctx, r.opts.Servers, opts...)
