@@ -339,9 +339,11 @@ type grantState struct {
 	token   uint64
 	session int64
 	slot    int
-	// hist and part record the holder's writes on a lost grant.
-	hist *oracle.Buffer
-	part int32
+	// hist and part record the holder's writes on a lost grant, lastUse
+	// the last of them.
+	hist    *oracle.Buffer
+	part    int32
+	lastUse time.Time
 }
 
 // granted runs right after a holder entered its critical section: it

@@ -83,13 +83,19 @@ func (h *held) serverValue() int64 {
 // recordRelease records how a grant ended. A grant the holder was told it
 // lost (while holding, or by its release) may have been ended by the
 // server at any moment since it was given: its release is called at the
-// grant and returns once the holder has stopped acting on it (its
-// release returned: a holder ignoring Lost() writes once more as it
-// leaves). A release that failed otherwise has an unknown outcome.
-func recordRelease(b *oracle.Buffer, kind oracle.Kind, part int32, granted, relStart time.Time, lost bool, err error) {
+// grant, or just after the holder's last use of it (a holder ignoring
+// Lost(): the model needs the grant held for each use anyway, and the
+// client's operations stay one at a time, as Jepsen's histories are), and
+// returns once the holder has stopped acting on it (its release returned).
+// A release that failed otherwise has an unknown outcome.
+func recordRelease(b *oracle.Buffer, kind oracle.Kind, part int32, gs *grantState, granted, relStart time.Time, lost bool, err error) {
 	switch {
 	case lost || errors.Is(err, recipes.ErrLost) || errors.Is(err, recipes.ErrNotHeld):
-		b.Add(kind, part, granted, time.Now(), oracle.Lost, oracle.NoValue)
+		since := granted
+		if gs != nil && gs.lastUse.After(since) {
+			since = gs.lastUse.Add(time.Nanosecond)
+		}
+		b.Add(kind, part, since, time.Now(), oracle.Lost, oracle.NoValue)
 	case err != nil:
 		b.Add(kind, part, relStart, time.Now(), oracle.Unknown, oracle.NoValue)
 	default:
@@ -104,5 +110,6 @@ func (gs *grantState) write(lost bool, at time.Time) {
 	gs.fence.write(gs.token, gs.session, lost, at)
 	if lost {
 		gs.hist.Add(oracle.Use, gs.part, at, at, oracle.OK, int64(gs.token))
+		gs.lastUse = at
 	}
 }

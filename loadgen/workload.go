@@ -316,7 +316,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			g.released(relStart)
 		}
 		err = r.release(s, h.release)
-		recordRelease(c.hist, relKind, part, granted, relStart, lost || isClosed(h.lost), err)
+		recordRelease(c.hist, relKind, part, gs, granted, relStart, lost || isClosed(h.lost), err)
 		c.tap.seen.rest()
 		if counted {
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))

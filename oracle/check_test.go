@@ -105,7 +105,7 @@ func contended(n, c int, zombie int) *History {
 		h.Ops = append(h.Ops, Op{Client: cl, Kind: Acquire, Call: call * 1e6, Return: granted * 1e6, Value: int64(1000 + k), Outcome: OK})
 		if k == zombie {
 			h.Ops = append(h.Ops, Op{Client: cl, Kind: Use, Call: (granted + step + 2) * 1e6, Return: (granted + step + 2) * 1e6, Value: int64(1000 + k), Outcome: OK})
-			h.Ops = append(h.Ops, Op{Client: cl, Kind: Release, Call: granted * 1e6, Return: (granted + step + 3) * 1e6, Value: NoValue, Outcome: Lost})
+			h.Ops = append(h.Ops, Op{Client: cl, Kind: Release, Call: (granted+step+2)*1e6 + 1, Return: (granted + step + 3) * 1e6, Value: NoValue, Outcome: Lost})
 			continue
 		}
 		h.Ops = append(h.Ops, Op{Client: cl, Kind: Release, Call: (granted + step - 3) * 1e6, Return: (granted + step - 1) * 1e6, Value: NoValue, Outcome: OK})

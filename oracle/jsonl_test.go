@@ -50,3 +50,30 @@ func TestWriteJSONLIsJepsenOps(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONLProcessesSequential: in a zombie run's history.jsonl each
+// process's operations follow one another (invoke, completion, invoke...),
+// as Jepsen's histories must.
+func TestJSONLProcessesSequential(t *testing.T) {
+	h := contended(200, 5, 17)
+	var b bytes.Buffer
+	if err := h.WriteJSONL(&b); err != nil {
+		t.Fatal(err)
+	}
+	open := map[int]bool{}
+	sc := bufio.NewScanner(&b)
+	for sc.Scan() {
+		var l struct {
+			Process int    `json:"process"`
+			Type    string `json:"type"`
+			Index   int    `json:"index"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatal(err)
+		}
+		if (l.Type == "invoke") == open[l.Process] {
+			t.Fatalf("line %d: process %d %s while it has %v an operation open", l.Index, l.Process, l.Type, open[l.Process])
+		}
+		open[l.Process] = l.Type == "invoke"
+	}
+}
