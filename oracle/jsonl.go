@@ -20,15 +20,15 @@ func (h *History) WriteJSONL(w io.Writer) error {
 		op     int32
 		invoke bool
 		// order breaks ties of time: completions first (a process's next
-		// call follows its last return), then invokes, then the
-		// completions of instantaneous operations (after their invoke).
+		// call follows its last return), then invokes, an instantaneous
+		// operation's completion right after its invoke.
 		order int8
 	}
 	evs := make([]event, 0, 2*len(h.Ops))
 	for i, op := range h.Ops {
 		done := int8(0)
 		if op.Return <= op.Call {
-			done = 2
+			done = 1
 		}
 		evs = append(evs, event{op.Call, int32(i), true, 1}, event{max(op.Return, op.Call), int32(i), false, done})
 	}
@@ -36,7 +36,19 @@ func (h *History) WriteJSONL(w io.Writer) error {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.order, b.order)
+		if c := cmp.Compare(a.order, b.order); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.op, b.op); c != 0 {
+			return c
+		}
+		if a.invoke == b.invoke {
+			return 0
+		}
+		if a.invoke {
+			return -1
+		}
+		return 1
 	})
 	names := make([][]byte, len(h.Partitions))
 	for i, p := range h.Partitions {

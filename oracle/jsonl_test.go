@@ -56,6 +56,9 @@ func TestWriteJSONLIsJepsenOps(t *testing.T) {
 // as Jepsen's histories must.
 func TestJSONLProcessesSequential(t *testing.T) {
 	h := contended(200, 5, 17)
+	for item := range int64(3) { // the queue's final listing: instantaneous, at one moment
+		h.Ops = append(h.Ops, Op{Client: 5, Kind: Gone, Call: 5e9, Return: 5e9, Value: item, Outcome: OK})
+	}
 	var b bytes.Buffer
 	if err := h.WriteJSONL(&b); err != nil {
 		t.Fatal(err)
