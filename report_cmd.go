@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkherd/zkherd/internal/output"
 	"github.com/zkherd/zkherd/loadrun"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/report"
 )
 
@@ -37,7 +38,38 @@ func newReportCmd(g *globalOptions) *cobra.Command {
 		},
 	}
 	registerOutput(show, &out)
-	return newGroup("report", "Print or compare load reports", help("report"), show, newReportCompareCmd())
+	return newGroup("report", "Print, compare or check load reports", help("report"), show, newReportCompareCmd(), newReportCheckCmd())
+}
+
+func newReportCheckCmd() *cobra.Command {
+	return newCommand("check DIR", "Check a run's history.jsonl again for linearizability", "report-check", exactArgs(1, "a report directory (or its report.json)"), func(cmd *cobra.Command, args []string) error {
+		r, err := readReport(args[0])
+		if err != nil {
+			return err
+		}
+		dir := args[0]
+		if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+			dir = filepath.Dir(dir)
+		}
+		results, err := report.Recheck(cmd.Context(), dir, r)
+		if err != nil {
+			return usageErr("%s: %v; give a directory that zkherd load --out wrote", dir, err)
+		}
+		failed := 0
+		for i, l := range results {
+			if l == nil {
+				continue
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: linearizability: %s\n", r.Scenarios[i].Name, l.Line())
+			if l.Result != oracle.ResultOK {
+				failed++
+			}
+		}
+		if failed > 0 {
+			return &exitError{Code: exitCheckFailed, Err: fmt.Errorf("%d of the histories are not linearizable or could not be checked to the end", failed)}
+		}
+		return nil
+	})
 }
 
 func newReportCompareCmd() *cobra.Command {

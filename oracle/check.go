@@ -55,7 +55,10 @@ const (
 
 // Result is what the check found; report.json writes it as it is.
 type Result struct {
+	// Model is the sequential model checked, Limit its parameter (a
+	// semaphore's permits, a barrier's size; 0 for the others).
 	Model string `json:"model"`
+	Limit int    `json:"limit,omitempty"`
 	// Operations counts the recorded operations; Checked those the search
 	// covered (a sampled partition's first ones only); Unknown those whose
 	// outcome was unknown (they may or may not have taken effect).
@@ -132,7 +135,7 @@ func Check(ctx context.Context, h *History, o Options) *Result {
 	o.MaxOps = cmp.Or(o.MaxOps, DefaultMaxOps)
 	o.Window = cmp.Or(o.Window, DefaultWindow)
 	o.Workers = cmp.Or(o.Workers, 2)
-	res := &Result{Model: h.Model, Operations: int64(len(h.Ops)), Scope: cmp.Or(h.Scope, "run")}
+	res := &Result{Model: h.Model, Limit: h.Limit, Operations: int64(len(h.Ops)), Scope: cmp.Or(h.Scope, "run")}
 	if h.Dropped > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("the history was full: %s later operations were not recorded; the run's beginning was checked", format.Count(h.Dropped)))
 	}
@@ -471,7 +474,7 @@ func Merge(results []*Result, tags []string) *Result {
 			continue
 		}
 		if out == nil {
-			out = &Result{Model: r.Model, Result: ResultOK}
+			out = &Result{Model: r.Model, Limit: r.Limit, Result: ResultOK}
 		}
 		tag := tags[i]
 		out.Operations += r.Operations

@@ -3,7 +3,10 @@ package oracle
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -78,5 +81,31 @@ func TestJSONLProcessesSequential(t *testing.T) {
 			t.Fatalf("line %d: process %d %s while it has %v an operation open", l.Index, l.Process, l.Type, open[l.Process])
 		}
 		open[l.Process] = l.Type == "invoke"
+	}
+}
+
+// TestReadJSONLRoundTrip: a history read back from history.jsonl is
+// checked to the same result (a zombie's violation, its window).
+func TestReadJSONLRoundTrip(t *testing.T) {
+	h := contended(300, 7, 120)
+	var b bytes.Buffer
+	if err := h.WriteJSONL(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSONL(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Model = h.Model
+	want := Check(context.Background(), h, Options{})
+	got := Check(context.Background(), back, Options{})
+	if got.Result != want.Result || got.Operations != want.Operations || got.Checked != want.Checked || len(got.Violation.Operations) != len(want.Violation.Operations) {
+		t.Errorf("read back: %s %d/%d ops, window %d; written: %s %d/%d, window %d", got.Result, got.Checked, got.Operations,
+			len(got.Violation.Operations), want.Result, want.Checked, want.Operations, len(want.Violation.Operations))
+	}
+	for _, bad := range []string{"{}\n", `{"time":1,"process":0,"type":"ok","f":"acquire","value":["/p",1]}` + "\n", `{"time":1,"process":0,"type":"invoke","f":"fly","value":["/p",null]}` + "\n"} {
+		if _, err := ReadJSONL(strings.NewReader(bad)); !errors.Is(err, ErrHistory) {
+			t.Errorf("ReadJSONL(%q) = %v, want ErrHistory", bad, err)
+		}
 	}
 }

@@ -61,14 +61,11 @@ func WriteDir(dir string, run *Run) (err error) {
 		return err
 	}
 	used := map[string]bool{}
-	for _, s := range run.Scenarios {
+	histories := HistoryFiles(run)
+	for i, s := range run.Scenarios {
 		base := fileBase(s.Name, used)
 		if h := s.History; h != nil {
-			name := "history.jsonl"
-			if len(run.Scenarios) > 1 {
-				name = base + "-history.jsonl"
-			}
-			if err := write(name, h.WriteJSONL); err != nil {
+			if err := write(histories[i], h.WriteJSONL); err != nil {
 				return err
 			}
 		}
@@ -201,4 +198,19 @@ func fileBase(name string, used map[string]bool) string {
 	}
 	used[b] = true
 	return b
+}
+
+// HistoryFiles names each scenario's history file in a report directory:
+// history.jsonl, or <scenario>-history.jsonl when the report has several.
+func HistoryFiles(run *Run) []string {
+	used := map[string]bool{}
+	names := make([]string, len(run.Scenarios))
+	for i, s := range run.Scenarios {
+		base := fileBase(s.Name, used)
+		names[i] = "history.jsonl"
+		if len(run.Scenarios) > 1 {
+			names[i] = base + "-history.jsonl"
+		}
+	}
+	return names
 }

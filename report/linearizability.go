@@ -1,7 +1,11 @@
 package report
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/zkherd/zkherd/oracle"
 )
@@ -35,4 +39,41 @@ func linearizabilityView(r *oracle.Result) (line string, rows []linOpRow, viz st
 		rows = append(rows, row)
 	}
 	return line, rows, string(v.HTML)
+}
+
+// ErrNoHistory is returned by Recheck for a report none of whose
+// scenarios has a history to check.
+var ErrNoHistory = errors.New("report: no history.jsonl to check (runs before zkherd recorded histories have none)")
+
+// Recheck checks again the histories a report directory holds, each with
+// the model its report.json names: for each scenario, the new result (nil
+// for a scenario without a history).
+func Recheck(ctx context.Context, dir string, run *Run) ([]*oracle.Result, error) {
+	out := make([]*oracle.Result, len(run.Scenarios))
+	files := HistoryFiles(run)
+	found := false
+	for i, s := range run.Scenarios {
+		l := s.Linearizability
+		if l == nil {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, files[i]))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", files[i], err)
+		}
+		h, err := oracle.ReadJSONL(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("report: %s: %w", files[i], err)
+		}
+		h.Model, h.Limit, h.Scope = l.Model, l.Limit, l.Scope
+		out[i], found = oracle.Check(ctx, h, oracle.Options{}), true
+	}
+	if !found {
+		return nil, ErrNoHistory
+	}
+	return out, nil
 }

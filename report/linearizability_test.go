@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,7 +20,7 @@ func zombieHistory() *oracle.History {
 	return &oracle.History{Model: oracle.Mutex, Partitions: []string{"/zkherd/runs/x/lock-000"}, Ops: []oracle.Op{
 		{Client: 0, Kind: oracle.Acquire, Call: 0, Return: 1 * ms, Value: 17, Outcome: oracle.OK},
 		{Client: 1, Kind: oracle.Acquire, Call: 0, Return: 5 * ms, Value: 18, Outcome: oracle.OK},
-		{Client: 0, Kind: oracle.Release, Call: 1 * ms, Return: 9 * ms, Value: oracle.NoValue, Outcome: oracle.Lost},
+		{Client: 0, Kind: oracle.Release, Call: 8*ms + 1, Return: 9 * ms, Value: oracle.NoValue, Outcome: oracle.Lost},
 		{Client: 1, Kind: oracle.Release, Call: 6 * ms, Return: 7 * ms, Value: oracle.NoValue, Outcome: oracle.OK},
 		{Client: 0, Kind: oracle.Use, Call: 8 * ms, Return: 8 * ms, Value: 17, Outcome: oracle.OK},
 	}}
@@ -75,5 +76,35 @@ func TestLinearizabilityShown(t *testing.T) {
 	}
 	if lines != 10 {
 		t.Errorf("history.jsonl has %d lines, want 10 (an invoke and a completion per operation)", lines)
+	}
+}
+
+// TestRecheck: a report directory's history is checked again to the
+// result the run had; a report without histories says so.
+func TestRecheck(t *testing.T) {
+	run := herdVsFair(t)
+	s := run.Scenarios[1]
+	s.History = zombieHistory()
+	s.Linearizability = oracle.Check(context.Background(), s.History, oracle.Options{})
+	dir := t.TempDir()
+	if err := WriteDir(dir, run); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Recheck(context.Background(), dir, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0] != nil || got[1] == nil || got[1].Result != oracle.ResultViolation || got[1].Operations != 5 {
+		t.Errorf("rechecked %+v, want scenario 1's violation over 5 operations", got)
+	}
+	if HistoryFiles(back)[1] != "fair-lock-history.jsonl" {
+		t.Errorf("history files %q", HistoryFiles(back))
+	}
+	if _, err := Recheck(context.Background(), t.TempDir(), back); !errors.Is(err, ErrNoHistory) {
+		t.Errorf("Recheck of a directory without histories = %v, want ErrNoHistory", err)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // packages are zkherd's package names that appear as error prefixes.
 var packages = []string{
 	"cluster", "connstr", "distrib", "ensemble", "enstest", "exporter", "faultproxy", "faults", "fourlw", "inspect",
-	"loadgen", "metrics", "recipes", "reliability", "report", "scalemodel", "scenarios", "subtree", "tui",
+	"loadgen", "metrics", "oracle", "recipes", "reliability", "report", "scalemodel", "scenarios", "subtree", "tui",
 }
 
 // prefix matches "pkg: " at the start of a message or after a separator
