@@ -159,14 +159,31 @@ func TestTimedOutIsUnknown(t *testing.T) {
 	}
 }
 
-func TestSampledSaysSo(t *testing.T) {
-	h := hist(Semaphore, 1)
-	for k := range 100 {
-		h.Ops = append(h.Ops, op(0, Acquire, int64(3*k), int64(3*k+1), NoValue), op(0, Release, int64(3*k+1), int64(3*k+2), NoValue))
-	}
-	r := Check(context.Background(), h, Options{MaxOps: 50})
-	if r.Result != ResultOK || r.Checked != 50 || !strings.Contains(strings.Join(r.Notes, "\n"), "sampled: the first 50 of 200") {
-		t.Fatalf("result %s checked %d notes %q", r.Result, r.Checked, r.Notes)
+func TestWindowsSaySo(t *testing.T) {
+	for _, overlap := range []bool{false, true} {
+		h := hist(Semaphore, 1)
+		for k := range 100 {
+			h.Ops = append(h.Ops, op(int32(k%2), Acquire, int64(3*k), int64(3*k+1), NoValue), op(int32(k%2), Release, int64(3*k+1), int64(3*k+2), NoValue))
+		}
+		if overlap { // grant 70 while grant 69 still holds: in one window
+			h.Ops[2*69+1].Call, h.Ops[2*69+1].Return = 212e6, 213e6
+		}
+		sortHist(h)
+		r := Check(context.Background(), h, Options{MaxOps: 50})
+		want := ResultOK
+		if overlap {
+			want = ResultViolation
+		}
+		if overlap {
+			if r.Result != want || len(r.Violation.Operations) != 4 {
+				t.Fatalf("overlap: result %s, window %+v; want the two grants", r.Result, r.Violation)
+			}
+			continue
+		}
+		if r.Result != want || r.Checked != 200 || r.Windowed != 1 || !strings.Contains(strings.Join(r.Notes, "\n"), "checked in 4 windows of whole grants") ||
+			!strings.Contains(r.Line(), "1 partition checked in windows") {
+			t.Fatalf("overlap %v: result %s checked %d windowed %d notes %q line %q", overlap, r.Result, r.Checked, r.Windowed, r.Notes, r.Line())
+		}
 	}
 }
 
@@ -228,8 +245,8 @@ func TestLine(t *testing.T) {
 	}{
 		{Result{Model: Mutex, Operations: 3713, Checked: 3664, Unknown: 49, Partitions: 1, Result: ResultOK, CheckS: 0.04},
 			"ok (mutex: 3,713 operations in 1 partition, 49 of unknown outcome; checked in 0.0 s)"},
-		{Result{Model: Semaphore, Operations: 50000, Checked: 20000, Partitions: 2, Result: ResultOK, CheckS: 1.25},
-			"ok (semaphore: 50,000 operations in 2 partitions, sampled: 20,000 checked; checked in 1.2 s)"},
+		{Result{Model: Semaphore, Operations: 50000, Checked: 50000, Partitions: 2, Windowed: 1, Result: ResultOK, CheckS: 1.25},
+			"ok (semaphore: 50,000 operations in 2 partitions, 1 partition checked in windows; checked in 1.2 s)"},
 		{Result{Model: RWLock, Operations: 10, Checked: 10, Partitions: 1, Result: ResultUnknown, NotChecked: []string{"/l: not checked (timed out after 20 s)"}},
 			"unknown (rwlock: 10 operations in 1 partition): /l: not checked (timed out after 20 s)"},
 		{Result{Model: Queue, Operations: 6, Checked: 6, Partitions: 3, Result: ResultViolation, Violation: &Violation{Detail: "item 7 taken twice"}},
