@@ -36,8 +36,8 @@ type Options struct {
 	// it); defaults to DefaultPartitionTimeout.
 	PartitionTimeout time.Duration
 	// MaxOps is the most operations one porcupine search gets; larger
-	// ranked locks are checked in windows, others sampled (their first
-	// MaxOps operations). Defaults to DefaultMaxOps.
+	// locks are checked in windows of grants (ranked mutexes exactly,
+	// others each window alone). Defaults to DefaultMaxOps.
 	MaxOps int
 	// Window is how many grants a window of a ranked lock holds; defaults
 	// to DefaultWindow.
@@ -60,7 +60,8 @@ type Result struct {
 	Model string `json:"model"`
 	Limit int    `json:"limit,omitempty"`
 	// Operations counts the recorded operations; Checked those the search
-	// covered (a sampled partition's first ones only); Unknown those whose
+	// covered (fewer when the check stopped at a violation or a timeout,
+	// more when windows repeat a release); Unknown those whose
 	// outcome was unknown (they may or may not have taken effect).
 	Operations int64 `json:"operations"`
 	Checked    int64 `json:"checked"`
@@ -83,7 +84,7 @@ type Result struct {
 	HeapMiB float64 `json:"heap_mib"`
 	// NotChecked names partitions the search did not finish, and why.
 	NotChecked []string `json:"not_checked,omitempty"`
-	// Notes say what was checked how: windows, samples, dropped
+	// Notes say what was checked how: windows, dropped
 	// operations, what the model leaves out.
 	Notes []string `json:"notes,omitempty"`
 	// Violation is the smallest failing window found, if any.

@@ -26,7 +26,7 @@ type grant struct {
 // an operation belongs to no grant. Any set of whole grants of a
 // linearizable lock history is itself linearizable (a subsequence of
 // non-overlapping or at most k overlapping grants is still so), which
-// makes grants the unit of windows and samples.
+// makes grants the unit of windows.
 func grantsOf(h *History, p part) (gs []*grant, ok bool) {
 	current := map[int32]*grant{}
 	release := map[*grant]int{}
