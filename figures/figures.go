@@ -49,6 +49,7 @@ const (
 	ZKRequests    Count = "zk_requests"
 	ServerPackets Count = "server_packets"
 	WatchFanout   Count = "watch_fanout"
+	ElapsedMs     Count = "elapsed_ms"
 )
 
 // counts is the one list of raw counts.
@@ -59,6 +60,7 @@ var counts = []CountSpec{
 	{Count: ZKRequests, Merge: Sum, Doc: "requests the clients sent to ZooKeeper"},
 	{Count: ServerPackets, Merge: Max, Server: true, Doc: "packets received plus sent by the servers, every member (mntr)"},
 	{Count: WatchFanout, Merge: Max, Server: true, Doc: "watches triggered on the servers (mntr's watch counts)"},
+	{Count: ElapsedMs, Merge: Max, Doc: "milliseconds from the first session opened to the end of the window (the processes of a run share one clock)"},
 }
 
 // Format is how a figure's value is written.

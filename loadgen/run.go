@@ -784,6 +784,9 @@ func (r *runner) totalsBetween(before, after snapshot, ops int64) figures.Totals
 	t[figures.Operations] = ops
 	t[figures.Wakeups] = after.wakeups - before.wakeups
 	t[figures.ZKRequests] = after.requests - before.requests
+	if !r.start.IsZero() {
+		t[figures.ElapsedMs] = after.at.Sub(r.start).Milliseconds()
+	}
 	if before.serverErr == nil && after.serverErr == nil {
 		d := after.server.sub(before.server)
 		t[figures.ServerPackets], t[figures.WatchFanout] = d.packets, d.fanout
@@ -1436,7 +1439,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock 
 // liveTotals is the raw counts since the window opened, the servers' as
 // of their last poll (absent until polled).
 func (r *runner) liveTotals() figures.Totals {
-	now := snapshot{requests: r.wire.total.Load()}
+	now := snapshot{at: time.Now(), requests: r.wire.total.Load()}
 	for _, c := range r.clients {
 		now.wakeups += c.wakeups()
 	}
