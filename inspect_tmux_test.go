@@ -66,7 +66,7 @@ func TestInspectInTmux(t *testing.T) {
 		}
 	}
 	t.Logf("captured screen:\n%s", screen)
-	for _, want := range []string{"Locks", "curator mutex", "┌ HOLD", "├▶wait", "holding →"} {
+	for _, want := range []string{"Locks", "curator lock or election", "┌ HOLD", "├▶wait", "holding →"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("screen lacks %q", want)
 		}

@@ -3,16 +3,59 @@ package inspect
 import (
 	"bufio"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// kazoo is one python3-kazoo client running a recipe
-// (testdata/foreign/kazoo_recipe.py) until the test ends.
-func kazoo(t *testing.T, servers []string, recipe, path string) {
+// foreignJars is the class path of ForeignRecipes.java: Debian's
+// libcurator-recipes-java, ZooKeeper's recipe jars and their dependencies.
+var foreignJars = []string{
+	"curator-framework", "curator-client", "curator-recipes", "zookeeper", "zookeeper-jute",
+	"slf4j-api", "slf4j-nop", "guava", "zookeeper-recipes-lock", "zookeeper-recipes-queue",
+}
+
+// kazoo runs python3-kazoo clients (testdata/foreign/kazoo_recipe.py), one
+// session per "recipe=path", started in order, until the test ends.
+func kazoo(t *testing.T, servers []string, recipes ...string) {
 	t.Helper()
-	cmd := exec.Command("/usr/bin/python3", "testdata/foreign/kazoo_recipe.py", strings.Join(servers, ","), recipe, path)
+	foreign(t, exec.Command("/usr/bin/python3", append([]string{"testdata/foreign/kazoo_recipe.py", strings.Join(servers, ",")}, recipes...)...))
+}
+
+// java runs Curator and ZooKeeper-recipe clients
+// (testdata/foreign/ForeignRecipes.java, compiled into classes), one
+// session per "recipe=path", in one JVM, until the test ends.
+func java(t *testing.T, classes string, servers []string, recipes ...string) {
+	t.Helper()
+	var cp []string
+	for _, j := range foreignJars {
+		cp = append(cp, filepath.Join("/usr/share/java", j+".jar"))
+	}
+	cp = append(cp, classes)
+	foreign(t, exec.Command("java", append([]string{"-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", strings.Join(cp, ":"),
+		"ForeignRecipes", strings.Join(servers, ",")}, recipes...)...))
+}
+
+// compileJava compiles ForeignRecipes.java into a temporary directory.
+func compileJava(t *testing.T) string {
+	t.Helper()
+	var cp []string
+	for _, j := range foreignJars {
+		cp = append(cp, filepath.Join("/usr/share/java", j+".jar"))
+	}
+	classes := t.TempDir()
+	out, err := exec.Command("javac", "-d", classes, "-cp", strings.Join(cp, ":"), "testdata/foreign/ForeignRecipes.java").CombinedOutput()
+	if err != nil {
+		t.Fatalf("javac ForeignRecipes.java: %v\n%s\n(the test needs a JDK and Debian's libcurator-recipes-java and zookeeper recipe jars)", err, out)
+	}
+	return classes
+}
+
+// foreign starts cmd, waits for its "OK" and stops it (closing its stdin)
+// when the test ends.
+func foreign(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +67,7 @@ func kazoo(t *testing.T, servers []string, recipe, path string) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start kazoo (python3-kazoo, /usr/bin/python3): %v", err)
+		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
 	t.Cleanup(func() {
 		stdin.Close()
@@ -48,10 +91,10 @@ func kazoo(t *testing.T, servers []string, recipe, path string) {
 	select {
 	case l := <-line:
 		if l != "OK" {
-			t.Fatalf("kazoo %s %s: %q, stderr:\n%s", recipe, path, l, stderr.String())
+			t.Fatalf("%s: %q, stderr:\n%s", cmd.Args, l, stderr.String())
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("kazoo %s %s did not start; stderr:\n%s", recipe, path, stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%s did not start; stderr:\n%s", cmd.Args, stderr.String())
 	}
 }
 

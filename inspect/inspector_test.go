@@ -131,8 +131,8 @@ func TestLocksDiscovered(t *testing.T) {
 	}
 
 	fair := findLock(t, snap, "/app/fair")
-	if fair.Layout != "curator mutex" || len(fair.Entries) != 4 {
-		t.Fatalf("fair lock = %s with %d entries, want curator mutex with 4", fair.Layout, len(fair.Entries))
+	if fair.Layout != "curator lock or election" || len(fair.Entries) != 4 {
+		t.Fatalf("fair lock = %s with %d entries, want curator lock or election with 4", fair.Layout, len(fair.Entries))
 	}
 	for i, e := range fair.Entries {
 		if e.Node != path.Base(nodes[i]) {

@@ -18,9 +18,7 @@ import (
 func TestInspectorsAreNoHerd(t *testing.T) {
 	ens := enstest.Start(t, 1)
 	servers := ens.Servers()
-	kazoo(t, servers, "lock", "/app/lock")
-	waitChildren(t, servers, "/app/lock", 1)
-	kazoo(t, servers, "lock", "/app/lock")
+	kazoo(t, servers, "lock=/app/lock", "lock=/app/lock")
 	names := waitChildren(t, servers, "/app/lock", 2)
 	slices.SortFunc(names, bySeq)
 	holder := path.Join("/app/lock", names[0])

@@ -77,6 +77,10 @@ func layoutName(nodes []recipes.Node) string {
 		kind = "latch"
 	case kinds[recipes.KindElection]:
 		kind = "election"
+	case layout == recipes.LayoutKazoo || layout == recipes.LayoutCurator || layout == recipes.LayoutSequential:
+		// kazoo's Lock and Election, Curator's InterProcessMutex and
+		// LeaderSelector (and zkherd's lock) write the same nodes.
+		kind = "lock or election"
 	default:
 		kind = "mutex"
 	}
@@ -102,6 +106,9 @@ type lockInput struct {
 	// than them.
 	Listed  time.Time
 	HerdMin int
+	// WaitingFor, when set, is the semaphore whose contenders wait in this
+	// lock for a lease (foreign.go): its first contender holds nothing.
+	WaitingFor string
 	// Memory is what earlier polls saw (nil: judge this poll alone, every
 	// node taken as older than it); Poll numbers this poll.
 	Memory *watchMemory
@@ -111,6 +118,9 @@ type lockInput struct {
 // buildLock draws the chain of one lock directory and flags its anomalies.
 func buildLock(in lockInput) Lock {
 	l := Lock{Path: in.Dir, Layout: layoutName(in.Nodes), Unrecognised: in.Unrecognised}
+	if in.WaitingFor != "" && len(in.Nodes) > 0 {
+		l.Layout = string(in.Nodes[0].Layout) + " semaphore: waiting for a lease of " + path.Base(in.WaitingFor)
+	}
 	herdMin := in.HerdMin
 	if herdMin <= 0 {
 		herdMin = DefaultHerdThreshold
@@ -164,6 +174,9 @@ func buildLock(in lockInput) Lock {
 		case n.Kind == recipes.KindLease:
 			// The lease limit lives in the clients, not in ZooKeeper.
 			e.Role = RoleUnknown
+		case recipes.Holds(in.Nodes, i, 1) && in.WaitingFor != "":
+			// Blocked on the semaphore's leases, not on a node here.
+			e.Role = RoleWaiter
 		case recipes.Holds(in.Nodes, i, 1):
 			e.Role = RoleHolder
 		default:

@@ -106,7 +106,7 @@ func TestBuildLock(t *testing.T) {
 	}{
 		{
 			name: "fair chain", fixture: func() fixture { return chain(4) },
-			layout: "curator mutex", holders: 1, waiters: 3,
+			layout: "curator lock or election", holders: 1, waiters: 3,
 		},
 		{
 			name: "waiter watching the wrong node",
@@ -116,7 +116,7 @@ func TestBuildLock(t *testing.T) {
 				f.watches[curator(0, "lock-")] = append(f.watches[curator(0, "lock-")], 103)
 				return f
 			},
-			layout: "curator mutex", holders: 1, waiters: 3,
+			layout: "curator lock or election", holders: 1, waiters: 3,
 			anomalies: []AnomalyKind{AnomalyWrongWatch}, flagged: map[int]AnomalyKind{3: AnomalyWrongWatch},
 		},
 		{
@@ -126,7 +126,7 @@ func TestBuildLock(t *testing.T) {
 				f.watches[curator(1, "lock-")] = nil
 				return f
 			},
-			layout: "curator mutex", holders: 1, waiters: 2,
+			layout: "curator lock or election", holders: 1, waiters: 2,
 			anomalies: []AnomalyKind{AnomalyNoWatch}, flagged: map[int]AnomalyKind{2: AnomalyNoWatch},
 		},
 		{
@@ -136,7 +136,7 @@ func TestBuildLock(t *testing.T) {
 				f.watches = map[string][]int64{curator(0, "lock-"): {101, 102, 103}}
 				return f
 			},
-			layout: "curator mutex", holders: 1, waiters: 3,
+			layout: "curator lock or election", holders: 1, waiters: 3,
 			anomalies: []AnomalyKind{AnomalyWrongWatch, AnomalyHerd}, flagged: map[int]AnomalyKind{1: AnomalyHerd, 2: AnomalyHerd, 3: AnomalyHerd},
 		},
 		{
@@ -146,7 +146,7 @@ func TestBuildLock(t *testing.T) {
 				f.gone = []int64{100}
 				return f
 			},
-			layout: "curator mutex", holders: 1, waiters: 2,
+			layout: "curator lock or election", holders: 1, waiters: 2,
 			anomalies: []AnomalyKind{AnomalyHolderGone}, flagged: map[int]AnomalyKind{0: AnomalyHolderGone},
 		},
 		{
@@ -156,7 +156,7 @@ func TestBuildLock(t *testing.T) {
 				f.unknown = []int64{100}
 				return f
 			},
-			layout: "curator mutex", holders: 1, waiters: 1,
+			layout: "curator lock or election", holders: 1, waiters: 1,
 			anomalies: []AnomalyKind{AnomalyHolderGone},
 		},
 		{
@@ -166,7 +166,7 @@ func TestBuildLock(t *testing.T) {
 				f.gone, f.complete = []int64{100}, false
 				return f
 			},
-			layout: "curator mutex", holders: 1, waiters: 1,
+			layout: "curator lock or election", holders: 1, waiters: 1,
 		},
 		{
 			name: "unrecognised children",
@@ -175,7 +175,7 @@ func TestBuildLock(t *testing.T) {
 				f.names = append(f.names, "config", "not-a-lock")
 				return f
 			},
-			layout: "curator mutex", holders: 1, waiters: 1,
+			layout: "curator lock or election", holders: 1, waiters: 1,
 			anomalies: []AnomalyKind{AnomalyUnrecognised},
 		},
 		{

@@ -366,6 +366,14 @@ type Queue struct {
 	EnqueueRate, DequeueRate float64
 	Head                     string        // lowest item
 	HeadAge                  time.Duration // age of Head; negative when unknown
+	// Taken is how many items consumers have taken and not yet consumed
+	// (kazoo LockingQueue's "taken" directory); TakenItem is the oldest,
+	// taken TakenAge ago (negative when unknown) by session TakenBy. A
+	// consumer stuck on an item shows here, not as an idle queue.
+	Taken     int
+	TakenItem string
+	TakenAge  time.Duration
+	TakenBy   int64
 }
 
 // SessionHex formats a session id as ZooKeeper prints it: 0x1000001f3b60001.

@@ -37,10 +37,15 @@ type scanState struct {
 	// listings caches directory listings by path, re-read only when the
 	// directory's children change (sameChildren).
 	listings map[string]*listing
+	// kazooSems are kazoo Semaphore directories (foreign.go); leases
+	// caches whether a Curator semaphore's "leases" directory exists.
+	kazooSems map[string]bool
+	leases    map[string]bool
 }
 
 func (st *scanState) init() {
 	if st.dirs == nil {
+		st.kazooSems, st.leases = map[string]bool{}, map[string]bool{}
 		st.dirs = map[string]dirKind{}
 		st.stats = map[string]nodeInfo{}
 		st.queues = map[string]*queueRec{}
@@ -205,11 +210,13 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 
 // walkResult is what one walk of the tree found.
 type walkResult struct {
-	found     []string // directories whose children parse as a recipe layout
-	denied    []string // directories whose ACL denies this session a listing
-	visited   int
-	truncated bool
-	cost      Cost
+	found  []string // directories whose children parse as a recipe layout
+	denied []string // directories whose ACL denies this session a listing
+	// semaphores are kazoo Semaphore directories (foreign.go).
+	semaphores []string
+	visited    int
+	truncated  bool
+	cost       Cost
 }
 
 // The walk from the scan roots runs in the background, never in a
@@ -231,11 +238,11 @@ type walker struct {
 	// lastUnits is what the last walk cost (walkUnits).
 	lastUnits int
 	// denied are the directories the last walk could not list (ACL).
-	denied []string
-	listings  map[string]*listing
-	polls     int
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
+	denied   []string
+	listings map[string]*listing
+	polls    int
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 
 	// found is what the walk in progress has found so far, for the first
 	// snapshot, which does not wait for the whole walk.
@@ -306,6 +313,9 @@ func (in *Inspector) takeWalk(snap *Snapshot) {
 			if _, ok := in.scan.dirs[d]; !ok {
 				in.scan.dirs[d] = dirNone // classified when read
 			}
+		}
+		for _, d := range r.semaphores {
+			in.scan.kazooSems[d] = true
 		}
 		snap.Cost.Walked, snap.Cost.Stats, snap.Cost.Lists, snap.Cost.Names = r.visited, r.cost.Stats, r.cost.Lists, r.cost.Names
 		in.walkTruncated = r.truncated
@@ -445,15 +455,25 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 			continue
 		}
 		names, stat := l.names, l.stat
+		if st.kazooSems[dir] && (len(names) == 0 || kazooLeases(names)) {
+			st.dirs[dir] = dirLock
+			snap.Locks = append(snap.Locks, in.readKazooSemaphore(ctx, c, st, dir, names, &snap.Cluster, snap.At))
+			continue
+		}
 		nodes, unrecognised := recipes.ParseChildren(names)
 		switch kind := classify(nodes); kind {
 		case dirLock:
 			st.dirs[dir] = dirLock
+			if sem, ok := strings.CutSuffix(dir, kazooSemaphoreLock); ok {
+				st.kazooSems[sem] = true
+				in.addCandidate(st, sem)
+			}
 			l := in.readLock(ctx, c, st, dir, nodes, unrecognised, owners, &snap.Cluster, snap.At)
 			l.Anomalies = confirmAnomalies(l, st.seen, seen)
 			snap.Locks = append(snap.Locks, l)
 		case dirQueue:
 			if q, ok := in.readQueue(c, st, dir, nodes, stat, snap.At); ok {
+				in.takenItems(ctx, c, &q, dir, snap.At)
 				st.dirs[dir] = dirQueue
 				snap.Queues = append(snap.Queues, q)
 			} else {
@@ -606,6 +626,11 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*lis
 				if l.denied {
 					r.denied = append(r.denied, dir)
 					continue
+				}
+				for _, sem := range kazooSemaphores(dir, l.names) {
+					r.semaphores = append(r.semaphores, sem)
+					r.found = append(r.found, sem)
+					found(sem)
 				}
 				nodes, unrecognised := recipes.ParseChildren(l.names)
 				if classify(nodes) != dirNone {
@@ -789,8 +814,17 @@ func (in *Inspector) readLock(ctx context.Context, c *zk.Conn, st *scanState, di
 	for p, info := range statAll(ctx, c, missing) {
 		st.stats[p] = info
 	}
+	sem, _ := waitingRoom(dir, func(leases string) bool {
+		ok, known := st.leases[leases]
+		if !known {
+			ok, _, _ = c.Exists(leases)
+			st.leases[leases] = ok
+		}
+		return ok
+	})
 	return buildLock(lockInput{
 		Dir:          dir,
+		WaitingFor:   sem,
 		Nodes:        nodes,
 		Unrecognised: unrecognised,
 		Cluster:      cl,
@@ -970,7 +1004,9 @@ func (in *Inspector) looseHerds(snap *Snapshot, owners map[string]int64) []Lock 
 		if _, ok := in.rel(w.Path); !ok {
 			continue
 		}
-		l := Lock{Path: w.Path, Layout: "watched node"}
+		// A Curator DistributedBarrier is such a node too, and there
+		// waking every waiter is the point: which it is cannot be known.
+		l := Lock{Path: w.Path, Layout: "watched node (barrier or herd)"}
 		holder := LockEntry{Node: name, Seq: -1, Kind: "node", Role: RoleHolder, Age: -1}
 		if owner, ok := owners[w.Path]; ok {
 			holder.Session = owner

@@ -43,7 +43,8 @@ const (
 	// CreateProtectedEphemeralSequential, used by its zk.Lock with "lock-").
 	LayoutGoZookeeper Layout = "go-zookeeper"
 	// LayoutKazoo: "<32 hex>__lock__<seq>" or "<32 hex>__rlock__<seq>"
-	// (Python kazoo's Lock, ReadLock, WriteLock, Election).
+	// (Python kazoo's Lock, ReadLock, WriteLock, Election), and
+	// "entry-<priority>-<seq>" (its Queue and LockingQueue items).
 	LayoutKazoo Layout = "kazoo"
 	// LayoutZooKeeper: "x-<sessionId>-<seq>" (the lock recipe shipped with
 	// ZooKeeper, zookeeper-recipes-lock's WriteLock).
@@ -123,6 +124,8 @@ func ParseNode(name string) (Node, bool) {
 			return Node{}, false
 		}
 		n.Layout, n.Kind, n.SessionID = LayoutZooKeeper, KindLock, id
+	case isKazooEntry(prefix):
+		n.Layout, n.Kind = LayoutKazoo, KindQueueItem
 	default:
 		if strings.ContainsRune(prefix, '/') {
 			return Node{}, false
@@ -130,6 +133,22 @@ func ParseNode(name string) (Node, bool) {
 		n.Layout, n.Kind = LayoutSequential, kindOf(prefix)
 	}
 	return n, true
+}
+
+// isKazooEntry: "entry-<priority, 3 digits>-", kazoo's Queue and
+// LockingQueue item prefix.
+func isKazooEntry(prefix string) bool {
+	return len(prefix) == 10 && strings.HasPrefix(prefix, "entry-") && prefix[9] == '-' &&
+		isDigits(prefix[6:9])
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // parseSeq reads the 10-digit sequence suffix.

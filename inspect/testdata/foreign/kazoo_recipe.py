@@ -1,19 +1,20 @@
-# Drives one kazoo recipe for the inspector's tests: python3 kazoo_recipe.py
-# HOSTS RECIPE PATH. The recipe is started in a thread (it may block, as a
-# waiter does); "OK" is printed once it has been started, and the session
-# is closed when stdin closes. Run with /usr/bin/python3 (python3-kazoo).
+# Drives kazoo recipes for the inspector's tests: python3 kazoo_recipe.py
+# HOSTS RECIPE=PATH... Each recipe runs with a client (a session) of its
+# own in a thread (it may block, as a waiter does), started in the order
+# given; "OK" is printed once all have been started, and the sessions are
+# closed when stdin closes. Run with /usr/bin/python3 (python3-kazoo).
 import sys
 import threading
+import time
 
 from kazoo.client import KazooClient
 
-hosts, recipe, path = sys.argv[1], sys.argv[2], sys.argv[3]
-zk = KazooClient(hosts=hosts)
-zk.start(timeout=20)
+hosts = sys.argv[1]
 forever = threading.Event()
+clients = []
 
 
-def run():
+def run(zk, recipe, path):
     if recipe == "lock":
         zk.Lock(path, "kazoo").acquire()
     elif recipe == "read":
@@ -37,8 +38,15 @@ def run():
         raise SystemExit("unknown recipe " + recipe)
 
 
-threading.Thread(target=run, daemon=True).start()
+for arg in sys.argv[2:]:
+    recipe, path = arg.split("=", 1)
+    zk = KazooClient(hosts=hosts)
+    zk.start(timeout=20)
+    clients.append(zk)
+    threading.Thread(target=run, args=(zk, recipe, path), daemon=True).start()
+    time.sleep(0.3)  # in the order given: the first holds
 print("OK", flush=True)
 sys.stdin.read()
-zk.stop()
-zk.close()
+for zk in clients:
+    zk.stop()
+    zk.close()

@@ -138,7 +138,7 @@ func (m *Model) SetSize(width, height int) {
 func (m *Model) layout() {
 	cols := []table.Column{
 		{Title: "lock", MinWidth: 16},
-		{Title: "layout", Width: 16},
+		{Title: "layout", Width: 24}, // "curator lock or election"
 		{Title: "hold", Width: 4, Right: true},
 		{Title: "wait", Width: 6, Right: true},
 		{Title: "anomalies", Width: 24},
@@ -249,7 +249,7 @@ func (r lockRows) row(i int) []string {
 	if anom != "" {
 		anom = r.styles.Bad.Render("! " + anom)
 	}
-	row := []string{common.TruncateLeft(l.Path, max(r.width-56, 16)), l.Layout,
+	row := []string{common.TruncateLeft(l.Path, max(r.width-64, 16)), l.Layout,
 		common.Count(int64(l.Holders())), common.Count(int64(l.Waiters())), anom}
 	if r.width < 76 {
 		return []string{row[0], row[2], row[3], anom}

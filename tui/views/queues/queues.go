@@ -204,6 +204,15 @@ func (m Model) View() string {
 		}
 		lines = append(lines, "", fmt.Sprintf("%s: head %s, age %s · depth %s now, %s-%s over the last %d samples",
 			q.Path, orDash(q.Head), common.Duration(q.HeadAge), common.Count(int64(q.Depth)), common.Count(int64(lo)), common.Count(int64(hi)), len(q.Depths)))
+		if q.Taken > 0 {
+			// A consumer holding an item (kazoo LockingQueue's taken/):
+			// a stuck one must not look like an idle queue.
+			taken := fmt.Sprintf("%s taken by consumers, not yet consumed", common.Plural(q.Taken, "item", "items"))
+			if q.TakenItem != "" {
+				taken += fmt.Sprintf("; oldest %s, taken %s ago by session %s", q.TakenItem, common.Duration(q.TakenAge), inspect.SessionHex(q.TakenBy))
+			}
+			lines = append(lines, m.Styles.Warn.Render(taken))
+		}
 	}
 	return common.Lines(strings.Join(lines, "\n"), m.Width, m.Height)
 }

@@ -1,7 +1,9 @@
 package queues
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/internal/tuitest"
@@ -24,5 +26,23 @@ func TestView(t *testing.T) {
 				tuitest.Golden(t, tuitest.Screen(m.View()))
 			})
 		}
+	}
+}
+
+// TestTakenItems: an item a consumer took and never consumed (kazoo
+// LockingQueue) is shown, so a stuck consumer does not look idle.
+func TestTakenItems(t *testing.T) {
+	m := New(common.New(120, 30))
+	m.SetSize(120, 30)
+	snap := tuitest.Cluster(t, "standalone")
+	if len(snap.Queues) == 0 {
+		t.Fatal("the fixture has no queue")
+	}
+	q := &snap.Queues[0]
+	q.Taken, q.TakenItem, q.TakenAge, q.TakenBy = 1, "entry-100-0000000000", 5*time.Minute, 0x100000942ff000c
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	want := "1 item taken by consumers, not yet consumed; oldest entry-100-0000000000, taken 5m00s ago by session 0x100000942ff000c"
+	if got := tuitest.Plain(m.View()); !strings.Contains(got, want) {
+		t.Errorf("view lacks %q:\n%s", want, got)
 	}
 }
