@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +18,9 @@ type Endpoint struct {
 	ln  net.Listener
 	srv *http.Server
 	err chan error // the server's end, once
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Listen starts serving reg on addr ("127.0.0.1:9464", ":9464"). It
@@ -56,8 +60,13 @@ func (e *Endpoint) Addr() string { return e.ln.Addr().String() }
 
 // Close stops the endpoint after linger (so that a scraper's last visit
 // sees the final values), or at once when ctx ends first. Scrapes under
-// way get a second to finish.
+// way get a second to finish. Later calls return the first's result.
 func (e *Endpoint) Close(ctx context.Context, linger time.Duration) error {
+	e.closeOnce.Do(func() { e.closeErr = e.close(ctx, linger) })
+	return e.closeErr
+}
+
+func (e *Endpoint) close(ctx context.Context, linger time.Duration) error {
 	if linger > 0 {
 		t := time.NewTimer(linger)
 		select {
