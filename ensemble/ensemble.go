@@ -145,10 +145,12 @@ type Ensemble struct {
 	// clientPort is member 1's fixed client port, 0 for free ports.
 	clientPort int
 	// props are the -D system properties of the ServerConfig.
-	props    []string
-	logf     func(format string, args ...any)
-	http     *http.Client
-	peerAddr func(from, to int, addr string) (string, error)
+	props []string
+	// maxSessionMs is zoo.cfg's maxSessionTimeout (ServerConfig).
+	maxSessionMs int64
+	logf         func(format string, args ...any)
+	http         *http.Client
+	peerAddr     func(from, to int, addr string) (string, error)
 	// tlsFiles and tlsClient are set for a TLS ensemble: the files its
 	// members use and the configuration its own srvr and AdminServer
 	// checks connect with.
@@ -199,15 +201,16 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 		}
 	}
 	e := &Ensemble{
-		inst:     inst,
-		heapMB:   cmp.Or(opts.HeapMB, DefaultHeapMB),
-		quick:    opts.QuickStart,
-		timeout:  cmp.Or(opts.StartTimeout, DefaultStartTimeout),
-		root:     opts.Dir,
-		props:    opts.ServerConfig.properties(),
-		logf:     opts.Logf,
-		peerAddr: opts.PeerAddr,
-		http:     &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second},
+		inst:         inst,
+		heapMB:       cmp.Or(opts.HeapMB, DefaultHeapMB),
+		quick:        opts.QuickStart,
+		timeout:      cmp.Or(opts.StartTimeout, DefaultStartTimeout),
+		root:         opts.Dir,
+		props:        opts.ServerConfig.properties(),
+		maxSessionMs: opts.ServerConfig.maxSessionMs(),
+		logf:         opts.Logf,
+		peerAddr:     opts.PeerAddr,
+		http:         &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second},
 	}
 	if e.logf == nil {
 		e.logf = func(string, ...any) {}
@@ -334,7 +337,7 @@ func (e *Ensemble) startAll(ctx context.Context, nodes int, noFsync bool) error 
 			e.mu.Unlock()
 			return err
 		}
-		cfg := zooCfg(m.id, m.dataDir, m.ports, seen, noFsync, e.inst.AdminServer, e.tlsFiles)
+		cfg := zooCfg(m.id, m.dataDir, m.ports, seen, noFsync, e.inst.AdminServer, e.tlsFiles, e.maxSessionMs)
 		if err := writeMemberFiles(m, cfg, nodes > 1); err != nil {
 			e.mu.Unlock()
 			return err

@@ -31,6 +31,12 @@ type ServerConfig struct {
 	// maxPerMinute) is lifted too, so that a test sees a container that
 	// emptied gone within about one interval. 0 keeps the defaults.
 	ContainerCheckInterval time.Duration
+	// MaxSessionTimeout is the longest session timeout the servers grant
+	// (zoo.cfg maxSessionTimeout; the local ensemble's default is 60 s).
+	// Below a client's asked timeout, the client is granted this: a holder
+	// must count its leases on the negotiated value, not the asked one.
+	// It is rounded to whole milliseconds, and 0 keeps the default.
+	MaxSessionTimeout time.Duration
 }
 
 // String names the configuration's departures from the default, "default"
@@ -46,6 +52,9 @@ func (c ServerConfig) String() string {
 	}
 	if c.ContainerCheckInterval > 0 {
 		parts = append(parts, "containerCheck="+c.ContainerCheckInterval.String())
+	}
+	if c.MaxSessionTimeout > 0 {
+		parts = append(parts, "maxSessionTimeout="+c.MaxSessionTimeout.String())
 	}
 	if len(parts) == 0 {
 		return "default"
@@ -63,6 +72,14 @@ func ServerConfigs() []ServerConfig {
 		{DigestAlgorithm: "SHA-256"},
 		{ContainerCheckInterval: time.Second},
 	}
+}
+
+// maxSessionMs is the zoo.cfg maxSessionTimeout c asks for.
+func (c ServerConfig) maxSessionMs() int64 {
+	if c.MaxSessionTimeout <= 0 {
+		return maxSessionTimeout
+	}
+	return max(minSessionTimeout, c.MaxSessionTimeout.Milliseconds())
 }
 
 // properties are the JVM system properties (-Dkey=value) that apply c. All
@@ -86,10 +103,12 @@ func (c ServerConfig) properties() []string {
 
 // ServerConfigHelp describes the form ParseServerConfig reads.
 const ServerConfigHelp = "configuration of the local ensemble's servers, comma-separated: skip-acl (no ACL enforced), " +
-	"digest=ALG (such as digest=SHA-256), container-check=DURATION (reap empty containers that often, such as container-check=1s); default: ZooKeeper's"
+	"digest=ALG (such as digest=SHA-256), container-check=DURATION (reap empty containers that often, such as container-check=1s), " +
+	"max-session-timeout=DURATION (the longest session the servers grant, such as max-session-timeout=2s); default: ZooKeeper's"
 
 // ParseServerConfig reads a configuration as a user writes it
-// (ServerConfigHelp): "skip-acl,digest=SHA-256,container-check=1s"; "" and
+// (ServerConfigHelp): "skip-acl,digest=SHA-256,container-check=1s,
+// max-session-timeout=2s"; "" and
 // "default" are ZooKeeper's default configuration. Errors name the part
 // that is wrong, and are marked as ensemble's (package pkgerr).
 func ParseServerConfig(s string) (ServerConfig, error) {
@@ -110,8 +129,14 @@ func ParseServerConfig(s string) (ServerConfig, error) {
 				return c, pkgerr.Wrap("ensemble", fmt.Errorf("%s: %q is not a duration such as 1s", part, val))
 			}
 			c.ContainerCheckInterval = d
+		case key == "max-session-timeout" && hasVal:
+			d, err := time.ParseDuration(val)
+			if err != nil || d < time.Duration(minSessionTimeout)*time.Millisecond {
+				return c, pkgerr.Wrap("ensemble", fmt.Errorf("%s: %q is not a duration of at least %v such as 2s", part, val, time.Duration(minSessionTimeout)*time.Millisecond))
+			}
+			c.MaxSessionTimeout = d
 		default:
-			return c, pkgerr.Wrap("ensemble", fmt.Errorf("%q: use skip-acl, digest=ALG (such as digest=SHA-256) or container-check=DURATION (such as container-check=1s), comma-separated", part))
+			return c, pkgerr.Wrap("ensemble", fmt.Errorf("%q: use skip-acl, digest=ALG (such as digest=SHA-256), container-check=DURATION (such as container-check=1s) or max-session-timeout=DURATION (such as max-session-timeout=2s), comma-separated", part))
 		}
 	}
 	return c, nil

@@ -18,6 +18,8 @@ func TestParseServerConfig(t *testing.T) {
 		{name: "container", in: "container-check=1s", want: ServerConfig{ContainerCheckInterval: time.Second}},
 		{name: "all", in: "skip-acl, digest=SHA-256,container-check=500ms",
 			want: ServerConfig{SkipACL: true, DigestAlgorithm: "SHA-256", ContainerCheckInterval: 500 * time.Millisecond}},
+		{name: "max session", in: "max-session-timeout=2s", want: ServerConfig{MaxSessionTimeout: 2 * time.Second}},
+		{name: "max session below the minimum", in: "max-session-timeout=500ms", bad: true},
 		{name: "unknown", in: "skipacl", bad: true},
 		{name: "bad duration", in: "container-check=soon", bad: true},
 		{name: "empty digest", in: "digest=", bad: true},

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -21,12 +24,31 @@ var openACL = zk.WorldACL(zk.PermAll)
 
 // isConnErr reports errors after which a request's outcome is unknown or the
 // request was never sent, and the session may still be alive: wait for the
-// connection and look again.
+// connection and look again. It is the one place that classifies them.
+//
+// Besides its own values, go-zookeeper v1.0.4 hands a request the raw
+// error of its socket write (conn.sendData): "write: broken pipe" or
+// "connection reset by peer" when the server closed the connection while
+// this client was not reading (paused, or its reads slow), an i/o timeout
+// past the write deadline, "use of closed network connection" after a
+// concurrent drop. It closes the connection then, as after any other
+// loss, so each is a lost connection, never an answer from the server.
 func isConnErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	var opErr *net.OpError // (not net.Error: ctx's DeadlineExceeded is one)
 	return errors.Is(err, zk.ErrConnectionClosed) ||
 		errors.Is(err, zk.ErrNoServer) ||
 		errors.Is(err, zk.ErrClosing) ||
-		errors.Is(err, zk.ErrSessionMoved)
+		errors.Is(err, zk.ErrSessionMoved) ||
+		errors.As(err, &opErr) ||
+		errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // sessionErr turns a go-zookeeper error into ours when it means the session
@@ -349,7 +371,12 @@ func deleteIfOwned(ctx context.Context, s *Session, node string, czxid int64, as
 			return deleted, err
 		}
 		if !exists || stat.EphemeralOwner != s.ID() || (czxid != 0 && stat.Czxid != czxid) {
-			return deleted, nil
+			// Gone: deleted by us (a lost reply's delete), by another
+			// client, or with the session. A Session refuses to dial
+			// once expired, but a read answered on its last connection
+			// may come after the expiry: only a live session's answer
+			// says ours is gone without it.
+			return deleted, s.alive()
 		}
 		// Version-checked: if ours was deleted and another created since,
 		// or someone wrote to ours, look again.

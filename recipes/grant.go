@@ -80,7 +80,10 @@ type grant struct {
 	// that a deletion of our node is (probably) ours.
 	stop      chan struct{}
 	releasing atomic.Bool
-	reason    error // why lost; written before lost is closed
+	// reason is why lost: written before lost is closed, or after, by
+	// the Unlock that found the grant lost, under lockCore.mu (read under
+	// it once lost is closed).
+	reason error
 	// start runs the monitor after monitorDelay; an Unlock that stops it
 	// first closes lost itself.
 	start *time.Timer
@@ -126,10 +129,17 @@ func (c *lockCore) init(s *Session, path string, opts []LockOption) {
 	for _, o := range opts {
 		o(&c.cfg)
 	}
-	if !c.cfg.lostAfterSet {
-		c.cfg.lostAfter = s.Timeout()
+}
+
+// lostAfter is how long a held grant survives a dropped connection: the
+// policy (WithLostAfterSuspended), at most the session timeout the server
+// granted. Asked at each drop: a reconnection may negotiate anew.
+func (c *lockCore) lostAfter() time.Duration {
+	d := c.s.Timeout()
+	if c.cfg.lostAfterSet {
+		d = min(d, c.cfg.lostAfter)
 	}
-	c.cfg.cleanupDeadline = s.Timeout()
+	return d
 }
 
 // enter takes the value's semaphore: at once when free, even if ctx has
@@ -243,8 +253,11 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	tr := tracer{t: c.cfg.trace}
 	start := time.Now()
 	g.releasing.Store(true)
-	var err error
-	kept := false
+	var (
+		err  error
+		why  error // why the grant was lost, if the release shows it
+		kept bool
+	)
 	switch {
 	case g.deletedByOther():
 		// (Deleting it anyway could remove a node someone else created
@@ -253,10 +266,15 @@ func (c *lockCore) unlock(ctx context.Context) error {
 		// Handed on to another side of the same owner, which deletes it.
 		kept = true
 	default:
-		var byOther bool
-		byOther, err = c.deleteOwn(ctx, g.node, int64(g.token), g.marked, &tr)
-		if byOther && !g.deleteSent {
-			g.reason = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
+		var how gone
+		how, err = c.deleteOwn(ctx, g.node, int64(g.token), g.marked, &tr)
+		switch {
+		case how == goneByOther && !g.deleteSent:
+			why = fmt.Errorf("%w: node %s %w", ErrLost, g.node, errDeletedByOther)
+		case how == goneWithSession:
+			// A holder paused or cut off past its session learns it
+			// here: a waiter may have been granted meanwhile.
+			why = fmt.Errorf("%w: %w before the release", ErrLost, c.s.Err())
 		}
 	}
 	if err == nil && !kept && c.released != nil {
@@ -282,31 +300,50 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	if g.start.Stop() {
 		// Released before the monitor started: this goroutine is the one
 		// that closes lost.
-		if err := c.s.alive(); err != nil && g.reason == nil {
-			g.reason = fmt.Errorf("%w: %w", ErrLost, err)
+		if err := c.s.alive(); err != nil && why == nil {
+			why = fmt.Errorf("%w: %w", ErrLost, err)
 		}
+		g.reason = why
 		close(g.lost)
 	} else {
 		close(g.stop)
 		<-g.lost // the monitor ends promptly once stop is closed
 	}
 	c.mu.Lock()
+	if g.reason == nil {
+		// The monitor, ended, saw nothing (it may have taken the node's
+		// absence for our release), but the release found the grant lost.
+		g.reason = why
+	}
+	reason := g.reason
 	c.g, c.last, c.count = nil, g, 0
 	c.mu.Unlock()
-	if g.reason != nil {
-		return fmt.Errorf("recipes: unlock %s: released, but %w", c.path, g.reason)
+	if reason != nil {
+		return fmt.Errorf("recipes: unlock %s: released, but %w", c.path, reason)
 	}
 	return nil
 }
 
-// deleteOwn deletes our node and reports nil once it is certainly gone:
-// deleted, already absent, or removed with the ended session. byOther says
-// it was already absent at the first attempt: someone else deleted it
+// gone says how a node deleteOwn reports gone went.
+type gone int
+
+const (
+	goneDeleted gone = iota // deleted by this call, confirmed by the server
+	goneByOther             // already absent: someone else deleted it
+	// goneWithSession: the session ended (expired or closed) before the
+	// deletion was confirmed; the server removed the node with it, at a
+	// time this client does not know. For a grant that is never a clean
+	// release: another session may have been granted since.
+	goneWithSession
+)
+
+// deleteOwn deletes our node and reports nil once it is certainly gone,
+// and how (see gone). byOther: already absent at the first attempt
 // (after an attempt whose reply was lost, absence is taken for ours).
 // asHolder writes the release mark in the deletion's transaction (see
 // Lock.acquire); it must be false for a node that was never granted.
 // czxid is the node's creation zxid when known (a grant's token), else 0.
-func (c *lockCore) deleteOwn(ctx context.Context, node string, czxid int64, asHolder bool, tr *tracer) (byOther bool, err error) {
+func (c *lockCore) deleteOwn(ctx context.Context, node string, czxid int64, asHolder bool, tr *tracer) (gone, error) {
 	if c.fixedName {
 		// The herd lock's node has the same name for every holder: after
 		// another client deleted ours, a waiter may hold the lock with a
@@ -315,13 +352,16 @@ func (c *lockCore) deleteOwn(ctx context.Context, node string, czxid int64, asHo
 		// (Two more requests than a delete by name; the herd lock exists to
 		// show a herd, not to be fast.)
 		deleted, err := deleteIfOwned(ctx, c.s, node, czxid, asHolder, tr)
-		if errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrSessionClosed) {
-			return false, nil
+		switch {
+		case sessionEnded(err):
+			return goneWithSession, nil
+		case err == nil && !deleted:
+			return goneByOther, nil
 		}
-		return err == nil && !deleted, err
+		return goneDeleted, err
 	}
 	start := time.Now()
-	err = deleteAt(c.s, node, asHolder, -1)
+	err := deleteAt(c.s, node, asHolder, -1)
 	tr.request(OpDelete, start, err)
 	err = sessionErr(c.s, err)
 	if isConnErr(err) {
@@ -332,21 +372,34 @@ func (c *lockCore) deleteOwn(ctx context.Context, node string, czxid int64, asHo
 		bounded, cancel := pastCtx(ctx, c.s)
 		defer cancel()
 		_, err = deleteIfOwned(bounded, c.s, node, czxid, asHolder, tr)
-		if errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrSessionClosed) {
-			return false, nil
+		if sessionEnded(err) {
+			// (Whether our delete was applied before the session ended
+			// is unknown: never a clean release.)
+			return goneWithSession, nil
 		}
 		if err != nil && !errors.Is(err, ErrOutcomeUnknown) {
 			err = fmt.Errorf("%w: delete of %s: %w", ErrOutcomeUnknown, node, err)
 		}
-		return false, err
+		return goneDeleted, err
 	}
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return true, nil
-	case err == nil, errors.Is(err, ErrSessionExpired), errors.Is(err, ErrSessionClosed):
-		return false, nil
+		if c.s.alive() != nil {
+			// The session ended meanwhile, and the node with it.
+			return goneWithSession, nil
+		}
+		return goneByOther, nil
+	case err == nil:
+		return goneDeleted, nil
+	case sessionEnded(err):
+		return goneWithSession, nil
 	}
-	return false, err
+	return goneDeleted, err
+}
+
+// sessionEnded reports the errors that mean the session is over.
+func sessionEnded(err error) bool {
+	return errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrSessionClosed)
 }
 
 // monitor watches one grant and closes its lost channel when the grant
@@ -389,7 +442,8 @@ func (c *lockCore) monitor(g *grant) {
 	}
 	for {
 		changed, st := c.s.Changed()
-		if c.cfg.lostAfter <= 0 && c.s.Suspensions() != drops {
+		lostAfter := c.lostAfter()
+		if lostAfter <= 0 && c.s.Suspensions() != drops {
 			// Dropped and maybe already back: the policy tolerates none.
 			g.reason = fmt.Errorf("%w: connection dropped (policy: no tolerance)", ErrLost)
 			return
@@ -404,7 +458,7 @@ func (c *lockCore) monitor(g *grant) {
 			return
 		case StateSuspended:
 			if timer == nil {
-				timer = time.NewTimer(max(0, c.cfg.lostAfter-c.s.SuspendedFor()))
+				timer = time.NewTimer(max(0, lostAfter-c.s.SuspendedFor()))
 				timeout = timer.C
 			}
 		case StateConnected:
@@ -421,7 +475,7 @@ func (c *lockCore) monitor(g *grant) {
 			return
 		case <-changed:
 		case <-timeout:
-			g.reason = fmt.Errorf("%w: connection down for %v (policy %v)", ErrLost, c.s.SuspendedFor().Round(time.Millisecond), c.cfg.lostAfter)
+			g.reason = fmt.Errorf("%w: connection down for %v (policy %v)", ErrLost, c.s.SuspendedFor().Round(time.Millisecond), lostAfter)
 			return
 		case ev, ok := <-g.own:
 			g.own = nil
@@ -577,11 +631,11 @@ func (c *lockCore) lostCh() <-chan struct{} {
 
 func (c *lockCore) err() error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	g := c.g
 	if g == nil {
 		g = c.last
 	}
-	c.mu.Unlock()
 	if g == nil {
 		return nil
 	}

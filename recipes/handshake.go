@@ -20,13 +20,72 @@ import (
 // would learn that the server expired it only minutes later, and every
 // fair lock it queued in stands still meanwhile. With the bound it gives
 // up after limit and tries the next server (or the same one again).
-func handshakeDialer(dial zk.Dialer, limit time.Duration) zk.Dialer {
+//
+// limit is asked at each dial: once a session is established, Java's
+// client divides the negotiated timeout, not the asked one.
+//
+// It also tells seen (when not nil) what the connection learns about the
+// session: the timeout the server granted, and when it was last heard.
+func handshakeDialer(dial zk.Dialer, limit func() time.Duration, seen *wireSeen) zk.Dialer {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, address, timeout)
 		if err != nil {
 			return nil, err
 		}
-		return &handshakeConn{Conn: c, until: time.Now().Add(limit)}, nil
+		return &handshakeConn{Conn: c, until: time.Now().Add(limit()), seen: seen}, nil
+	}
+}
+
+// wireSeen is what a session's connections learn from the bytes they
+// carry, for bounds that must follow the server's clock.
+type wireSeen struct {
+	// negotiated is the session timeout of the last ConnectResponse
+	// (nanoseconds; 0 before the first). The server clamps the asked
+	// timeout to its minSessionTimeout..maxSessionTimeout, and it expires
+	// the session on that value: every bound the client derives from the
+	// session timeout must use it (Curator does too).
+	negotiated atomic.Int64
+	// wrote is when the client last began a write; touched is when the
+	// last write that a read followed began. Both are nanoseconds since
+	// base (monotonic).
+	wrote, touched atomic.Int64
+	base           time.Time
+}
+
+func newWireSeen() *wireSeen { return &wireSeen{base: time.Now()} }
+
+func (w *wireSeen) now() int64 { return int64(time.Since(w.base)) }
+
+// write notes a write about to begin.
+func (w *wireSeen) write() { w.wrote.Store(w.now()) }
+
+// heard notes bytes read from a server. The server renews a session's
+// timeout whenever a packet from the client reaches it; the last write
+// before a read (the request or ping the read most likely answers) is a
+// time no later than such a renewal, so the server cannot expire the
+// session sooner than the session timeout after it. (The read's own time
+// would be later than the renewal by a round trip and by however late
+// this process's goroutines ran: on a loaded machine, enough for another
+// session to be granted the lock first.) It assumes the write reached the
+// server, which a read that came back after it shows for a reply; a
+// watch notification that alone follows a write that was lost could make
+// it up to a round trip late.
+func (w *wireSeen) heard() {
+	if wr := w.wrote.Load(); wr > w.touched.Load() {
+		w.touched.Store(wr)
+	}
+}
+
+// touchedAt is when the server last renewed the session, at the latest
+// (see heard); base before any read.
+func (w *wireSeen) touchedAt() time.Time { return w.base.Add(time.Duration(w.touched.Load())) }
+
+// connectResponse notes the session timeout of a ConnectResponse (its
+// second int32, after the protocol version, in milliseconds). 0 is the
+// server's answer for an expired session: not a timeout.
+func (w *wireSeen) connectResponse(timeoutMs int32) {
+	if timeoutMs > 0 {
+		w.negotiated.Store(int64(time.Duration(timeoutMs) * time.Millisecond))
 	}
 }
 
@@ -52,6 +111,8 @@ type handshakeConn struct {
 	head   [4]byte // the response's length prefix, as read so far
 	read   int     // bytes of the response read so far
 	length int     // the response's body length, once head is complete
+	timeo  [4]byte // the response's timeout field, as read so far
+	seen   *wireSeen
 
 	// Only readAhead touches these, on recvLoop's goroutine, after done.
 	ahead []byte // read from the connection but not yet by the caller
@@ -75,14 +136,25 @@ func (c *handshakeConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(c.capped(t))
 }
 
+func (c *handshakeConn) Write(b []byte) (int, error) {
+	if c.seen != nil {
+		c.seen.write()
+	}
+	return c.Conn.Write(b)
+}
+
 func (c *handshakeConn) Read(b []byte) (int, error) {
 	if c.done.Load() {
 		return c.readAhead(b)
 	}
 	n, err := c.Conn.Read(b)
 	for _, x := range b[:n] {
-		if c.read < 4 {
+		switch {
+		case c.read < 4:
 			c.head[c.read] = x
+		case c.read >= 8 && c.read < 12:
+			// The body: protocolVersion int32, timeOut int32, ...
+			c.timeo[c.read-8] = x
 		}
 		c.read++
 		if c.read == 4 {
@@ -90,6 +162,12 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 		}
 	}
 	if c.read >= 4 && c.read >= 4+c.length {
+		if c.seen != nil {
+			c.seen.heard()
+			if c.read >= 12 {
+				c.seen.connectResponse(int32(binary.BigEndian.Uint32(c.timeo[:])))
+			}
+		}
 		c.done.Store(true)
 		c.Conn.SetDeadline(time.Time{})
 	}
@@ -111,7 +189,11 @@ const readAheadSize = 1 << 10
 func (c *handshakeConn) readAhead(b []byte) (int, error) {
 	if len(c.ahead) == 0 {
 		if len(b) >= readAheadSize {
-			return c.Conn.Read(b)
+			n, err := c.Conn.Read(b)
+			if n > 0 && c.seen != nil {
+				c.seen.heard()
+			}
+			return n, err
 		}
 		if c.buf == nil {
 			c.buf = make([]byte, readAheadSize)
@@ -120,6 +202,9 @@ func (c *handshakeConn) readAhead(b []byte) (int, error) {
 		c.ahead = c.buf[:n]
 		if n == 0 {
 			return 0, err
+		}
+		if c.seen != nil {
+			c.seen.heard()
 		}
 		// err (with n > 0) is the connection's end: reported by the next read.
 	}

@@ -8,12 +8,11 @@ import (
 type LockOption func(*lockConfig)
 
 type lockConfig struct {
-	data            []byte
-	lostAfter       time.Duration
-	lostAfterSet    bool
-	trace           *LockTrace
-	cleanupDeadline time.Duration
-	listingHandOff  bool
+	data           []byte
+	lostAfter      time.Duration
+	lostAfterSet   bool
+	trace          *LockTrace
+	listingHandOff bool
 }
 
 // WithLockData sets the data stored in each lock node (for example an
@@ -23,10 +22,12 @@ func WithLockData(data []byte) LockOption {
 }
 
 // WithLostAfterSuspended sets how long a held lock survives a dropped
-// connection before Lost is closed. The default is the session timeout:
-// after that long without a server the session has expired there (Curator's
-// LOST), while a shorter drop is only SUSPENDED and the lock is still held
-// (Curator's standard error policy). d <= 0 closes Lost at the first sign
+// connection before Lost is closed, counted from when a server was last
+// heard. The default, and the most, is the session timeout the server
+// granted (Session.Timeout, not the one asked for): after that long without
+// a server the session has expired there (Curator's LOST), while a shorter
+// drop is only SUSPENDED and the lock is still held (Curator's standard
+// error policy). d <= 0 closes Lost at the first sign
 // of a dropped connection (Curator's session error policy). Expiry, a
 // closed session and the node's deletion by someone else always close it.
 func WithLostAfterSuspended(d time.Duration) LockOption {

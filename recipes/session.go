@@ -131,7 +131,8 @@ func WithConnectTimeout(d time.Duration) SessionOption {
 // its ownership lost. Safe for concurrent use.
 type Session struct {
 	conn    *zk.Conn
-	timeout time.Duration
+	timeout time.Duration // asked for
+	seen    *wireSeen     // the negotiated timeout, when a server was last heard
 
 	mu          sync.Mutex
 	state       ConnState
@@ -182,6 +183,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	}
 	s := &Session{
 		timeout:   cfg.timeout,
+		seen:      newWireSeen(),
 		changed:   make(chan struct{}),
 		done:      make(chan struct{}),
 		observers: cfg.observers,
@@ -197,7 +199,7 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	}
 	// Java's client gives each server the same share of the session
 	// timeout to answer a handshake (see handshakeDialer).
-	dialer = handshakeDialer(dialer, cfg.timeout/time.Duration(len(servers)))
+	dialer = handshakeDialer(dialer, func() time.Duration { return s.Timeout() / time.Duration(len(servers)) }, s.seen)
 	dialer = s.remembering(dialer)
 	// The event channel go-zookeeper returns is not read: every event
 	// reaches onEvent through the callback, and go-zookeeper drops what the
@@ -275,7 +277,11 @@ func (s *Session) onSessionEvent(ev zk.Event) {
 	case zk.StateDisconnected, zk.StateConnecting:
 		if s.state == StateConnected {
 			next = StateSuspended
-			s.suspendedAt = time.Now()
+			// Down since the server last renewed the session, not
+			// since go-zookeeper noticed (up to two thirds of the
+			// session timeout later): the server counts the session's
+			// timeout from the last packet it got (see wireSeen.heard).
+			s.suspendedAt = s.seen.touchedAt()
 			s.suspensions++
 		}
 	case zk.StateExpired:
@@ -334,8 +340,21 @@ func (s *Session) ID() int64 {
 	return s.id
 }
 
-// Timeout is the session timeout asked for.
-func (s *Session) Timeout() time.Duration { return s.timeout }
+// Timeout is the session timeout the server granted (the ConnectResponse's):
+// the server may clamp the one asked for to its minSessionTimeout and
+// maxSessionTimeout, and expires the session on this one. Every bound
+// derived from the session timeout uses it. Before the first
+// ConnectResponse it is the asked one.
+func (s *Session) Timeout() time.Duration {
+	if d := time.Duration(s.seen.negotiated.Load()); d > 0 {
+		return d
+	}
+	return s.timeout
+}
+
+// AskedTimeout is the session timeout asked of the server
+// (WithSessionTimeout).
+func (s *Session) AskedTimeout() time.Duration { return s.timeout }
 
 // State is the current connection state.
 func (s *Session) State() ConnState {
@@ -352,7 +371,10 @@ func (s *Session) Changed() (<-chan struct{}, ConnState) {
 	return s.changed, s.state
 }
 
-// SuspendedFor is how long the connection has been down (0 when connected).
+// SuspendedFor is how long the connection has been down (0 when connected),
+// counted from when the server last renewed the session (at the latest; see
+// wireSeen.heard), where the server's clock for the session's timeout
+// starts, not from when go-zookeeper noticed the drop.
 func (s *Session) SuspendedFor() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -424,7 +446,11 @@ func (s *Session) Close() {
 }
 
 // remembering wraps dial so that the session knows its connection: once
-// the session is closed, a connection dialled after it is closed at once.
+// the session is closed or expired, a connection dialled after it is
+// closed at once. (After an expiry go-zookeeper would open a fresh
+// session, and until the Session's Close stops it, that one would serve
+// requests meant for the old: a read there finds the old session's nodes
+// gone, which a recipe could take for its own release.)
 func (s *Session) remembering(dial zk.Dialer) zk.Dialer {
 	return func(network, address string, timeout time.Duration) (net.Conn, error) {
 		c, err := dial(network, address, timeout)
@@ -433,9 +459,9 @@ func (s *Session) remembering(dial zk.Dialer) zk.Dialer {
 		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.state == StateClosed {
+		if s.state == StateClosed || s.state == StateExpired {
 			c.Close()
-			return nil, ErrSessionClosed
+			return nil, s.err
 		}
 		s.dialled = c
 		return c, nil
