@@ -410,10 +410,18 @@ func (c *lockCore) monitor(g *grant) {
 		timer   *time.Timer
 		timeout <-chan time.Time
 	)
+	// silence fires when the server may have expired the session while
+	// the connection still looks up: nothing read for a session timeout
+	// (see Session.silentFor). go-zookeeper notices a silent server
+	// after two thirds of it and drops the connection, so this matters
+	// only when its reads stall: a process paused (GC, SIGSTOP) or
+	// starved. Re-armed at each firing, about once a session timeout.
+	silence := time.NewTimer(c.s.Timeout())
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 		}
+		silence.Stop()
 	}()
 	drops := g.drops
 	// Watch our own node unless the acquisition already does. Here rather
@@ -477,6 +485,17 @@ func (c *lockCore) monitor(g *grant) {
 		case <-timeout:
 			g.reason = fmt.Errorf("%w: connection down for %v (policy %v)", ErrLost, c.s.SuspendedFor().Round(time.Millisecond), lostAfter)
 			return
+		case <-silence.C:
+			quiet, limit := c.s.silentFor(), c.s.Timeout()
+			switch {
+			case c.s.State() != StateConnected:
+				silence.Reset(limit) // the suspension's timer counts
+			case quiet >= limit:
+				g.reason = fmt.Errorf("%w: no word from the server for %v (session timeout %v): it may have expired the session", ErrLost, quiet.Round(time.Millisecond), limit)
+				return
+			default:
+				silence.Reset(limit - quiet)
+			}
 		case ev, ok := <-g.own:
 			g.own = nil
 			switch {

@@ -176,6 +176,15 @@ func TestReleaseAfterPausePastSession(t *testing.T) {
 				t.Fatal("the waiter was not granted within 20 s of the holder's pause")
 			}
 			t.Logf("waiter granted %v into the pause", time.Since(paused).Round(time.Millisecond))
+			// Nothing was read for a session timeout: Lost is closed
+			// before the holder resumes, though go-zookeeper, its reads
+			// stalled, never saw the connection drop.
+			select {
+			case <-holder.lost():
+			case <-time.After(time.Second):
+				t.Errorf("Lost still open 1 s after the waiter's grant, %v into the pause (negotiated %v)",
+					time.Since(paused).Round(time.Millisecond), holderS.Timeout())
+			}
 			pz.Resume()
 			err := holder.release(ctx)
 			if !errors.Is(err, ErrLost) {

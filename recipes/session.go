@@ -384,6 +384,10 @@ func (s *Session) SuspendedFor() time.Duration {
 	return time.Since(s.suspendedAt)
 }
 
+// silentFor is how long since the server last renewed the session, at the
+// latest (see wireSeen.heard).
+func (s *Session) silentFor() time.Duration { return time.Since(s.seen.touchedAt()) }
+
 // Suspensions counts the connection drops so far (transitions to
 // StateSuspended), so that a watcher woken after a quick drop and
 // reconnection can tell that the connection was down in between.
