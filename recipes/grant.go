@@ -410,13 +410,16 @@ func (c *lockCore) monitor(g *grant) {
 		timer   *time.Timer
 		timeout <-chan time.Time
 	)
-	// silence fires when the server may have expired the session while
-	// the connection still looks up: nothing read for a session timeout
-	// (see Session.silentFor). go-zookeeper notices a silent server
-	// after two thirds of it and drops the connection, so this matters
-	// only when its reads stall: a process paused (GC, SIGSTOP) or
-	// starved. Re-armed at each firing, about once a session timeout.
-	silence := time.NewTimer(c.s.Timeout())
+	// silence fires when the server may soon expire the session while
+	// the connection still looks up: nothing read for nine tenths of a
+	// session timeout since the server last renewed it (see silentFor).
+	// go-zookeeper pings every third of it and drops a connection silent
+	// for two thirds, so this matters only when its reads stall: a
+	// process paused (GC, SIGSTOP) or starved. The tenth is the margin
+	// for this timer's own lateness on a loaded machine: the server
+	// grants the next waiter moments after the expiry. Re-armed at each
+	// firing, about once a session timeout.
+	silence := time.NewTimer(max(0, silenceLimit(c.s.Timeout())-c.s.silentFor()))
 	defer func() {
 		if timer != nil {
 			timer.Stop()
@@ -486,12 +489,12 @@ func (c *lockCore) monitor(g *grant) {
 			g.reason = fmt.Errorf("%w: connection down for %v (policy %v)", ErrLost, c.s.SuspendedFor().Round(time.Millisecond), lostAfter)
 			return
 		case <-silence.C:
-			quiet, limit := c.s.silentFor(), c.s.Timeout()
+			quiet, limit := c.s.silentFor(), silenceLimit(c.s.Timeout())
 			switch {
 			case c.s.State() != StateConnected:
 				silence.Reset(limit) // the suspension's timer counts
 			case quiet >= limit:
-				g.reason = fmt.Errorf("%w: no word from the server for %v (session timeout %v): it may have expired the session", ErrLost, quiet.Round(time.Millisecond), limit)
+				g.reason = fmt.Errorf("%w: no word from the server for %v (session timeout %v): it may expire the session", ErrLost, quiet.Round(time.Millisecond), c.s.Timeout())
 				return
 			default:
 				silence.Reset(limit - quiet)
@@ -517,6 +520,10 @@ func (c *lockCore) monitor(g *grant) {
 		}
 	}
 }
+
+// silenceLimit is how long a grant's monitor lets the server be silent
+// while the connection looks up (see monitor).
+func silenceLimit(timeout time.Duration) time.Duration { return timeout - timeout/10 }
 
 // watchOwn sets the watch on our own node that tells the grant's monitor
 // when someone else deletes it, and reads its creation zxid (the fencing
