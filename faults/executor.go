@@ -70,6 +70,17 @@ type Clients interface {
 	Ops() int64
 }
 
+// ClientPauser is implemented by Clients that the pause-client fault can
+// stop as paused processes.
+type ClientPauser interface {
+	// PauseClient stops a client that holds something now (any client
+	// when none does): its connections neither read nor write and its
+	// goroutines stop at their next step, as under SIGSTOP. who describes
+	// it; resume undoes the pause. ok is false when no client can be
+	// paused.
+	PauseClient() (who string, session int64, resume func(), ok bool)
+}
+
 // Options configure an Executor.
 type Options struct {
 	// Faults is the schedule (defaults are applied by New).

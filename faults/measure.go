@@ -67,6 +67,10 @@ type Summary struct {
 	// ForeignDeletes and ForeignWrites count nodes another client deleted
 	// or wrote to; ForeignRefused its writes an ACL refused.
 	ForeignDeletes, ForeignWrites, ForeignRefused int
+	// ClientPauses counts clients paused (pause-client), ClientPauseTime
+	// their total time paused.
+	ClientPauses    int
+	ClientPauseTime time.Duration
 	// Skipped counts occurrences that could not be carried out; Problems
 	// says why (the first few).
 	Skipped  int

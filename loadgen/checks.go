@@ -18,7 +18,11 @@ const maxViolationLines = 5
 type checker struct {
 	mutex, fencing, fifo, overIssued, doubleLeader atomic.Int64
 	duplicate, lost                                atomic.Int64
-	maxBypass                                      atomic.Int64
+	// lostGrants counts grants held across a pause that were lost (the
+	// session ended, or the release said so); lostReported those whose
+	// release returned ErrLost, lostUnreported the others (pause.go).
+	lostGrants, lostReported, lostUnreported atomic.Int64
+	maxBypass                                atomic.Int64
 	// foreignGrant counts grants to waiters whose node another client had
 	// deleted (foreign.go).
 	foreignGrant atomic.Int64

@@ -243,6 +243,12 @@ type Checks struct {
 	// deleted while they held it (it had listed the node as a waiter's);
 	// each must learn it lost the lock, by its release at the latest.
 	ForeignDeletedHolders int64 `json:"foreign_deleted_holders,omitempty"`
+	// LostGrants counts grants held across a client pause (pause-client)
+	// that were lost: the session expired under them, or the release said
+	// so. LostGrantsReported counts those whose release returned an error
+	// wrapping ErrLost: every one must be (a violation otherwise).
+	LostGrants         int64 `json:"lost_grants,omitempty"`
+	LostGrantsReported int64 `json:"lost_grants_reported,omitempty"`
 	// LeftoverZnodes counts recipe nodes still in the namespace once every
 	// client had finished; LeftoverPaths names some of them. -1 when the
 	// namespace could not be looked at (NotChecked says why).

@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/connstr"
+	"github.com/zkherd/zkherd/faultproxy"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
@@ -30,6 +31,15 @@ type client struct {
 	hist  *oracle.Buffer // this client's operations (the runner's history)
 
 	sess atomic.Pointer[recipes.Session]
+
+	// pause stops this client as a paused process would be (pause-client;
+	// nil in runs without it): its connections neither read nor write,
+	// and its loop parks at its next step (parkIfPaused). pauses counts
+	// the pauses begun; holding says a grant is held (from the grant to
+	// the release's end), for PauseClient's pick.
+	pause   *faultproxy.Pauser
+	pauses  atomic.Int64
+	holding atomic.Bool
 }
 
 func (c *client) session() *recipes.Session { return c.sess.Load() }
@@ -139,14 +149,23 @@ func (p *sessionParams) dialer(c *client, refused func()) zk.Dialer {
 }
 
 // dialOptions are the session options that make c's session dial through
-// p.dialer: the dialer, and no TLS of the session's own when the dialer
-// runs the handshake (it must come after any recipes.WithTLS).
+// p.dialer (and c's Pauser, if it has one): the dialer, and no TLS of the
+// session's own when the dialer runs the handshake (it must come after any
+// recipes.WithTLS).
 func (p *sessionParams) dialOptions(c *client, refused func()) []recipes.SessionOption {
-	opts := []recipes.SessionOption{recipes.WithDialer(p.dialer(c, refused))}
+	opts := []recipes.SessionOption{recipes.WithDialer(c.paused(p.dialer(c, refused)))}
 	if p.tls != nil {
 		opts = append(opts, recipes.WithTLS(nil))
 	}
 	return opts
+}
+
+// paused routes dial's connections through c's Pauser, if it has one.
+func (c *client) paused(dial zk.Dialer) zk.Dialer {
+	if c.pause == nil {
+		return dial
+	}
+	return c.pause.Dial(dial)
 }
 
 // open opens a session for c, waiting at most connectTimeout.

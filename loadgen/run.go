@@ -385,6 +385,7 @@ func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
 		sh := shards[i%len(shards)]
 		r.clients[i] = &client{idx: i, slot: r.work.slotOf(i), shard: sh, tap: &tap{stats: &r.wire, shard: sh}, hist: r.hist.Buffer(i)}
 	}
+	r.givePausers()
 	if n := r.params.sourceAddrs; n > 1 {
 		r.logf("spreading %d client connections over %d loopback source addresses (127.0.0.1-127.0.0.%d)", r.run.Clients, n, n)
 	}
@@ -836,6 +837,8 @@ func (r *runner) checkerResult(work workResult, left leftoverCheck, foreign fore
 		ForeignRacedGrants:        foreign.racedGrants,
 		ForeignExcusedOverlaps:    foreign.excusedOverlaps,
 		ForeignDeletedHolders:     foreign.deletedHolders,
+		LostGrants:                r.chk.lostGrants.Load(),
+		LostGrantsReported:        r.chk.lostReported.Load(),
 		LeftoverZnodes:            left.n,
 		LeftoverPaths:             left.paths,
 		Violations:                violations,

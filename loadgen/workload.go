@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -233,6 +234,14 @@ type held struct {
 	node func() string
 }
 
+// nodeOf names a grant's node for messages.
+func nodeOf(h held) string {
+	if h.node != nil {
+		return h.node()
+	}
+	return "a grant"
+}
+
 // holdLoop is the client loop of every acquire-hold-release recipe: it
 // waits for its turn (arrival model), acquires, checks, holds for a drawn
 // time, releases, and records every phase. bind makes the handle for a
@@ -295,6 +304,11 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 				}
 			}
 		}
+		if c.pause != nil && h.exit != nil {
+			h.exit = sync.OnceFunc(h.exit) // parkIfPaused may call it first
+		}
+		pauses := c.pauses.Load()
+		c.holding.Store(true)
 		if h.enter != nil {
 			h.enter()
 		}
@@ -303,6 +317,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		if counted {
 			lost = r.holdGrant(gs, &h, sampler.Next())
 		}
+		r.parkIfPaused(c, &h)
 		relStart := time.Now()
 		r.leaving(gs, &h)
 		c.tap.seen.releasing()
@@ -316,6 +331,10 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			g.released(relStart)
 		}
 		err = r.release(s, h.release)
+		c.holding.Store(false)
+		if c.pauses.Load() != pauses {
+			r.grantPaused(s, nodeOf(h), err)
+		}
 		recordRelease(c.hist, relKind, part, gs, granted, relStart, lost || isClosed(h.lost), err)
 		c.tap.seen.rest()
 		if counted {

@@ -33,11 +33,15 @@ type Faults struct {
 	LagSeconds float64 `json:"lag_s,omitempty"`
 	// ForeignDeletes and ForeignWrites count nodes another client deleted
 	// or wrote to; ForeignRefused its writes an ACL refused.
-	ForeignDeletes   int      `json:"foreign_deletes,omitempty"`
-	ForeignWrites    int      `json:"foreign_writes,omitempty"`
-	ForeignRefused   int      `json:"foreign_refused,omitempty"`
-	SessionTimeoutMs float64  `json:"session_timeout_ms"`
-	Problems         []string `json:"problems,omitempty"`
+	ForeignDeletes int `json:"foreign_deletes,omitempty"`
+	ForeignWrites  int `json:"foreign_writes,omitempty"`
+	ForeignRefused int `json:"foreign_refused,omitempty"`
+	// ClientPauses counts clients paused (pause-client), ClientPauseSeconds
+	// their total time paused.
+	ClientPauses       int      `json:"client_pauses,omitempty"`
+	ClientPauseSeconds float64  `json:"client_pause_s,omitempty"`
+	SessionTimeoutMs   float64  `json:"session_timeout_ms"`
+	Problems           []string `json:"problems,omitempty"`
 	// Recovery sums up how long things took to come back after the faults.
 	Recovery []Recovery `json:"recovery,omitempty"`
 }
@@ -56,6 +60,7 @@ func newFaults(s *faults.Summary) *Faults {
 		ConnectionsDropped: s.ConnectionsDropped, Delays: s.Delays,
 		Lags: s.Lags, LagSeconds: s.LagTime.Seconds(),
 		ForeignDeletes: s.ForeignDeletes, ForeignWrites: s.ForeignWrites, ForeignRefused: s.ForeignRefused,
+		ClientPauses: s.ClientPauses, ClientPauseSeconds: s.ClientPauseTime.Seconds(),
 		SessionTimeoutMs: ms(s.SessionTimeout), Problems: s.Problems,
 	}
 	for _, st := range s.Stats() {
@@ -169,6 +174,9 @@ func (f *Faults) items() []kv {
 	add("delays", f.Delays)
 	if f.Lags > 0 {
 		out = append(out, kv{"members lagged", fmt.Sprintf("%d (%.0f s in all)", f.Lags, f.LagSeconds)})
+	}
+	if f.ClientPauses > 0 {
+		out = append(out, kv{"clients paused", fmt.Sprintf("%d (%.0f s in all)", f.ClientPauses, f.ClientPauseSeconds)})
 	}
 	add("nodes deleted by another client", f.ForeignDeletes)
 	add("nodes written by another client", f.ForeignWrites)

@@ -305,6 +305,10 @@ func checkList(recipe string, c Checks) []check {
 	if c.ForeignDeletedHolders > 0 {
 		list = append(list, check{"holders whose node another client deleted (told they lost it)", c.ForeignDeletedHolders, true, false, ""})
 	}
+	if c.LostGrants > 0 {
+		list = append(list, check{"lost grants not reported", c.LostGrants - c.LostGrantsReported, true, true,
+			fmt.Sprintf(" (%d of %d lost grants reported)", c.LostGrantsReported, c.LostGrants)})
+	}
 	if c.ForeignRacedGrants > 0 || c.ForeignExcusedOverlaps > 0 {
 		list = append(list, check{"grants racing another client's delete", c.ForeignRacedGrants, true, false,
 			fmt.Sprintf(" (%d overlap(s) of its doing)", c.ForeignExcusedOverlaps)})

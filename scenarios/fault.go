@@ -87,6 +87,9 @@ type FaultKindSpec struct {
 	NeedsProxies bool
 	// Foreign: another client carries it out on the run's nodes.
 	Foreign bool
+	// PausesClients: it stops clients as paused processes (the load
+	// generator then gives each client a faultproxy.Pauser).
+	PausesClients bool
 	// ReadLag is how many times Delay a read may stay behind a write
 	// while the fault lasts (lag-member 1, delay-connections 2: a round trip).
 	ReadLag int
