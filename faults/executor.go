@@ -345,6 +345,12 @@ var actions = map[scenarios.FaultKind]action{
 		}
 		return nil
 	}},
+	scenarios.PauseClient: {run: (*Executor).pauseClient, needs: func(x *Executor) error {
+		if _, ok := x.opts.Clients.(ClientPauser); !ok {
+			return errors.New("needs clients that can be paused (the load generator's)")
+		}
+		return nil
+	}},
 	scenarios.ForeignDelete: {run: (*Executor).foreign},
 	scenarios.ForeignWrite:  {run: (*Executor).foreign},
 }
@@ -600,6 +606,23 @@ func (x *Executor) pause(ctx context.Context, f scenarios.Fault) {
 		return
 	}
 	x.emit(Event{Kind: EventRecover, Fault: f.Kind, Member: id, Detail: fmt.Sprintf("SIGCONTed member %d", id)})
+}
+
+// pauseClient stops a holder for f.Duration, then resumes it; the run
+// checks what it was told (loadgen's grantPaused).
+func (x *Executor) pauseClient(ctx context.Context, f scenarios.Fault) {
+	who, session, resume, ok := x.opts.Clients.(ClientPauser).PauseClient()
+	if !ok {
+		x.skip(f, "no client to pause")
+		return
+	}
+	at := time.Now()
+	x.emit(Event{At: at, Kind: EventFault, Fault: f.Kind, Session: session, Detail: fmt.Sprintf("paused %s for %v", who, f.Duration)})
+	x.hold(ctx, f.Duration)
+	resume()
+	d := time.Since(at)
+	x.count(f, func(s *Summary) { s.ClientPauses++; s.ClientPauseTime += d })
+	x.emit(Event{Kind: EventRecover, Fault: f.Kind, Session: session, Detail: fmt.Sprintf("resumed session 0x%x after %v", session, roundDur(d))})
 }
 
 // hold waits d, or less when ctx ends.

@@ -54,6 +54,12 @@ const (
 	// per second for Duration, as Curator's Revoker or a buggy service
 	// would (an ACL may refuse it: that is counted too).
 	ForeignWrite FaultKind = "foreign-write"
+	// PauseClient stops a client that holds a grant (any client when none
+	// does) for Duration, as SIGSTOP or a long GC pause would: its
+	// connections neither read nor write, its loop stops at its next
+	// step. Past the session timeout the grant is lost, and its release
+	// after the pause must say so (ErrLost).
+	PauseClient FaultKind = "pause-client"
 )
 
 // DefaultForeignRate is the nodes per second foreign-delete and
@@ -144,6 +150,7 @@ var faultKinds = []FaultKindSpec{
 		Rate: true, DefaultRate: DefaultForeignRate, RatePerSecond: true, Foreign: true},
 	{Kind: ForeignWrite, Duration: true, DefaultDuration: DefaultExpireWindow,
 		Rate: true, DefaultRate: DefaultForeignRate, RatePerSecond: true, Foreign: true},
+	{Kind: PauseClient, Duration: true, DefaultDuration: DefaultFaultDuration, PausesClients: true},
 }
 
 // FaultKindSpecs returns every fault kind's record, in order.

@@ -1,0 +1,90 @@
+package loadgen
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// shortSessions is a server that grants at most 2 s: the pause runs' clients
+// ask 10 s, so every grant is counted on a negotiated timeout shorter than
+// the asked one.
+var shortSessions = ensemble.ServerConfig{MaxSessionTimeout: 2 * time.Second}
+
+// pauseRun is a short fair-lock run whose holders are paused for 3 s, past
+// the 2 s their server grants.
+func pauseRun(t *testing.T) scenarios.Run {
+	t.Helper()
+	run := shortRun(t, "fair-lock", 4, 9*time.Second)
+	run.Hold = scenarios.FixedHold(200 * time.Millisecond)
+	run.SessionTimeout = 10 * time.Second
+	run.Faults = []scenarios.Fault{{Every: 4 * time.Second, Kind: scenarios.PauseClient, Duration: 3 * time.Second}}
+	return run
+}
+
+// TestPauseClient: holders paused past their (negotiated) session lose
+// their grants, each release after the pause says so, the run's checks
+// pass, and the pauses are on the timeline.
+func TestPauseClient(t *testing.T) {
+	ens := enstest.StartConfig(t, 1, shortSessions)
+	res, err := Run(context.Background(), pauseRun(t), Options{Servers: ens.Servers()})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, e := range res.Events {
+		t.Logf("%6.2fs %s: %s", e.At.Sub(res.WindowStart).Seconds(), e.Kind, e.Detail)
+	}
+	if res.Faults == nil || res.Faults.ClientPauses < 2 {
+		t.Fatalf("client pauses: %+v, want 2", res.Faults)
+	}
+	c := res.Checks
+	if c.LostGrants == 0 || c.LostGrantsReported != c.LostGrants {
+		t.Errorf("lost grants %d, reported %d: want at least one, all reported", c.LostGrants, c.LostGrantsReported)
+	}
+	if !c.Passed {
+		t.Errorf("checks failed: %q (not checked %q)", c.Violations, c.NotChecked)
+	}
+	paused := 0
+	for _, e := range res.Events {
+		if e.Kind == EventFault && strings.Contains(e.Detail, "paused client") {
+			paused++
+		}
+	}
+	if paused < 2 {
+		t.Errorf("%d pauses on the timeline, want 2", paused)
+	}
+	assertNamespaceGone(t, ens, res.Namespace)
+}
+
+// TestPauseClientCatchesLyingRelease: a lock whose Unlock returns nil after
+// its session expired under it fails the run ("lost grants reported").
+func TestPauseClientCatchesLyingRelease(t *testing.T) {
+	ens := enstest.StartConfig(t, 1, shortSessions)
+	res, err := Run(context.Background(), pauseRun(t), Options{
+		Servers: ens.Servers(),
+		NewLocker: func(s *recipes.Session, path string) recipes.Locker {
+			return &naiveLock{conn: s.Conn(), dir: path, lost: make(chan struct{})}
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	c := res.Checks
+	if c.Passed || c.LostGrants == 0 || c.LostGrantsReported == c.LostGrants {
+		t.Errorf("Passed %v, lost grants %d, reported %d with a lock that never reports a lost grant; want a failed run",
+			c.Passed, c.LostGrants, c.LostGrantsReported)
+	}
+	found := false
+	for _, v := range c.Violations {
+		found = found || strings.HasPrefix(v, "lost grants reported:")
+	}
+	if !found {
+		t.Errorf("violations %q lack a lost-grant line", c.Violations)
+	}
+}
