@@ -87,7 +87,8 @@ type Options struct {
 	Faults []scenarios.Fault
 	// Start is the origin of the faults' times: when operations began.
 	Start time.Time
-	// SessionTimeout is the clients' session timeout, which unavailability
+	// SessionTimeout is the session timeout the servers grant the clients
+	// (not the one they ask: a server may grant less), which unavailability
 	// is compared with.
 	SessionTimeout time.Duration
 	// Seed seeds the random choices (members, connections, sessions).

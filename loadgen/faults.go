@@ -177,7 +177,7 @@ func (r *runner) startFaults() error {
 	opts := faults.Options{
 		Faults:         r.run.Faults,
 		Start:          r.windowStartTime(),
-		SessionTimeout: r.run.SessionTimeout,
+		SessionTimeout: r.grantedTimeout(),
 		Seed:           r.run.Seed,
 		Network:        fx.net,
 		Clients:        fx,

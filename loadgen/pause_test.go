@@ -59,6 +59,13 @@ func TestPauseClient(t *testing.T) {
 	if paused < 2 {
 		t.Errorf("%d pauses on the timeline, want 2", paused)
 	}
+	granted := false
+	for _, e := range res.Events {
+		granted = granted || (e.Kind == EventNote && strings.Contains(e.Detail, "grant a session timeout of 2s, not the 10s asked"))
+	}
+	if !granted {
+		t.Error("the granted session timeout is not on the timeline")
+	}
 	assertNamespaceGone(t, ens, res.Namespace)
 }
 

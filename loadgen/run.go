@@ -622,7 +622,7 @@ func (r *runner) window(ctx, runCtx context.Context, ramped ramped) windowEnd {
 func (r *runner) drain(l *loops) {
 	// A client still holding or waiting past a session timeout has lost
 	// its servers (or its session): waiting longer only delays the report.
-	grace := r.run.SessionTimeout
+	grace := r.grantedTimeout()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -729,6 +729,9 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 	history, lin := r.checkHistory(ctx)
 	checks = withLinearizability(checks, lin)
 	events := append(r.chk.violationEvents(), fault.events...)
+	if e, ok := r.grantedEvent(windowStart); ok {
+		events = append(events, e)
+	}
 	finished := r.rec.Finish(time.Now())
 
 	res := &Result{
@@ -1214,7 +1217,29 @@ func errorKind(err error) string {
 }
 
 // releaseTimeout bounds one release attempt.
-func (r *runner) releaseTimeout() time.Duration { return r.run.SessionTimeout + 5*time.Second }
+func (r *runner) releaseTimeout() time.Duration { return r.grantedTimeout() + 5*time.Second }
+
+// grantedEvent puts a granted session timeout shorter than the asked one
+// on the timeline, at the window's start: every bound of the run counts
+// on it.
+func (r *runner) grantedEvent(at time.Time) (Event, bool) {
+	granted, asked := r.grantedTimeout(), r.run.SessionTimeout
+	if granted == asked || at.IsZero() {
+		return Event{}, false
+	}
+	return Event{At: at, Kind: EventNote, Detail: fmt.Sprintf("the servers grant a session timeout of %v, not the %v asked (their maxSessionTimeout or minSessionTimeout)", granted, asked)}, true
+}
+
+// grantedTimeout is the session timeout the servers grant the run's
+// sessions (the admin session's, asked the same): a server's
+// maxSessionTimeout may make it shorter than the scenario's, and every
+// bound that waits on a session's fate must use it.
+func (r *runner) grantedTimeout() time.Duration {
+	if r.admin != nil {
+		return r.admin.Timeout()
+	}
+	return r.run.SessionTimeout
+}
 
 // release calls unlock until it succeeds, the session ends, or the
 // release deadline passes; a release the server may not have seen is
@@ -1312,10 +1337,10 @@ func (r *runner) countUnreachable(now time.Time, last *time.Time) {
 // awaitServers waits up to a session timeout for the admin session to be
 // connected, after the window: the checks that read the servers need it.
 func (r *runner) awaitServers(ctx context.Context) error {
-	wctx, cancel := context.WithTimeout(ctx, r.run.SessionTimeout)
+	wctx, cancel := context.WithTimeout(ctx, r.grantedTimeout())
 	defer cancel()
 	if err := r.admin.WaitConnected(wctx); err != nil {
-		return fmt.Errorf("no connection to %s within the session timeout (%v) after the window", joinServers(r.opts.Servers), r.run.SessionTimeout)
+		return fmt.Errorf("no connection to %s within the session timeout (%v) after the window", joinServers(r.opts.Servers), r.grantedTimeout())
 	}
 	return nil
 }
@@ -1334,7 +1359,7 @@ func (r *runner) addCounters(lastWake, lastReq *int64) {
 // watchdog ends the run when the servers have been unreachable for a whole
 // session timeout: every session is then gone on their side.
 func (r *runner) watchdog() {
-	if d := r.admin.SuspendedFor(); d >= r.run.SessionTimeout && !r.stopping() && !r.serverFaultsOn() {
+	if d := r.admin.SuspendedFor(); d >= r.grantedTimeout() && !r.stopping() && !r.serverFaultsOn() {
 		last := r.adminLog.String()
 		if last == "" {
 			last = "no answer"

@@ -87,6 +87,10 @@ func (t Target) Open(ctx context.Context, plan *Plan, clients int) (*Env, error)
 		HeapMB:       heapFor(clients),
 		ServerConfig: t.ServerConfig,
 	}
+	if m := plan.Spec.ServerMaxSessionTimeout; m > 0 && opts.ServerConfig.MaxSessionTimeout == 0 {
+		// The scenario's; --server-config max-session-timeout wins.
+		opts.ServerConfig.MaxSessionTimeout = m
+	}
 	if plan.lagsMembers() {
 		// lag-member acts through proxies on the quorum links.
 		e.quorum = faults.NewQuorum(context.WithoutCancel(ctx))

@@ -41,6 +41,13 @@ func chaosRun(t *testing.T, name string, d time.Duration) scenarios.Run {
 	return spec.Runs()[0]
 }
 
+// chaosEnsemble starts an ensemble of nodes configured as run asks: its
+// servers grant at most the scenario's server_max_session_timeout.
+func chaosEnsemble(t *testing.T, nodes int, r scenarios.Run) *ensemble.Ensemble {
+	t.Helper()
+	return enstest.StartConfig(t, nodes, ensemble.ServerConfig{MaxSessionTimeout: r.Spec.ServerMaxSessionTimeout})
+}
+
 // run runs r on ens and fails the test on an error.
 func run(t *testing.T, ens *ensemble.Ensemble, r scenarios.Run) *loadgen.Result {
 	t.Helper()
@@ -82,8 +89,9 @@ func checkPassed(t *testing.T, res *loadgen.Result) {
 }
 
 func TestFairLockChaos(t *testing.T) {
-	ens := enstest.Start(t, 3)
-	res := run(t, ens, chaosRun(t, "fair-lock-chaos", 12*time.Second))
+	r := chaosRun(t, "fair-lock-chaos", 12*time.Second)
+	ens := chaosEnsemble(t, 3, r)
+	res := run(t, ens, r)
 	checkPassed(t, res)
 	f := res.Faults
 	if f == nil {
@@ -98,8 +106,9 @@ func TestFairLockChaos(t *testing.T) {
 }
 
 func TestQueueChaos(t *testing.T) {
-	ens := enstest.Start(t, 3)
-	res := run(t, ens, chaosRun(t, "queue-chaos", 14*time.Second))
+	r := chaosRun(t, "queue-chaos", 14*time.Second)
+	ens := chaosEnsemble(t, 3, r)
+	res := run(t, ens, r)
 	checkPassed(t, res)
 	f := res.Faults
 	if f == nil {
@@ -111,8 +120,9 @@ func TestQueueChaos(t *testing.T) {
 }
 
 func TestElectionChaos(t *testing.T) {
-	ens := enstest.Start(t, 3)
-	res := run(t, ens, chaosRun(t, "election-chaos", 12*time.Second))
+	r := chaosRun(t, "election-chaos", 12*time.Second)
+	ens := chaosEnsemble(t, 3, r)
+	res := run(t, ens, r)
 	checkPassed(t, res)
 	f := res.Faults
 	if f == nil {

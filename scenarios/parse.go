@@ -99,7 +99,7 @@ func sortErrors(errs ErrorList) {
 // Field names, as written in YAML.
 var (
 	topFields = []string{"name", "description", "recipe", "clients", "locks", "duration", "ops",
-		"arrival", "ramp_up", "hold", "session_timeout", "ensemble", "seed",
+		"arrival", "ramp_up", "hold", "session_timeout", "server_max_session_timeout", "ensemble", "seed",
 		"rwlock", "semaphore", "queue", "barrier", "faults", "compare", "ignore_lost", "thresholds"}
 	arrivalFields   = []string{"kind", "rate", "think_time"}
 	holdFields      = []string{"kind", "value", "min", "max", "mean"}
@@ -209,6 +209,8 @@ func (d *decoder) document(data []byte) Spec {
 			s.Hold = d.distribution(v, key)
 		case "session_timeout":
 			s.SessionTimeout = d.positiveDuration(v, key)
+		case "server_max_session_timeout":
+			s.ServerMaxSessionTimeout = d.positiveDuration(v, key)
 		case "ensemble":
 			s.Ensemble = d.int(v, key, 1)
 		case "seed":

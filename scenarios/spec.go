@@ -254,6 +254,13 @@ type Spec struct {
 	// SessionTimeout is every client session's timeout; defaults to
 	// DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// ServerMaxSessionTimeout is the longest session timeout the local
+	// ensemble's servers grant (zoo.cfg maxSessionTimeout); 0 keeps the
+	// ensemble's (MaxSessionTimeout). Below SessionTimeout, every client
+	// is granted less than it asks, as on a server configured stricter
+	// than its clients: the recipes must count on the granted timeout.
+	// Only a local ensemble takes it.
+	ServerMaxSessionTimeout time.Duration
 	// Ensemble is the number of members of the local ensemble started for
 	// the run (ignored when the run targets existing servers); defaults to
 	// DefaultEnsemble. Faults naming a member must fit in it.

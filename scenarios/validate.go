@@ -24,6 +24,9 @@ func (s Spec) Validate() error {
 // that kill or pause server processes.
 func (s Spec) ValidateEnsemble(members int, local bool) error {
 	v := &validator{src: s.src}
+	if !local && s.ServerMaxSessionTimeout != 0 {
+		v.errorf("server_max_session_timeout", "configures the local ensemble zkherd starts; servers given with --server keep their own (leave it out, or run without --server)")
+	}
 	for i, f := range s.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
 		if !local && f.Kind.NeedsLocalEnsemble() {
@@ -137,6 +140,9 @@ func (s Spec) validate(src *source) ErrorList {
 	validateDistribution(v, "hold", s.Hold)
 	if s.SessionTimeout != 0 && (s.SessionTimeout < MinSessionTimeout || s.SessionTimeout > MaxSessionTimeout) {
 		v.errorf("session_timeout", "%v is outside %v..%v, the session timeouts a local ensemble grants", s.SessionTimeout, MinSessionTimeout, MaxSessionTimeout)
+	}
+	if m := s.ServerMaxSessionTimeout; m != 0 && (m < MinSessionTimeout || m > MaxSessionTimeout) {
+		v.errorf("server_max_session_timeout", "%v is outside %v..%v: a local ensemble's servers grant no less than %v", m, MinSessionTimeout, MaxSessionTimeout, MinSessionTimeout)
 	}
 	if s.Ensemble != 0 && s.Ensemble != 1 && s.Ensemble != 3 {
 		v.errorf("ensemble", "%d members is not supported; a local ensemble has 1 or 3", s.Ensemble)
