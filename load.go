@@ -55,6 +55,7 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 	f.Uint64Var(&q.Ops, "ops", 0, "stop after this many operations instead of after a duration")
 	f.StringVar(&q.Out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase (default ./zkherd-load-<run id>)")
 	f.Float64Var(&q.Rate, "rate", 0, "open model: start this many operations per second over all clients, whether or not earlier ones finished")
+	f.Float64Var(&q.RampUp, "ramp-up", 0, "sessions opened per second before the window opens (default: the scenario's, or enough to open them in 10 s, at most 2,000/s)")
 	f.StringVar(&q.Arrival, "arrival", "", "arrival model: closed, stampede, constant or poisson (default: the scenario's; constant with --rate)")
 	f.StringArrayVar(&q.Thresholds, "threshold", nil, "fail the run (exit 1) unless a figure meets this, k6 style: 'acquire.p99<500ms', 'throughput>300', 'fair:errors<=0' (repeatable)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")

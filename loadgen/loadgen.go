@@ -129,6 +129,11 @@ type Result struct {
 	// not connected), outside the scenario's own server faults. Checks.
 	// NotChecked says so too: the window measured less than it claims.
 	Unreachable time.Duration
+	// Ramp is what the ramp-up did before the window opened (nil when the
+	// window opened with the first session, or the ramp-up did not end);
+	// Drain how long the clients took to stop after the window.
+	Ramp  *Ramp
+	Drain time.Duration
 	// Start is when the first session was opened; WindowStart when
 	// operations began (after ramp-up for stampede and open-loop arrivals);
 	// Stop when the run stopped issuing operations.
@@ -185,6 +190,19 @@ type Result struct {
 	// what the oracle found in it (oracle.Check).
 	History         *oracle.History
 	Linearizability *oracle.Result
+}
+
+// Ramp is the ramp-up's own figures: sessions opening on the scenario's
+// schedule before the measured window. Closed-loop clients work as their
+// sessions open: their operations then are Ops and Metrics, not the
+// window's.
+type Ramp struct {
+	Duration time.Duration
+	Sessions int
+	Ops      int64
+	// Metrics holds the ramp-up's latencies and counts (nil when no
+	// client worked during it).
+	Metrics *metrics.Result
 }
 
 // Event kinds.

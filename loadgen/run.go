@@ -67,13 +67,22 @@ type runner struct {
 	// negative (recorded as 0)" in a --rate run).
 	windowStart atomic.Pointer[time.Time]
 	windowOpen  chan struct{}
-	stopCh      chan struct{}
-	stopOnce    sync.Once
-	stopAt      time.Time // written once, before stopCh closes
-	opCtx       context.Context
-	opCancel    context.CancelFunc
-	fail        context.CancelCauseFunc // ends the run with an error
-	parent      context.Context         // the caller's: done means stop at once (partial)
+	// loopsGo lets the clients' loops start their first operation: at the
+	// start for closed loops (each as its session opens), when the window
+	// opens for the others.
+	loopsGo chan struct{}
+	// rampResult is what the ramp-up did, once the window is open;
+	// rampCounts the counts then, which the window's are taken from.
+	rampResult *Ramp
+	rampCounts figures.Totals
+	drainTook  time.Duration // from the window's end to every loop's
+	stopCh     chan struct{}
+	stopOnce   sync.Once
+	stopAt     time.Time // written once, before stopCh closes
+	opCtx      context.Context
+	opCancel   context.CancelFunc
+	fail       context.CancelCauseFunc // ends the run with an error
+	parent     context.Context         // the caller's: done means stop at once (partial)
 
 	tickets chan time.Time // open-loop arrivals: intended start times
 	// blocked is how long the dispatcher waited for a free client (every
@@ -164,6 +173,7 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 		opts:          opts,
 		logf:          opts.Logf,
 		windowOpen:    make(chan struct{}),
+		loopsGo:       make(chan struct{}),
 		stopCh:        make(chan struct{}),
 	}
 	if r.logf == nil {
@@ -526,10 +536,23 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 	r.noteBefore(out.before)
 	work := func(c *client) func() { return func() { r.work.loop(c) } }
 	closed := r.run.Arrival.Kind == scenarios.Closed
+	// A closed loop starts as each session opens (the clients queue up as
+	// they arrive, no stampede), but the window opens once every session
+	// is open: what the ramp-up did is its own figure (Result.Ramp), not
+	// the window's. A run bounded by operations counts them from the
+	// start, ramp-up included.
+	splitRamp := closed && r.run.Ops == 0
 	if closed {
-		r.openWindow(r.start)
+		close(r.loopsGo)
+		if !splitRamp {
+			r.openWindow(r.start)
+		}
 	}
-	out.err = r.params.rampUp(runCtx, r.clients, r.start, scenarios.RampFor(r.run).At, func(c *client) {
+	ramp := scenarios.RampFor(r.run)
+	if d := ramp.Done(); d >= 2*time.Second {
+		r.logf("ramping up %d sessions at %.0f/s: about %v before the window opens", r.run.Clients, ramp.Rate, d.Round(time.Second))
+	}
+	out.err = r.params.rampUp(runCtx, r.clients, r.start, ramp.At, func(c *client) {
 		r.alive.Add(1)
 		r.rec.AddSessions(1)
 		if closed {
@@ -543,7 +566,18 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 		// (memlimit.go).
 		r.stopGoverning = governMemory(r.run.Clients)
 	}
+	if out.err == nil && splitRamp {
+		now := time.Now()
+		r.rampResult = &Ramp{Duration: now.Sub(r.start), Sessions: int(r.alive.Load()),
+			Ops: r.ops.Swap(0), Metrics: r.rec.Split(now)}
+		r.rampCounts = r.counts.Totals()
+		out.before = r.snapshot(runCtx)
+		r.noteBefore(out.before)
+		r.openWindow(now)
+	}
 	if out.err == nil && !closed {
+		now := time.Now()
+		r.rampResult = &Ramp{Duration: now.Sub(r.start), Sessions: int(r.alive.Load())}
 		open := r.run.Arrival.Kind.Open()
 		if open {
 			r.tickets = make(chan time.Time, r.run.Clients)
@@ -554,6 +588,7 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 		out.before = r.snapshot(runCtx)
 		r.noteBefore(out.before)
 		r.openWindow(time.Now())
+		close(r.loopsGo)
 		if open {
 			out.loops.start(func() {
 				defer close(r.tickets) // its only sender is done
@@ -631,6 +666,9 @@ func (r *runner) drain(l *loops) {
 		r.logf("some clients did not stop within %v; closing their sessions", grace)
 		r.closeSessions()
 		<-l.done
+	}
+	if !r.stopAt.IsZero() {
+		r.drainTook = time.Since(r.stopAt)
 	}
 }
 
@@ -740,11 +778,13 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		Namespace:       r.ns,
 		Partial:         end.partial,
 		Unreachable:     time.Duration(r.unreachable.Load()),
+		Ramp:            r.rampResult,
+		Drain:           r.drainTook,
 		Start:           r.start,
 		WindowStart:     windowStart,
 		Stop:            r.stopAt,
 		Ops:             ops,
-		Releases:        r.counts.Get(figures.Releases),
+		Releases:        r.counts.Get(figures.Releases) - r.rampCounts[figures.Releases],
 		Throughput:      throughput,
 		TargetRate:      target,
 		AchievedRate:    achieved,
@@ -785,6 +825,9 @@ func requestsBetween(before, after snapshot) map[string]int64 {
 // and the servers' counters when both ends could read them.
 func (r *runner) totalsBetween(before, after snapshot, ops int64) figures.Totals {
 	t := r.counts.Totals()
+	for k, n := range r.rampCounts {
+		t[k] -= n
+	}
 	t[figures.Operations] = ops
 	t[figures.Wakeups] = after.wakeups - before.wakeups
 	t[figures.ZKRequests] = after.requests - before.requests
@@ -1056,7 +1099,7 @@ func (r *runner) nextOp(first, budget bool) (intended time.Time, ok bool) {
 	}
 	if first {
 		select {
-		case <-r.windowOpen:
+		case <-r.loopsGo:
 		case <-r.stopCh:
 			return time.Time{}, false
 		}

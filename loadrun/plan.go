@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/loadgen"
@@ -49,6 +50,9 @@ func NewPlan(scenario string, ov scenarios.Overrides, out string) (*Plan, error)
 	if err := checkFigures(p.Runs); err != nil {
 		return nil, err
 	}
+	if err := checkRamp(p.Runs, ov.RampUp > 0); err != nil {
+		return nil, err
+	}
 	if out == "" {
 		out = DefaultOut(p.RunID)
 	}
@@ -77,6 +81,20 @@ func checkFigures(runs []scenarios.Run) error {
 				return exit.Usagef("threshold %q: no figure %s.%s; latencies are PHASE.STAT with PHASE one of %s (or use throughput, errors, error_rate)",
 					t.Expr, phase, stat, strings.Join(names, ", "))
 			}
+		}
+	}
+	return nil
+}
+
+// checkRamp refuses a run whose ramp-up would take longer than
+// scenarios.MaxRampTime (--clients 1000000: most likely a typo), unless
+// the user set the rate (rateGiven: --ramp-up) and so knows the time.
+func checkRamp(runs []scenarios.Run, rateGiven bool) error {
+	for _, r := range runs {
+		ramp := scenarios.RampFor(r)
+		if d := ramp.Done(); d > scenarios.MaxRampTime && !rateGiven {
+			return exit.Usagef("--clients %d: opening them at %.0f sessions/s takes %v before the window opens; give --ramp-up RATE to open them faster (or to accept the wait), or fewer --clients",
+				r.Clients, ramp.Rate, d.Round(time.Second))
 		}
 	}
 	return nil

@@ -24,6 +24,7 @@ type Request struct {
 	Rate        float64
 	Arrival     string
 	Thresholds  []string
+	RampUp      float64
 	SourceAddrs int
 	Out         string
 
@@ -108,6 +109,8 @@ func (q *Request) Overrides() (scenarios.Overrides, error) {
 		return ov, exit.Usagef("--duration and --ops: give one bound, not both")
 	case q.SourceAddrs < 0 || q.SourceAddrs > 254:
 		return ov, exit.Usagef("--source-addrs %d: choose 1 to 254 (0 for automatic)", q.SourceAddrs)
+	case q.RampUp < 0:
+		return ov, exit.Usagef("--ramp-up %v: must be above 0 sessions per second", q.RampUp)
 	case q.RateGiven && q.Rate <= 0:
 		return ov, exit.Usagef("--rate %v: must be above 0 operations per second", q.Rate)
 	case q.Arrival != "" && !slices.Contains(scenarios.ArrivalKinds(), scenarios.ArrivalKind(q.Arrival)):
@@ -124,7 +127,7 @@ func (q *Request) Overrides() (scenarios.Overrides, error) {
 		}
 		ov.Thresholds = append(ov.Thresholds, t)
 	}
-	ov.Arrival, ov.Rate = scenarios.ArrivalKind(q.Arrival), q.Rate
+	ov.Arrival, ov.Rate, ov.RampUp = scenarios.ArrivalKind(q.Arrival), q.Rate, q.RampUp
 	if q.ClientsGiven {
 		ov.Clients = q.Clients
 	}

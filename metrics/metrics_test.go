@@ -547,3 +547,37 @@ func TestRecordIntended(t *testing.T) {
 		})
 	}
 }
+
+// TestSplit: what was recorded before Split is its result, and Finish's
+// holds only what followed (the ramp-up's figures apart from the
+// window's); the intervals span both.
+func TestSplit(t *testing.T) {
+	start := time.Unix(1000, 0)
+	r, err := NewRecorder(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh := r.NewShard()
+	for range 10 {
+		sh.Record(Acquire, 5*time.Second)
+	}
+	r.AddOps(10)
+	ramp := r.Split(start.Add(time.Second))
+	for range 4 {
+		sh.Record(Acquire, time.Millisecond)
+	}
+	r.AddOps(4)
+	win := r.Finish(start.Add(2 * time.Second))
+	if got := ramp.Totals[Acquire].Raw.TotalCount(); got != 10 || ramp.Counts.Ops != 10 {
+		t.Errorf("ramp: %d values, %d ops; want 10 and 10", got, ramp.Counts.Ops)
+	}
+	if got := win.Totals[Acquire].Raw.TotalCount(); got != 4 || win.Counts.Ops != 4 {
+		t.Errorf("window: %d values, %d ops; want 4 and 4", got, win.Counts.Ops)
+	}
+	if max := win.Totals[Acquire].Raw.Max(); max > 2000 {
+		t.Errorf("window max %d us: the ramp's 5 s values leaked in", max)
+	}
+	if len(win.Intervals) != 2 {
+		t.Errorf("window result has %d intervals, want the ramp's and the window's", len(win.Intervals))
+	}
+}

@@ -106,6 +106,8 @@ type Recorder struct {
 	last      time.Time  // end of the last interval
 	acc       []*phaseAcc
 	prev      Counts
+	base      Counts // the counts at Split: Finish's are since then
+	split     bool
 	intervals []IntervalStats
 	unknown   int64
 }
@@ -324,11 +326,44 @@ func (r *Recorder) Finish(end time.Time) *Result {
 	if iv := r.rotate(end); !iv.End.After(iv.Start) && iv.empty() {
 		r.intervals = r.intervals[:len(r.intervals)-1] // a Rotate at end already closed the last interval
 	}
+	return r.result(end)
+}
+
+// Split ends the run's first part at now (the ramp-up, before the
+// measured window): it closes the interval up to now and returns the
+// totals and counts so far as a Result of their own, then starts the
+// totals and counts afresh, so that Finish's Result holds only what
+// follows. The intervals and interval logs keep the whole run. Call it at
+// most once, from the goroutine that would Rotate.
+func (r *Recorder) Split(now time.Time) *Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rotate(now)
+	res := r.result(now)
+	for _, a := range r.acc {
+		if a == nil {
+			continue
+		}
+		a.totRaw.Reset()
+		a.totCorr.Reset()
+		a.totAnom = Anomalies{}
+		a.corrected = false
+	}
+	r.base, r.split = r.prev.clone(), true
+	return res
+}
+
+// result is the totals and counts since the start or the Split, at end.
+func (r *Recorder) result(end time.Time) *Result {
+	counts := r.prev.clone()
+	if r.split {
+		counts = r.prev.sub(r.base)
+	}
 	res := &Result{
 		Start:        r.start,
 		End:          end,
 		Highest:      r.Highest(),
-		Counts:       r.prev.clone(),
+		Counts:       counts,
 		Totals:       make(map[Phase]*PhaseTotal),
 		Intervals:    slices.Clone(r.intervals),
 		UnknownPhase: r.unknown,

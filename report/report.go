@@ -73,6 +73,11 @@ type Scenario struct {
 	// StartedAt is the origin of every t_s: when the scenario's metrics
 	// started (its first session).
 	StartedAt time.Time `json:"started_at,omitzero"`
+	// Ramp is the ramp-up's own figures, before the window (nil when the
+	// window opened with the first session); DrainS is how long the
+	// clients took to stop after the window.
+	Ramp   *Ramp   `json:"ramp,omitempty"`
+	DrainS float64 `json:"drain_s,omitempty"`
 	// WindowStartS is when operations began, in seconds since StartedAt
 	// (after the ramp-up).
 	WindowStartS float64 `json:"window_start_s"`
@@ -223,6 +228,8 @@ func NewScenario(res *loadgen.Result) *Scenario {
 		Clients:          res.Run.Clients,
 		Arrival:          string(res.Run.Arrival.Kind),
 		Partial:          res.Partial,
+		Ramp:             newRamp(res.Ramp),
+		DrainS:           round3(res.Drain.Seconds()),
 		Herd:             newHerd(res.Totals, res.MntrError),
 		Checks:           res.Checks,
 		TargetRatePerS:   res.TargetRate,

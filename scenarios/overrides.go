@@ -28,6 +28,9 @@ type Overrides struct {
 	Rate    float64
 	// Thresholds are added to the scenario's (zkherd load's --threshold).
 	Thresholds []Threshold
+	// RampUp replaces the sessions opened per second (zkherd load's
+	// --ramp-up).
+	RampUp float64
 }
 
 // Apply returns s with o applied; s and its parameter blocks are not
@@ -75,6 +78,9 @@ func (o Overrides) Apply(s Spec) Spec {
 	}
 	if o.Arrival != "" || o.Rate > 0 {
 		s = s.WithArrival(o.Arrival, o.Rate)
+	}
+	if o.RampUp > 0 {
+		s.RampUp = o.RampUp
 	}
 	if len(o.Thresholds) > 0 {
 		s.Thresholds = append(slices.Clone(s.Thresholds), o.Thresholds...)

@@ -220,3 +220,26 @@ func TestFaultOccurrence(t *testing.T) {
 		})
 	}
 }
+
+// TestRampUpFor: the default ramp-up opens any count in at most
+// DefaultRampTime, never slower than DefaultRampUp nor faster than
+// MaxDefaultRampUp; a scenario's own rate stands.
+func TestRampUpFor(t *testing.T) {
+	tests := []struct {
+		clients int
+		want    float64
+	}{{50, 200}, {2000, 200}, {5000, 500}, {10_000, 1000}, {1_000_000, 2000}}
+	for _, tt := range tests {
+		if got := RampUpFor(tt.clients); got != tt.want {
+			t.Errorf("RampUpFor(%d) = %v, want %v", tt.clients, got, tt.want)
+		}
+	}
+	s := Spec{Name: "x", Recipe: FairLock, Clients: 10_000}
+	if got := s.Effective().RampUp; got != 1000 {
+		t.Errorf("10,000 clients, no ramp_up: %v/s, want 1000/s", got)
+	}
+	s.RampUp = 50
+	if got := s.Effective().RampUp; got != 50 {
+		t.Errorf("ramp_up 50: %v/s, want the scenario's 50", got)
+	}
+}
