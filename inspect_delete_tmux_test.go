@@ -90,8 +90,8 @@ func TestInspectDeleteSafetyInTmux(t *testing.T) {
 		t.Log("step: y deletes nothing; the holder is named; the count deletes")
 		cd(holder, "ephemeral")
 		s.keys("d")
-		s.wait(20*time.Second, "this node is the live holder of /safe/lock", "its client still acts on it",
-			"no children) (1 node in use: see above)? type 1 or the path")
+		s.wait(20*time.Second, "this node is the live holder", "of /safe/lock", "its client still acts on it",
+			"no children) (in use: see above)? type 1 or the path")
 		s.keys("y", "Enter")
 		s.wait(10*time.Second, `not deleted: "y" is neither 1 nor `+holder)
 		if !exists(holder) {

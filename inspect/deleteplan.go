@@ -220,7 +220,7 @@ func (s *Snapshot) RolesAt(p string) []string {
 			who := "session " + SessionHex(e.Session)
 			switch {
 			case e.Session == 0:
-				who = "a session not known"
+				who = "session not known yet"
 			case e.Endpoint != "":
 				who += " at " + e.Endpoint
 			}
@@ -231,6 +231,10 @@ func (s *Snapshot) RolesAt(p string) []string {
 			switch {
 			case e.Kind == "lease":
 				what = "a semaphore lease of " + l.Path
+			case strings.Contains(l.Layout, "lock or election"):
+				// The same nodes for kazoo's Lock and Election, Curator's
+				// mutex and LeaderSelector (layoutName).
+				what = "the live holder (or leader) of " + l.Path
 			case e.Kind == "latch" || e.Kind == "election" || strings.Contains(l.Layout, "election") || strings.Contains(l.Layout, "leader"):
 				what = "the leader of " + l.Path
 			case e.Role == RoleHolder:

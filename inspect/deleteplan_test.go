@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -116,6 +117,40 @@ func TestMayDelete(t *testing.T) {
 	for _, tc := range tests {
 		if may, known := mayDelete(tc.acl, tc.ids); may != tc.may || known != tc.known {
 			t.Errorf("%s: mayDelete = %v, %v; want %v, %v", tc.name, may, known, tc.may, tc.known)
+		}
+	}
+}
+
+// TestRolesAt: what a delete would break, in words, from a snapshot's
+// locks: a holder named as such (or as holder or leader where the layout
+// cannot tell), a lease, and the waiters that lose their place.
+func TestRolesAt(t *testing.T) {
+	snap := &Snapshot{Locks: []Lock{
+		{Path: "/app/lock", Layout: "zookeeper mutex", Entries: []LockEntry{
+			{Node: "x-lock-0000000001", Role: RoleHolder, Kind: "lock", Session: 0x10, Endpoint: "10.0.0.1:5000"},
+			{Node: "x-lock-0000000002", Role: RoleWaiter, Kind: "lock", Session: 0x11},
+			{Node: "x-lock-0000000003", Role: RoleWaiter, Kind: "lock", Session: 0x12},
+		}},
+		{Path: "/app/ambiguous", Layout: "kazoo lock or election", Entries: []LockEntry{
+			{Node: "n-0000000001", Role: RoleHolder, Kind: "lock"},
+		}},
+		{Path: "/app/sem/leases", Layout: "curator semaphore", Entries: []LockEntry{
+			{Node: "lease-1", Role: RoleHolder, Kind: "lease", Session: 0x20},
+		}},
+	}}
+	tests := []struct {
+		path string
+		want []string
+	}{
+		{"/app/lock/x-lock-0000000001", []string{"this node is the live holder of /app/lock (session 0x10 at 10.0.0.1:5000): its client still acts on it while another takes its place"}},
+		{"/app/lock/x-lock-0000000002", []string{"1 waiter loses its place in line"}},
+		{"/app/ambiguous", []string{"/app/ambiguous/n-0000000001 is the live holder (or leader) of /app/ambiguous (session not known yet): its client still acts on it while another takes its place"}},
+		{"/app/sem", []string{"/app/sem/leases/lease-1 is a semaphore lease of /app/sem/leases (session 0x20): its client still acts on it while another takes its place"}},
+		{"/app/other", nil},
+	}
+	for _, tc := range tests {
+		if got := snap.RolesAt(tc.path); !slices.Equal(got, tc.want) {
+			t.Errorf("RolesAt(%s) =\n%q\nwant\n%q", tc.path, got, tc.want)
 		}
 	}
 }

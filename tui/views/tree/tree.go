@@ -875,8 +875,8 @@ func (m Model) confirmDelete(msg plannedMsg) (Model, tea.Cmd) {
 	if c.Count > 1 {
 		what = fmt.Sprintf("delete %s and everything under it: %s nodes", c.Path, common.Count(int64(c.Count)))
 	}
-	if n := len(m.deleting.roles); n > 0 {
-		what += fmt.Sprintf(" (%s in use: see above)", common.Plural(n, "node", "nodes"))
+	if len(m.deleting.roles) > 0 {
+		what += " (in use: see above)"
 	}
 	prompt := fmt.Sprintf("%s? type %d or the path, enter deletes, esc cancels: ", what, c.Count)
 	return m, func() tea.Msg {
