@@ -76,8 +76,8 @@ const NoValue = -1
 // Op is one operation: fixed size (40 bytes), no pointers, so a run's
 // history costs the collector nothing to scan.
 type Op struct {
-	// Call and Return are nanoseconds since History.Start, on the
-	// monotonic clock.
+	// Call and Return are nanoseconds since the Recorder's start (just
+	// before the run's sessions open), on the monotonic clock.
 	Call, Return int64
 	// Value is what the server said: the fencing token of a grant, the
 	// item's id, the barrier round; NoValue when nothing.
@@ -104,8 +104,6 @@ type History struct {
 	// parameter (a semaphore's permits, a barrier's size).
 	Model string
 	Limit int
-	// Start is the moment Op times count from.
-	Start time.Time
 	// Partitions names the Op.Partition indexes (lock, queue or barrier
 	// paths).
 	Partitions []string
@@ -216,6 +214,6 @@ func (r *Recorder) History(model string, limit int) *History {
 		b.ops = nil
 	}
 	slices.SortStableFunc(ops, func(a, b Op) int { return cmp.Compare(a.Call, b.Call) })
-	return &History{Model: model, Limit: limit, Start: r.start, Partitions: slices.Clone(r.names),
+	return &History{Model: model, Limit: limit, Partitions: slices.Clone(r.names),
 		Ops: ops, Dropped: r.dropped.Load()}
 }
