@@ -258,12 +258,12 @@ func split(h *History) []part {
 
 // partResult is one partition's outcome.
 type partResult struct {
-	checked   int64
-	timedOut  bool
+	checked  int64
+	timedOut bool
 	// independent: checked in windows with no order across them.
 	independent bool
-	notes     []string
-	violation *found
+	notes       []string
+	violation   *found
 }
 
 // found is a violation and when its window starts, to report the first.
