@@ -53,7 +53,7 @@ func classify(nodes []recipes.Node) dirKind {
 }
 
 // layoutName names a lock directory's layout for the user, e.g.
-// "curator mutex", "kazoo rwlock", "zkherd-herd".
+// "curator lock or election", "kazoo rwlock", "zkherd-herd".
 func layoutName(nodes []recipes.Node) string {
 	if len(nodes) == 0 {
 		return ""

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -121,23 +122,25 @@ func TestMergeWithoutFourLetterWords(t *testing.T) {
 	}
 }
 
-// TestCapabilities: the probe's refusals become capabilities naming the
-// config line that enables them, and a notice says so.
+// TestCapabilities: what the polls asked becomes capabilities: a refusal
+// names the config line that enables the command, a command answered (by
+// the AdminServer too) is available, a timeout says nothing, and a command
+// never asked (wchp over the watch budget) is not listed. A notice names
+// the refused ones.
 func TestCapabilities(t *testing.T) {
 	refused := func(cmd fourlw.Command) error {
 		return &fourlw.ErrNotWhitelisted{Cmd: string(cmd), Addr: "127.0.0.1:1"}
 	}
 	st := status(t, "127.0.0.1:1", "standalone")
-	st.Caps = &fourlw.MemberCapabilities{Member: st.Member, Reachable: true, Commands: []fourlw.Capability{
-		{Command: fourlw.CmdSrvr, FourLW: true},
-		{Command: fourlw.CmdCons, Err: refused(fourlw.CmdCons)},
-		{Command: fourlw.CmdWchp, Err: refused(fourlw.CmdWchp), Admin: true},
-	}}
-	caps := fromStatus(st).Caps
+	st.CmdTook = map[fourlw.Command]time.Duration{fourlw.CmdSrvr: 1, fourlw.CmdCons: 1, fourlw.CmdMntr: 1, fourlw.CmdDump: 1}
+	st.Errors = map[fourlw.Command]error{fourlw.CmdCons: refused(fourlw.CmdCons), fourlw.CmdDump: context.DeadlineExceeded}
+	p := &fourlwPoller{caps: []map[fourlw.Command]Capability{{}}}
+	learnCaps(p.caps[0], st)
+	caps := p.capsOf(0)
 	want := []Capability{
 		{Member: "127.0.0.1:1", Command: "srvr", Available: true},
+		{Member: "127.0.0.1:1", Command: "mntr", Available: true}, // answered, by the AdminServer or not
 		{Member: "127.0.0.1:1", Command: "cons", Enable: "4lw.commands.whitelist=srvr,mntr,cons,dump,wchp"},
-		{Member: "127.0.0.1:1", Command: "wchp", Available: true}, // through the AdminServer
 	}
 	if len(caps) != len(want) {
 		t.Fatalf("caps = %+v, want %+v", caps, want)

@@ -210,7 +210,7 @@ type Capability struct {
 // chain: holders first, then waiters in sequence order.
 type Lock struct {
 	Path   string
-	Layout string // which client's layout the children follow, e.g. "curator mutex"
+	Layout string // which client's layout the children follow, e.g. "curator lock or election"
 	// Entries are the contenders in sequence order. For a herd lock (one
 	// node everybody watches) the holder is the node and the waiters are the
 	// sessions watching it.

@@ -32,6 +32,9 @@ type fourlwPoller struct {
 	mu       sync.Mutex
 	latest   []fourlw.MemberStatus
 	inFlight []chan struct{} // closed when the member's current poll ends; nil when none
+	// caps is what each member's polls have shown it answers, command by
+	// command (learnCaps); a command never asked is absent (unknown).
+	caps []map[fourlw.Command]Capability
 }
 
 func newPoller(servers []string, admin map[string]string, tlsCfg *tls.Config, timeout time.Duration) *fourlwPoller {
@@ -39,7 +42,15 @@ func newPoller(servers []string, admin map[string]string, tlsCfg *tls.Config, ti
 	for _, s := range servers {
 		p.members = append(p.members, fourlw.Member{Addr: s, AdminURL: admin[s], TLS: tlsCfg})
 	}
-	fp := fourlw.NewPoller(p.members, fourlw.WithTimeout(timeout), fourlw.WithProbe(fourlw.DefaultCommands()...))
+	// No start-up probe: it asked every command, wchp and dump included,
+	// whatever --watch-budget said, and a server builds the whole reply
+	// (2.7 MB of wchp at 100,000 watches) though the probe reads 512
+	// bytes: each start stalled other clients' requests by 150-480 ms on
+	// a 206,000-znode server (issue 26). What a member answers is learnt
+	// from the polls themselves (learnCaps), which ask only what the
+	// steady budget allows; a refused command falls back to the
+	// AdminServer in package fourlw all the same.
+	fp := fourlw.NewPoller(p.members, fourlw.WithTimeout(timeout), fourlw.WithProbe())
 	for i := range p.members {
 		p.pollers = append(p.pollers, fp.Member(i))
 	}
@@ -48,6 +59,10 @@ func newPoller(servers []string, admin map[string]string, tlsCfg *tls.Config, ti
 		p.latest[i] = fourlw.MemberStatus{Member: m}
 	}
 	p.inFlight = make([]chan struct{}, len(p.members))
+	p.caps = make([]map[fourlw.Command]Capability, len(p.members))
+	for i := range p.caps {
+		p.caps[i] = map[fourlw.Command]Capability{}
+	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p
 }
@@ -107,10 +122,15 @@ func (p *fourlwPoller) start(cmds func(i int) []fourlw.Command) []chan struct{} 
 func (p *fourlwPoller) Latest() []memberPoll {
 	p.mu.Lock()
 	latest := slices.Clone(p.latest)
+	caps := make([][]Capability, len(latest))
+	for i := range caps {
+		caps[i] = p.capsOf(i)
+	}
 	p.mu.Unlock()
 	out := make([]memberPoll, len(latest))
 	for i, st := range latest {
 		out[i] = fromStatus(st)
+		out[i].Caps = caps[i]
 	}
 	return out
 }
@@ -121,6 +141,7 @@ func (p *fourlwPoller) pollMember(i int, cmds []fourlw.Command, done chan struct
 	p.mu.Lock()
 	if p.ctx.Err() == nil || !p.latest[i].Polled {
 		p.latest[i] = st
+		learnCaps(p.caps[i], st)
 	}
 	p.inFlight[i] = nil
 	p.mu.Unlock()
@@ -129,7 +150,7 @@ func (p *fourlwPoller) pollMember(i int, cmds []fourlw.Command, done chan struct
 
 // fromStatus converts one member's poll.
 func fromStatus(st fourlw.MemberStatus) memberPoll {
-	mp := memberPoll{Addr: st.Member.Addr, Caps: capsFrom(st)}
+	mp := memberPoll{Addr: st.Member.Addr}
 	switch {
 	case !st.Polled:
 		mp.Pending = true
@@ -208,27 +229,33 @@ func fanOutEvent(metric string) string {
 	return strings.TrimSuffix(strings.TrimPrefix(metric, "node_"), "_watch_count")
 }
 
-// capsFrom turns the member's start-up probe into Capabilities.
-func capsFrom(st fourlw.MemberStatus) []Capability {
-	if st.Caps == nil {
-		return nil
-	}
-	mc := st.Caps
-	caps := make([]Capability, 0, len(mc.Commands))
-	for _, c := range mc.Commands {
-		cp := Capability{Member: st.Member.Addr, Command: string(c.Command), Available: c.Available()}
-		if !cp.Available {
-			cp.Enable = c.Fix()
-			if cp.Enable == fourlw.ConfigLine {
-				cp.Enable = WhitelistLine()
-			}
-			if cp.Enable == "" && c.Err != nil {
-				cp.Enable = "(" + shortErr(c.Err).Error() + ")"
-			}
+// learnCaps folds one poll into what the member is known to answer: a
+// command answered (as a four-letter word or by the AdminServer) is
+// available, one refused for the whitelist is not, with the line that
+// enables it; a timeout or a member down says nothing about either.
+func learnCaps(caps map[fourlw.Command]Capability, st fourlw.MemberStatus) {
+	for cmd := range st.CmdTook {
+		err := st.Errors[cmd]
+		var refused *fourlw.ErrNotWhitelisted
+		switch {
+		case err == nil:
+			caps[cmd] = Capability{Member: st.Member.Addr, Command: string(cmd), Available: true}
+		case errors.As(err, &refused):
+			caps[cmd] = Capability{Member: st.Member.Addr, Command: string(cmd), Enable: WhitelistLine()}
 		}
-		caps = append(caps, cp)
 	}
-	return caps
+}
+
+// capsOf lists member i's known capabilities in fourlw.DefaultCommands
+// order. Called with p.mu held.
+func (p *fourlwPoller) capsOf(i int) []Capability {
+	var out []Capability
+	for _, cmd := range fourlw.DefaultCommands() {
+		if c, ok := p.caps[i][cmd]; ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // shortErr keeps errors short enough for a table cell and the status line.
