@@ -502,9 +502,7 @@ func (m Model) tail(sc *loadview.Scenario, w int, s scales) []string {
 			out = append(out, f.Label+" "+value+" "+m.wakeStyle(f.Value).Render(herdBar(f.Value, s.wake, meterW)))
 		}
 	}
-	if len(items) > 0 {
-		out = append(out, strings.Join(items, " · "))
-	}
+	out = append(out, packItems(items, " · ", w)...)
 	if sc.ErrorsTotal > 0 {
 		parts := make([]string, 0, len(sc.Errors))
 		for _, e := range sc.Errors {
@@ -662,6 +660,29 @@ func herdBar(v, top float64, width int) string {
 	}
 	n := int(math.Round(min(frac, 1) * float64(width)))
 	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
+}
+
+// packItems joins items with sep into lines of at most w cells, an item
+// that does not fit starting the next line: a new figure adds a line, not
+// a cut one.
+func packItems(items []string, sep string, w int) []string {
+	var lines []string
+	line := ""
+	for _, it := range items {
+		switch {
+		case line == "":
+			line = it
+		case common.Width(line)+common.Width(sep)+common.Width(it) <= w:
+			line += sep + it
+		default:
+			lines = append(lines, line)
+			line = it
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // fmtFigure is fmtFloat, or "-" for a figure not known yet.

@@ -161,3 +161,22 @@ func TestBottomShowsWaiters(t *testing.T) {
 		}
 	}
 }
+
+func TestPackItems(t *testing.T) {
+	tests := []struct {
+		items []string
+		w     int
+		want  []string
+	}{
+		{[]string{"a 1", "bb 2", "ccc 3"}, 40, []string{"a 1 · bb 2 · ccc 3"}},
+		{[]string{"a 1", "bb 2", "ccc 3"}, 10, []string{"a 1 · bb 2", "ccc 3"}},
+		{[]string{"a long item", "b"}, 5, []string{"a long item", "b"}},
+		{nil, 10, nil},
+	}
+	for _, tt := range tests {
+		got := packItems(tt.items, " · ", tt.w)
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("packItems(%q, %d) = %q, want %q", tt.items, tt.w, got, tt.want)
+		}
+	}
+}
