@@ -43,13 +43,14 @@ type CountSpec struct {
 
 // The raw counts of a run's window.
 const (
-	Operations    Count = "operations"
-	Releases      Count = "releases"
-	Wakeups       Count = "wakeups"
-	ZKRequests    Count = "zk_requests"
-	ServerPackets Count = "server_packets"
-	WatchFanout   Count = "watch_fanout"
-	ElapsedMs     Count = "elapsed_ms"
+	Operations     Count = "operations"
+	Releases       Count = "releases"
+	Wakeups        Count = "wakeups"
+	ZKRequests     Count = "zk_requests"
+	ServerPackets  Count = "server_packets"
+	WatchFanout    Count = "watch_fanout"
+	ElapsedMs      Count = "elapsed_ms"
+	SessionsOpened Count = "sessions_opened"
 )
 
 // counts is the one list of raw counts.
@@ -60,6 +61,7 @@ var counts = []CountSpec{
 	{Count: ZKRequests, Merge: Sum, Doc: "requests the clients sent to ZooKeeper"},
 	{Count: ServerPackets, Merge: Max, Server: true, Doc: "packets received plus sent by the servers, every member (mntr)"},
 	{Count: WatchFanout, Merge: Max, Server: true, Doc: "watches triggered on the servers (mntr's watch counts)"},
+	{Count: SessionsOpened, Merge: Sum, Doc: "client sessions established, the ones that replace an expired session included"},
 	{Count: ElapsedMs, Merge: Max, Doc: "milliseconds from the first session opened to the end of the window (the processes of a run share one clock)"},
 }
 
@@ -117,6 +119,11 @@ var all = []Figure{
 		Value: per(ServerPackets, Operations), Dashboard: true, Headline: true},
 	{Key: WatchFanoutPerAcquisition, Label: "watch fan-out/%s", Long: "watch fan-out per %s", Short: "fan-out/op",
 		Value: per(WatchFanout, Operations), Recipes: lockRecipes},
+	{Key: "sessions_opened_per_s", Label: "sessions opened/s", Long: "sessions opened per second", Short: "sessions/s",
+		Value: func(t Totals) (float64, bool) {
+			v, ok := per(SessionsOpened, ElapsedMs)(t)
+			return 1000 * v, ok
+		}, Dashboard: true},
 }
 
 // per is n per d: 0 when d is 0, unknown when either is.

@@ -555,6 +555,7 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 	out.err = r.params.rampUp(runCtx, r.clients, r.start, ramp.At, func(c *client) {
 		r.alive.Add(1)
 		r.rec.AddSessions(1)
+		r.counts.Add(figures.SessionsOpened, 1)
 		if closed {
 			out.loops.start(work(c))
 		}
@@ -1211,6 +1212,7 @@ func (r *runner) session(c *client) *recipes.Session {
 			c.sess.Store(ns)
 			r.alive.Add(1)
 			r.rec.AddSessions(1)
+			r.counts.Add(figures.SessionsOpened, 1)
 			return ns
 		}
 		r.opFailed(err)
