@@ -422,8 +422,13 @@ func pastCtx(ctx context.Context, s *Session) (context.Context, context.CancelFu
 func deleteOwnedKnown(ctx context.Context, s *Session, path string) error {
 	err := s.Conn().Delete(path, -1)
 	switch {
-	case err == nil, errors.Is(err, zk.ErrNoNode):
+	case err == nil:
 		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		// Gone: deleted by another client, or with the session (a reply
+		// from the session's last connection can follow its expiry):
+		// only a live session's answer means ours is gone without it.
+		return s.alive()
 	case isConnErr(err):
 		bounded, cancel := pastCtx(ctx, s)
 		defer cancel()

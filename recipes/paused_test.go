@@ -343,3 +343,48 @@ func TestIsConnErrRawSocketErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestClaimAfterPausePastSession: a consumer paused past its session
+// while another consumer claims its item is told by Ack and by Release
+// that its claim was lost; Release said nil (the claim's absence was
+// taken for its own deletion).
+func TestClaimAfterPausePastSession(t *testing.T) {
+	servers := configServers(t, shortSessions)
+	for _, how := range []string{"ack", "release"} {
+		t.Run(how, func(t *testing.T) {
+			path := testPath(t)
+			ctx := testCtx(t, 60*time.Second)
+			pausedS, pz := pausedSession(t, servers)
+			otherS := newTestSession(t, servers, WithSessionTimeout(askedTimeout))
+			if _, err := NewQueue(otherS, path).Put(ctx, []byte("item")); err != nil {
+				t.Fatal(err)
+			}
+			claim, err := NewQueue(pausedS, path).Claim(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pz.Pause()
+			// The other consumer gets the item once the paused one's
+			// session expired and its claim went with it.
+			other, err := NewQueue(otherS, path).Claim(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pz.Resume()
+			if how == "ack" {
+				err = claim.Ack(ctx)
+			} else {
+				err = claim.Release(ctx)
+			}
+			if !errors.Is(err, ErrLost) {
+				t.Errorf("%s after a pause past the session: %v, want an error wrapping ErrLost", how, err)
+			}
+			if err := other.Ack(ctx); err != nil {
+				t.Errorf("the other consumer's Ack: %v", err)
+			}
+			if n := countNodes(t, otherS, path); n != 0 {
+				t.Errorf("%d nodes left under %s", n, path)
+			}
+		})
+	}
+}

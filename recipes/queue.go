@@ -481,9 +481,11 @@ func (c *Claim) Ack(ctx context.Context) error {
 // carried out and nobody could read back whether it was.
 func (c *Claim) unknownOutcome(err error) error {
 	if c.q.s.alive() != nil {
+		// The claim went with the session whatever the transaction did:
+		// lost, with the item's fate unknown.
 		c.done = true
-		return fmt.Errorf("recipes: queue %s: ack %s: %w (the item was removed, or is back in the queue): %w",
-			c.q.path, c.item, ErrOutcomeUnknown, err)
+		return fmt.Errorf("recipes: queue %s: ack %s: %w (the item was removed, or is back in the queue): %w: %w",
+			c.q.path, c.item, ErrOutcomeUnknown, ErrLost, err)
 	}
 	c.unknown = true
 	return fmt.Errorf("recipes: queue %s: ack %s: %w (call Ack again to find out): %w",
@@ -500,7 +502,8 @@ func (c *Claim) lost(err error) error {
 }
 
 // Release gives the item back unprocessed: it deletes the claim, so the
-// item is the next one claimed. An error means the claim is still held
+// item is the next one claimed. An error wrapping ErrLost means the claim
+// had gone with the session (another consumer may have claimed the item). An error means the claim is still held
 // (Release again), or, wrapping ErrOutcomeUnknown, that its delete's reply
 // was lost and could not be read back within the session timeout.
 func (c *Claim) Release(ctx context.Context) error {
@@ -510,6 +513,12 @@ func (c *Claim) Release(ctx context.Context) error {
 		return fmt.Errorf("recipes: queue %s: release %s: %w", c.q.path, c.item, ErrNotHeld)
 	}
 	if err := deleteOwnedKnown(ctx, c.q.s, c.claim); err != nil {
+		if sessionEnded(err) {
+			// The claim went with the session, at a time this client does
+			// not know: another consumer may have claimed the item since.
+			c.done = true
+			return fmt.Errorf("recipes: queue %s: release %s: %w: %w", c.q.path, c.item, ErrLost, err)
+		}
 		return fmt.Errorf("recipes: queue %s: release %s: %w", c.q.path, c.item, err)
 	}
 	c.done = true
