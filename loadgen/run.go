@@ -658,7 +658,7 @@ func (r *runner) window(ctx, runCtx context.Context, ramped ramped) windowEnd {
 func (r *runner) drain(l *loops) {
 	// A client still holding or waiting past a session timeout has lost
 	// its servers (or its session): waiting longer only delays the report.
-	grace := r.grantedTimeout()
+	grace := r.patience()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -1262,7 +1262,7 @@ func errorKind(err error) string {
 }
 
 // releaseTimeout bounds one release attempt.
-func (r *runner) releaseTimeout() time.Duration { return r.grantedTimeout() + 5*time.Second }
+func (r *runner) releaseTimeout() time.Duration { return r.patience() + 5*time.Second }
 
 // grantedEvent puts a granted session timeout shorter than the asked one
 // on the timeline, at the window's start: every bound of the run counts
@@ -1275,10 +1275,18 @@ func (r *runner) grantedEvent(at time.Time) (Event, bool) {
 	return Event{At: at, Kind: EventNote, Detail: fmt.Sprintf("the servers grant a session timeout of %v, not the %v asked (their maxSessionTimeout or minSessionTimeout)", granted, asked)}, true
 }
 
+// patience is how long the generator waits on the servers before it
+// gives up on them (the drain, the wait after the window, the watchdog, a
+// release attempt): the longer of the asked and the granted session
+// timeouts. These are not safety bounds, which the recipes keep on the
+// granted one: giving up at a granted 2 s stopped a run on a loaded
+// machine whose server was fine ("lost the ZooKeeper server mid-run").
+func (r *runner) patience() time.Duration { return max(r.run.SessionTimeout, r.grantedTimeout()) }
+
 // grantedTimeout is the session timeout the servers grant the run's
 // sessions (the admin session's, asked the same): a server's
-// maxSessionTimeout may make it shorter than the scenario's, and every
-// bound that waits on a session's fate must use it.
+// maxSessionTimeout may make it shorter than the scenario's. The faults'
+// unavailability is measured against it.
 func (r *runner) grantedTimeout() time.Duration {
 	if r.admin != nil {
 		return r.admin.Timeout()
@@ -1382,10 +1390,10 @@ func (r *runner) countUnreachable(now time.Time, last *time.Time) {
 // awaitServers waits up to a session timeout for the admin session to be
 // connected, after the window: the checks that read the servers need it.
 func (r *runner) awaitServers(ctx context.Context) error {
-	wctx, cancel := context.WithTimeout(ctx, r.grantedTimeout())
+	wctx, cancel := context.WithTimeout(ctx, r.patience())
 	defer cancel()
 	if err := r.admin.WaitConnected(wctx); err != nil {
-		return fmt.Errorf("no connection to %s within the session timeout (%v) after the window", joinServers(r.opts.Servers), r.grantedTimeout())
+		return fmt.Errorf("no connection to %s within the session timeout (%v) after the window", joinServers(r.opts.Servers), r.patience())
 	}
 	return nil
 }
@@ -1404,7 +1412,7 @@ func (r *runner) addCounters(lastWake, lastReq *int64) {
 // watchdog ends the run when the servers have been unreachable for a whole
 // session timeout: every session is then gone on their side.
 func (r *runner) watchdog() {
-	if d := r.admin.SuspendedFor(); d >= r.grantedTimeout() && !r.stopping() && !r.serverFaultsOn() {
+	if d := r.admin.SuspendedFor(); d >= r.patience() && !r.stopping() && !r.serverFaultsOn() {
 		last := r.adminLog.String()
 		if last == "" {
 			last = "no answer"
