@@ -57,13 +57,22 @@ func TestSessionTimeoutNegotiated(t *testing.T) {
 // held the lock for 18 s.
 func TestLostBeforeWaiterGranted(t *testing.T) {
 	servers := configServers(t, shortSessions)
+	t.Run("default policy", func(t *testing.T) { lostBeforeWaiterGranted(t, servers) })
+	// A policy longer than the granted timeout is cut to it: past it the
+	// server has expired the session for certain.
+	t.Run("policy of the asked timeout", func(t *testing.T) {
+		lostBeforeWaiterGranted(t, servers, WithLostAfterSuspended(askedTimeout))
+	})
+}
+
+func lostBeforeWaiterGranted(t *testing.T, servers []string, opts ...LockOption) {
 	p := newProxy(t, servers[0])
 	holder := newTestSession(t, []string{p.Addr()}, WithSessionTimeout(askedTimeout))
 	other := newTestSession(t, servers, WithSessionTimeout(askedTimeout))
 	path := testPath(t)
 	ctx := testCtx(t, 60*time.Second)
 
-	held := NewLock(holder, path)
+	held := NewLock(holder, path, opts...)
 	if err := held.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
