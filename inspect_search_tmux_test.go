@@ -56,5 +56,12 @@ func TestInspectSearchInTmux(t *testing.T) {
 	s.wait(10*time.Second, "Tree  /svc/web", "postgres://db1.example.com:5432/app")
 	s.keys("[")
 	s.wait(10*time.Second, "grep /svc 5432 · done")
+	t.Log("step: [ from a newer search comes back to the older one, run again")
+	s.keys(":")
+	s.text("find item-1")
+	s.keys("Enter")
+	s.wait(30*time.Second, "find item-1 · done · 100 hits")
+	s.keys("[")
+	s.wait(30*time.Second, "grep /svc 5432 · done · 2 hits", "/svc/web/url")
 	s.keys("q")
 }

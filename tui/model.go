@@ -302,6 +302,11 @@ func (m Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	km := m.common.KeyMap
 	if k.String() == "ctrl+c" {
 		m.quit = true
+		if c := m.confirm; c != nil && c.No != nil {
+			// A question left unanswered is a no: what it would have
+			// cleaned up (an edit's temporary file) is cleaned up.
+			return m, tea.Sequence(c.No, tea.Quit)
+		}
 		return m, tea.Quit
 	}
 	if m.noticeErr && m.noticeUser {

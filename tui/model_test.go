@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -282,5 +283,34 @@ func TestQuitAsksDuringRun(t *testing.T) {
 		t.Fatal("q after the run gave no command")
 	} else if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Error("q after the run did not quit at once")
+	}
+}
+
+// TestQuitAnswersNo: ctrl+c while a question is pending runs its No, so an
+// edit's temporary file is removed even when the user quits instead of
+// answering.
+func TestQuitAnswersNo(t *testing.T) {
+	declined := false
+	confirm := common.ConfirmMsg{Prompt: "set data? y/N", No: func() tea.Msg { declined = true; return nil }}
+	m := screen(t, 80, 24, inspectViews, confirm)
+	_, cmd := m.Update(tuitest.Key("ctrl+c"))
+	runCmds(cmd)
+	if !declined {
+		t.Errorf("ctrl+c with a question pending did not run its No")
+	}
+}
+
+// runCmds runs cmd and the commands of the batches and sequences it returns.
+func runCmds(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	msg := cmd()
+	if v := reflect.ValueOf(msg); v.Kind() == reflect.Slice {
+		for i := range v.Len() {
+			if c, ok := v.Index(i).Interface().(tea.Cmd); ok {
+				runCmds(c)
+			}
+		}
 	}
 }

@@ -48,6 +48,8 @@ type Model struct {
 	ended  bool
 	// stopped: the user stopped the search shown (x, or another search).
 	stopped bool
+	// selectOn is the hit to put the cursor on when it is found.
+	selectOn string
 	list    filtertable.Model // of prog.Hits
 }
 
@@ -73,17 +75,30 @@ func (m Model) ShortHelp() []key.Binding {
 	return []key.Binding{keyFind, keyGrep, keyOpen, keyStop, m.KeyMap.Filter}
 }
 
-// Place is the search shown (a new one is a move) and the hit under the
-// cursor (common.Component).
+// Place is the search shown (a new one is a move) and, to come back to
+// it, the search and the hit under the cursor, a line each
+// (common.Component).
 func (m Model) Place() (location, target string) {
 	if m.what == "" {
 		return "", ""
 	}
 	loc := m.what + " " + m.query
-	if i, ok := m.list.Selected(); ok {
-		return loc, m.prog.Hits[i].Path
+	return loc, loc + "\n" + m.selectedPath()
+}
+
+// show comes back to a place: the search of target's first line (run
+// again if another one is shown: [ from a newer search), the cursor on
+// the hit of its second line.
+func (m Model) show(target string) (Model, tea.Cmd) {
+	search, hit, _ := strings.Cut(target, "\n")
+	if search == "" || search == m.what+" "+m.query {
+		m.refilter(hit)
+		return m, nil
 	}
-	return loc, ""
+	what, query, _ := strings.Cut(search, " ")
+	m, cmd := m.start(what, query)
+	m.selectOn = hit
+	return m, cmd
 }
 
 // SetSize sets the view's size.
@@ -119,15 +134,21 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			return m, nil
 		}
 		keep := m.selectedPath()
+		if m.selectOn != "" {
+			keep = m.selectOn
+		}
 		m.prog = msg.p
 		m.ended = m.ended || msg.p.Done
 		m.refilter(keep)
+		if m.selectedPath() == m.selectOn {
+			m.selectOn = ""
+		}
 		return m, m.listen()
 	case common.FilterMsg:
 		m.list.SetFilter(msg.Text)
 		m.refilter(m.selectedPath())
 	case common.ShowMsg:
-		m.refilter(msg.Target)
+		return m.show(msg.Target)
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, keyOpen):
@@ -149,6 +170,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 		}
 		var cmd tea.Cmd
 		m.list, cmd = m.list.Update(msg)
+		m.selectOn = "" // the user moved
 		return m, cmd
 	}
 	return m, nil
@@ -184,7 +206,7 @@ func (m Model) start(what, arg string) (Model, tea.Cmd) {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.id++
 	m.what, m.query, m.cancel = what, arg, cancel
-	m.prog, m.ended, m.stopped = inspect.SearchProgress{Query: q}, false, false
+	m.prog, m.ended, m.stopped, m.selectOn = inspect.SearchProgress{Query: q}, false, false, ""
 	m.list.SetFilter("")
 	m.layout()
 	m.refilter("")
