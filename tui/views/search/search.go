@@ -50,7 +50,7 @@ type Model struct {
 	stopped bool
 	// selectOn is the hit to put the cursor on when it is found.
 	selectOn string
-	list    filtertable.Model // of prog.Hits
+	list     filtertable.Model // of prog.Hits
 }
 
 // New returns a Search view running searches on src (nil: none can run).
