@@ -90,7 +90,7 @@ func (in *Inspector) readKazooSemaphore(ctx context.Context, c *zk.Conn, st *sca
 	layout := "kazoo semaphore"
 	if data, _, err := c.Get(dir); err == nil {
 		if n, err := strconv.Atoi(string(data)); err == nil {
-			layout = fmt.Sprintf("kazoo semaphore, %d leases", n)
+			layout = fmt.Sprintf("kazoo semaphore, limit %d", n)
 		}
 	}
 	var missing []string

@@ -119,7 +119,9 @@ type lockInput struct {
 func buildLock(in lockInput) Lock {
 	l := Lock{Path: in.Dir, Layout: layoutName(in.Nodes), Unrecognised: in.Unrecognised}
 	if in.WaitingFor != "" && len(in.Nodes) > 0 {
-		l.Layout = string(in.Nodes[0].Layout) + " semaphore: waiting for a lease of " + path.Base(in.WaitingFor)
+		// The line of contenders for a lease of WaitingFor (a sibling or
+		// the parent: the path says which).
+		l.Layout = string(in.Nodes[0].Layout) + " semaphore queue"
 	}
 	herdMin := in.HerdMin
 	if herdMin <= 0 {

@@ -304,7 +304,7 @@ func (r sessionRows) sessionRow(i int) []string {
 	case s.ID == r.snap.Cluster.Self:
 		endpoint = "this inspector"
 	case s.Inspector:
-		endpoint += " (zkherd inspector)"
+		endpoint = "zkherd inspector"
 	}
 	lat := "-"
 	if s.Member != "" {
