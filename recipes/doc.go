@@ -8,7 +8,13 @@
 //   - nodes are created with a protected name (a per-attempt GUID prefix) so a
 //     create whose reply was lost to a connection drop is found again, never
 //     duplicated;
-//   - loss of ownership is a channel closed by exactly one goroutine (Lost);
+//   - loss of ownership is a channel closed by exactly one goroutine (Lost),
+//     counted on the session timeout the server granted (Session.Timeout,
+//     the ConnectResponse's), never the one asked for, and closed too when
+//     the server has been silent for most of it (a paused process);
+//   - a release (Unlock, Resign, Release, Ack) of a grant whose session
+//     ended under it never returns nil: its error wraps ErrLost, as for a
+//     holder paused or cut off past its session while another was granted;
 //   - waiters watch exactly one node, so a release wakes exactly one waiter
 //     (except the herd locks, which exist to show the cost of not doing so).
 //

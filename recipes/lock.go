@@ -79,13 +79,16 @@ func (l *Lock) TryLock(ctx context.Context) error { return l.core.lock(ctx, true
 // ctx has already ended (a deferred Unlock); if ctx ends before the delete
 // is confirmed, the lock is still held (the error says so) and Unlock may
 // be called again. If the grant had been lost, the lock is released all the
-// same and the error wraps ErrLost. ErrNotHeld when not held.
+// same and the error wraps ErrLost: also when the session expired under a
+// holder that was paused or cut off (another holder may have been granted
+// meanwhile), whatever Lost said before. ErrNotHeld when not held.
 func (l *Lock) Unlock(ctx context.Context) error { return l.core.unlock(ctx) }
 
 // Lost returns a channel closed when the current grant ends: when ownership
 // can no longer be trusted (the session expired or was closed, the node was
-// deleted by someone else, or the connection was down longer than the
-// WithLostAfterSuspended policy allows), or when Unlock released it. When
+// deleted by someone else, the connection was down longer than the
+// WithLostAfterSuspended policy allows, or the server was silent for nine
+// tenths of the granted session timeout), or when Unlock released it. When
 // not held it returns a closed channel. See Err for the reason. Watching
 // starts 10 ms into a grant (shorter holds need none); a loss within that
 // time is reported then.
