@@ -483,18 +483,22 @@ feed:
 }
 
 // finalRead records, in the history, the queue's listing once every
-// client had stopped (at listed): each item put was still queued or gone;
-// an item another client deleted was removed by it at some moment of the
-// run. Called with w.mu held.
+// client had stopped (at listed), as client Clients: each item put was
+// still queued or gone. An item another client deleted was removed by it
+// at some moment of the run: each such delete is a client of its own
+// (Clients+1, +2, ...), since the deletes overlap in time and a history's
+// client has one operation open at a time. Called with w.mu held.
 func (w *queueWork) finalRead(listed time.Time, remaining map[int64]bool) {
 	r := w.r
 	b := r.hist.Buffer(r.run.Clients)
+	deleters := r.run.Clients
 	for id := range w.status {
 		kind := oracle.Gone
 		if remaining[id] {
 			kind = oracle.Remaining
 		} else if f := r.fx.foreignClient(); f != nil && f.deletedItem(id) {
-			b.Add(oracle.ForeignDelete, w.part, r.start, listed, oracle.OK, id)
+			deleters++
+			r.hist.Buffer(deleters).Add(oracle.ForeignDelete, w.part, r.start, listed, oracle.OK, id)
 		}
 		b.Add(kind, w.part, listed, listed, oracle.OK, id)
 	}
