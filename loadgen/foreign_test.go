@@ -12,6 +12,7 @@ import (
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/ensemble/enstest"
 	"github.com/zkherd/zkherd/faults"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -152,6 +153,10 @@ func TestForeignDeleteQueueItems(t *testing.T) {
 	if c.LostItems != 0 || c.DuplicateItems != 0 {
 		t.Errorf("lost %d, duplicated %d items; want 0 (deleted items are not lost): %v", c.LostItems, c.DuplicateItems, c.Violations)
 	}
+	if l := res.Linearizability; l == nil || l.Result != oracle.ResultOK {
+		t.Errorf("linearizability %+v, want ok: deleted items are the other client's doing", l)
+	}
+	assertHistoryReadable(t, res.History)
 	assertNamespaceGone(t, ens, res.Namespace)
 }
 

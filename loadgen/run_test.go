@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -122,6 +123,7 @@ func TestBuiltinScenarios(t *testing.T) {
 			if l := res.Linearizability; l == nil || l.Result != oracle.ResultOK || l.Checked < tt.minOps || l.Partitions == 0 {
 				t.Errorf("linearizability %+v, want ok with at least %d operations checked", l, tt.minOps)
 			}
+			assertHistoryReadable(t, res.History)
 			if got := res.Metrics.Counts.Errors; got != 0 {
 				t.Errorf("errors = %d %v, want 0", got, res.Metrics.Counts.ErrorsByKind)
 			}
@@ -211,4 +213,21 @@ func TestCancelLeavesNothingBehind(t *testing.T) {
 		t.Errorf("window lasted %v, want the cancel to cut it short", d)
 	}
 	assertNamespaceGone(t, ens, ns)
+}
+
+// assertHistoryReadable checks that a run's history.jsonl is a well-formed
+// history (each client's operations one at a time) that reads back whole.
+func assertHistoryReadable(t *testing.T, h *oracle.History) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := h.WriteJSONL(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := oracle.ReadJSONL(&b)
+	if err != nil {
+		t.Fatalf("history.jsonl does not read back: %v", err)
+	}
+	if len(back.Ops) != len(h.Ops) {
+		t.Errorf("history.jsonl reads back %d operations, %d written", len(back.Ops), len(h.Ops))
+	}
 }
