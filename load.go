@@ -34,6 +34,7 @@ type loadOptions struct {
 	metricsLinger time.Duration // how long the endpoint outlives the run
 	stream        string        // --stream FILE or -: JSON lines while the run goes
 	cleanup       bool          // --cleanup: remove dead runs' namespaces, run nothing
+	rate          string        // --rate: a rate or a schedule (loadrun.ParseRate)
 }
 
 func newLoadCmd(g *globalOptions) *cobra.Command {
@@ -43,6 +44,12 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 		q.ClientsGiven, q.DurationGiven, q.OpsGiven, q.RateGiven = f.Changed("clients"), f.Changed("duration"), f.Changed("ops"), f.Changed("rate")
 		q.JoinGiven, q.ProcessesGiven, q.SweepGiven = f.Changed("join"), f.Changed("processes"), f.Changed("sweep")
 		o.timeoutSet = f.Changed("session-timeout")
+		if q.RateGiven {
+			var err error
+			if q.Rate, q.Stages, err = loadrun.ParseRate(o.rate); err != nil {
+				return err
+			}
+		}
 		if o.cleanup {
 			return runCleanup(cmd.Context(), g, cmd, cmd.OutOrStdout())
 		}
@@ -54,7 +61,7 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 	f.DurationVar(&q.Duration, "duration", 0, "how long operations run (default: the scenario's)")
 	f.Uint64Var(&q.Ops, "ops", 0, "stop after this many operations instead of after a duration")
 	f.StringVar(&q.Out, "out", "", "directory for report.json, report.html and the .hgrm/.hlog files of every phase (default ./zkherd-load-<run id>)")
-	f.Float64Var(&q.Rate, "rate", 0, "open model: start this many operations per second over all clients, whether or not earlier ones finished")
+	f.StringVar(&o.rate, "rate", "", "open model: start this many operations per second over all clients, whether or not earlier ones finished; or a schedule RATE:DURATION,... such as 100:30s,500:30s,1000:60s")
 	f.Float64Var(&q.RampUp, "ramp-up", 0, "sessions opened per second before the window opens (default: the scenario's, or enough to open them in 10 s, at most 2,000/s)")
 	f.StringVar(&q.Arrival, "arrival", "", "arrival model: closed, stampede, constant or poisson (default: the scenario's; constant with --rate)")
 	f.StringArrayVar(&q.Thresholds, "threshold", nil, "fail the run (exit 1) unless a figure meets this, k6 style: 'acquire.p99<500ms', 'throughput>300', 'fair:errors<=0' (repeatable)")

@@ -1054,7 +1054,7 @@ func (r *runner) openRates(partial bool, win time.Duration, throughput float64) 
 	if !r.run.Arrival.Kind.Open() || partial {
 		return 0, 0, ""
 	}
-	target = r.run.Arrival.Rate
+	target = r.run.Arrival.TargetRate()
 	if win <= 0 {
 		return target, 0, ""
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,11 +18,13 @@ import (
 // is written once, here, and tested without the command line. Messages
 // name the flags, since that is how the user gave the values.
 type Request struct {
-	Scenario    string
-	Clients     int
-	Duration    time.Duration
-	Ops         uint64
-	Rate        float64
+	Scenario string
+	Clients  int
+	Duration time.Duration
+	Ops      uint64
+	Rate     float64
+	// Stages is --rate given as a schedule, RATE:DURATION,... (ParseRate).
+	Stages      []scenarios.Stage
 	Arrival     string
 	Thresholds  []string
 	RampUp      float64
@@ -111,8 +114,12 @@ func (q *Request) Overrides() (scenarios.Overrides, error) {
 		return ov, exit.Usagef("--source-addrs %d: choose 1 to 254 (0 for automatic)", q.SourceAddrs)
 	case q.RampUp < 0:
 		return ov, exit.Usagef("--ramp-up %v: must be above 0 sessions per second", q.RampUp)
-	case q.RateGiven && q.Rate <= 0:
+	case q.RateGiven && q.Rate <= 0 && len(q.Stages) == 0:
 		return ov, exit.Usagef("--rate %v: must be above 0 operations per second", q.Rate)
+	case len(q.Stages) > 0 && (q.DurationGiven || q.OpsGiven):
+		return ov, exit.Usagef("--rate %s is a schedule that sets the run's length (%v): drop --duration and --ops", scenarios.FormatStages(q.Stages), scenarios.StagesDuration(q.Stages))
+	case len(q.Stages) > 0 && q.Arrival != "" && q.Arrival != string(scenarios.Constant):
+		return ov, exit.Usagef("--rate %s with --arrival %s: a schedule of rates paces constant arrivals only", scenarios.FormatStages(q.Stages), q.Arrival)
 	case q.Arrival != "" && !slices.Contains(scenarios.ArrivalKinds(), scenarios.ArrivalKind(q.Arrival)):
 		return ov, exit.Usagef("--arrival %s: choose closed, stampede, constant or poisson", q.Arrival)
 	case q.RateGiven && q.Arrival != "" && !scenarios.ArrivalKind(q.Arrival).Open():
@@ -127,7 +134,7 @@ func (q *Request) Overrides() (scenarios.Overrides, error) {
 		}
 		ov.Thresholds = append(ov.Thresholds, t)
 	}
-	ov.Arrival, ov.Rate, ov.RampUp = scenarios.ArrivalKind(q.Arrival), q.Rate, q.RampUp
+	ov.Arrival, ov.Rate, ov.RampUp, ov.Stages = scenarios.ArrivalKind(q.Arrival), q.Rate, q.RampUp, q.Stages
 	if q.ClientsGiven {
 		ov.Clients = q.Clients
 	}
@@ -205,4 +212,21 @@ func Do(ctx context.Context, q *Request, overrides func() (scenarios.Overrides, 
 		return r.Start(ctx, plan, Distributed{Processes: q.Processes, RunID: q.RunID, JoinTimeout: q.JoinTimeout})
 	}
 	return r.Run(ctx, plan)
+}
+
+// ParseRate reads --rate: operations per second ("300") or a schedule of
+// stages ("100:30s,500:30s,1000:60s").
+func ParseRate(text string) (rate float64, stages []scenarios.Stage, err error) {
+	if strings.Contains(text, ":") {
+		st, err := scenarios.ParseStages(text)
+		if err != nil {
+			return 0, nil, exit.Usagef("--rate %s: %s", text, strings.TrimPrefix(err.Error(), scenarios.ErrStages.Error()+": "))
+		}
+		return 0, st, nil
+	}
+	r, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+	if err != nil {
+		return 0, nil, exit.Usagef("--rate %s: give operations per second, such as --rate 300, or stages RATE:DURATION, such as --rate 100:30s,500:30s", text)
+	}
+	return r, nil, nil
 }

@@ -51,7 +51,7 @@ func writePhases(w io.Writer, s *Scenario) {
 	if r == nil {
 		return
 	}
-	items := []string{fmt.Sprintf("ramp-up %s: %s sessions (%s/s)", fmtSeconds(r.DurationS), format.Count(int64(r.Sessions)), fmtNum(r.SessionsPerS, 0))}
+	items := []string{fmt.Sprintf("ramp-up %.1fs: %s sessions (%s/s)", r.DurationS, format.Count(int64(r.Sessions)), fmtNum(r.SessionsPerS, 0))}
 	if r.Operations > 0 {
 		it := fmt.Sprintf("%s operations (%s/s)", format.Count(r.Operations), fmtNum(r.ThroughputPerS, 1))
 		if l, ok := r.LatencyMs[s.MainPhase()]; ok && l.Count > 0 {
@@ -59,7 +59,7 @@ func writePhases(w io.Writer, s *Scenario) {
 		}
 		items = append(items, it)
 	}
-	items = append(items, fmt.Sprintf("window %s: %s/s", fmtSeconds(s.DurationS), fmtNum(s.ThroughputPerS, 1)))
+	items = append(items, fmt.Sprintf("window %.1fs: %s/s", s.DurationS, fmtNum(s.ThroughputPerS, 1)))
 	if s.DrainS > 0 {
 		items = append(items, "drain "+fmtSeconds(s.DrainS))
 	}

@@ -77,6 +77,8 @@ type Scenario struct {
 	// window opened with the first session); DrainS is how long the
 	// clients took to stop after the window.
 	Ramp   *Ramp   `json:"ramp,omitempty"`
+	// Stages is a scheduled run's figures per stage (--rate R:D,...).
+	Stages []Stage `json:"stages,omitempty"`
 	DrainS float64 `json:"drain_s,omitempty"`
 	// WindowStartS is when operations began, in seconds since StartedAt
 	// (after the ramp-up).
@@ -343,6 +345,7 @@ func NewScenario(res *loadgen.Result) *Scenario {
 		s.Events = append(s.Events, Event{T: round3(e.At.Sub(m.Start).Seconds()), Kind: e.Kind, Detail: e.Detail})
 	}
 	slices.SortStableFunc(s.Events, func(a, b Event) int { return cmpFloat(a.T, b.T) })
+	s.Stages = newStages(res, metrics.Phase(s.MainPhase()))
 	return s
 }
 

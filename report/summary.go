@@ -146,6 +146,7 @@ func writeScenario(w io.Writer, s *Scenario) {
 	fmt.Fprint(w, wrapItems("", []string{"operations " + format.Count(s.Operations),
 		"throughput " + fmtNum(s.ThroughputPerS, 1) + "/s", errs}, widthOf(w)))
 	writePhases(w, s)
+	writeStages(w, s)
 
 	if phases := s.Phases(); len(phases) > 0 {
 		// At most Width columns: 16 + 8 + 7 + 5*8 (+ 9 for service p99).

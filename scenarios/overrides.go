@@ -31,6 +31,9 @@ type Overrides struct {
 	// RampUp replaces the sessions opened per second (zkherd load's
 	// --ramp-up).
 	RampUp float64
+	// Stages replace the arrival with constant arrivals on this schedule
+	// (zkherd load's --rate RATE:DURATION,...); the run lasts it.
+	Stages []Stage
 }
 
 // Apply returns s with o applied; s and its parameter blocks are not
@@ -78,6 +81,10 @@ func (o Overrides) Apply(s Spec) Spec {
 	}
 	if o.Arrival != "" || o.Rate > 0 {
 		s = s.WithArrival(o.Arrival, o.Rate)
+	}
+	if len(o.Stages) > 0 {
+		s.Arrival = Arrival{Kind: Constant, Stages: slices.Clone(o.Stages)}
+		s.Duration, s.Ops = 0, 0
 	}
 	if o.RampUp > 0 {
 		s.RampUp = o.RampUp

@@ -204,6 +204,9 @@ func PacerFor(r Run) Pacer {
 	limit := Limit{Duration: r.Duration, Ops: r.Ops}
 	switch r.Arrival.Kind {
 	case Constant:
+		if len(r.Arrival.Stages) > 0 {
+			return StagedPacer{Stages: r.Arrival.Stages, Limit: limit}
+		}
 		return ConstantPacer{Rate: r.Arrival.Rate, Limit: limit}
 	case Poisson:
 		return NewPoissonPacer(r.Arrival.Rate, r.Seed, limit)

@@ -101,7 +101,7 @@ var (
 	topFields = []string{"name", "description", "recipe", "clients", "locks", "duration", "ops",
 		"arrival", "ramp_up", "hold", "session_timeout", "server_max_session_timeout", "ensemble", "seed",
 		"rwlock", "semaphore", "queue", "barrier", "faults", "compare", "ignore_lost", "thresholds"}
-	arrivalFields   = []string{"kind", "rate", "think_time"}
+	arrivalFields   = []string{"kind", "rate", "think_time", "stages"}
 	holdFields      = []string{"kind", "value", "min", "max", "mean"}
 	rwlockFields    = []string{"read_ratio"}
 	semaphoreFields = []string{"leases"}
@@ -435,6 +435,14 @@ func (d *decoder) arrival(v *yaml.Node, path string) Arrival {
 			a.Rate = d.float(v, field, true)
 		case "think_time":
 			a.ThinkTime = d.nonNegativeDuration(v, field)
+		case "stages":
+			if d.scalar(v, field) {
+				st, err := ParseStages(v.Value)
+				if err != nil {
+					d.errorf(v, field, "%v", strings.TrimPrefix(err.Error(), ErrStages.Error()+": "))
+				}
+				a.Stages = st
+			}
 		}
 	})
 	if !hasKind {

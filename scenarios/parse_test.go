@@ -97,7 +97,7 @@ func TestParseErrorText(t *testing.T) {
 		{
 			name: "unknown field far from any",
 			src:  "name: x\nrecipe: fair-lock\narrival:\n  speed: 5\n  kind: closed\n",
-			want: `scn.yaml:4:3: arrival.speed: unknown field; allowed here: kind, rate, think_time`,
+			want: `scn.yaml:4:3: arrival.speed: unknown field; allowed here: kind, rate, think_time, stages`,
 		},
 		{
 			name: "both duration and ops",

@@ -117,6 +117,18 @@ type Arrival struct {
 	// ThinkTime is the pause between a client's operations for stampede and
 	// closed; defaults to 0.
 	ThinkTime time.Duration
+	// Stages, for constant arrivals, replace Rate with a schedule of rates
+	// (StagedPacer); the run lasts their total duration.
+	Stages []Stage
+}
+
+// TargetRate is the rate the arrival asks for over the whole run: Rate,
+// or its stages' operations per second.
+func (a Arrival) TargetRate() float64 {
+	if len(a.Stages) > 0 {
+		return TargetRate(a.Stages)
+	}
+	return a.Rate
 }
 
 // DistKind names a hold or work time distribution.
@@ -325,6 +337,9 @@ func (s Spec) Effective() Spec {
 		s.Locks = DefaultLocks
 	}
 	items := s.Queue != nil && s.Queue.Items > 0
+	if len(s.Arrival.Stages) > 0 && s.Ops == 0 {
+		s.Duration = StagesDuration(s.Arrival.Stages) // the schedule's length
+	}
 	if s.Duration == 0 && s.Ops == 0 && !items {
 		s.Duration = DefaultDuration
 	}
@@ -475,10 +490,10 @@ func (s Spec) WithArrival(kind ArrivalKind, rate float64) Spec {
 	if kind.Open() {
 		a.ThinkTime = 0
 		if rate > 0 {
-			a.Rate = rate
+			a.Rate, a.Stages = rate, nil
 		}
 	} else {
-		a.Rate = 0
+		a.Rate, a.Stages = 0, nil
 	}
 	s.Arrival = a
 	return s

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -103,7 +104,7 @@ func TestWithArrival(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.in.WithArrival(tt.kind, tt.rate).Arrival; got != tt.want {
+			if got := tt.in.WithArrival(tt.kind, tt.rate).Arrival; !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})

@@ -176,6 +176,13 @@ func (s Spec) validateArrival(v *validator) {
 		kind = DefaultArrival
 	}
 	switch {
+	case len(a.Stages) > 0 && kind != Constant:
+		v.errorf("arrival.stages", "a schedule of rates paces constant arrivals only (kind: constant), not %s", kind)
+	case len(a.Stages) > 0 && a.Rate != 0:
+		v.errorf("arrival.stages", "give a rate or stages, not both")
+	case len(a.Stages) > 0 && s.Duration > 0 && s.Duration != StagesDuration(a.Stages):
+		v.errorf("arrival.stages", "the stages last %v, the duration says %v: leave out the duration (the stages set it)", StagesDuration(a.Stages), s.Duration)
+	case len(a.Stages) > 0:
 	case kind.Open() && a.Rate <= 0:
 		v.errorf("arrival.rate", "%s arrivals need a rate above 0 (operations per second over all clients), such as rate: 100", kind)
 	case !kind.Open() && a.Rate != 0:
