@@ -265,6 +265,11 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	case c.keep != nil && c.keep(ctx, g.node):
 		// Handed on to another side of the same owner, which deletes it.
 		kept = true
+		if e := c.s.alive(); e != nil {
+			// No server confirmed anything: the session ended, and the
+			// grant with it.
+			why = fmt.Errorf("%w: %w before the release", ErrLost, e)
+		}
 	default:
 		var how gone
 		how, err = c.deleteOwn(ctx, g.node, int64(g.token), g.marked, &tr)

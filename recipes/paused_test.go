@@ -397,3 +397,45 @@ func TestClaimAfterPausePastSession(t *testing.T) {
 		})
 	}
 }
+
+// TestDowngradeAfterPausePastSession: a read/write lock downgraded (read
+// side taken under the write side) and paused past its session is told by
+// both Unlocks that it lost; the write side's said nil (it handed its node
+// to the read side, with no server to confirm anything).
+func TestDowngradeAfterPausePastSession(t *testing.T) {
+	servers := configServers(t, shortSessions)
+	path := testPath(t)
+	ctx := testCtx(t, 60*time.Second)
+	pausedS, pz := pausedSession(t, servers)
+	otherS := newTestSession(t, servers, WithSessionTimeout(askedTimeout))
+	rw := NewRWLock(pausedS, path)
+	if err := rw.WriteLock().Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := rw.ReadLock().Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiter := NewRWLock(otherS, path).WriteLock()
+	granted := make(chan error, 1)
+	go func() { granted <- waiter.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the waiter's node", func() bool { return len(children(t, otherS, path)) == 3 })
+	pz.Pause()
+	select {
+	case err := <-granted:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter was not granted within 20 s of the pause")
+	}
+	pz.Resume()
+	if err := rw.WriteLock().Unlock(ctx); !errors.Is(err, ErrLost) {
+		t.Errorf("write side's Unlock after a pause past the session: %v, want ErrLost", err)
+	}
+	if err := rw.ReadLock().Unlock(ctx); !errors.Is(err, ErrLost) {
+		t.Errorf("read side's Unlock after a pause past the session: %v, want ErrLost", err)
+	}
+	if err := waiter.Unlock(ctx); err != nil {
+		t.Errorf("waiter's Unlock: %v", err)
+	}
+}
