@@ -58,10 +58,10 @@ func (f *lostReply) happened(t *testing.T) {
 // round.
 func TestBarrierCreateOutcomeUnknown(t *testing.T) {
 	servers := sharedServers(t)
-	path := testPath(t)
+	path := freshPath(t)
 	ctx := testCtx(t, 30*time.Second)
 	p := newProxy(t, servers[0])
-	s1 := newTestSession(t, []string{p.Addr()})
+	s1 := newTestSession(t, []string{p.Addr()}, orderedDialer())
 	s2 := newTestSession(t, servers)
 	if err := ensurePath(ctx, s2, path); err != nil {
 		t.Fatal(err)
@@ -95,10 +95,10 @@ func TestBarrierCreateOutcomeUnknown(t *testing.T) {
 // other consumer could claim it.
 func TestClaimCreateOutcomeUnknown(t *testing.T) {
 	servers := sharedServers(t)
-	path := testPath(t)
+	path := freshPath(t)
 	ctx := testCtx(t, 30*time.Second)
 	p := newProxy(t, servers[0])
-	s1 := newTestSession(t, []string{p.Addr()})
+	s1 := newTestSession(t, []string{p.Addr()}, orderedDialer())
 	s2 := newTestSession(t, servers)
 	if _, err := NewQueue(s2, path).Put(ctx, []byte("item")); err != nil {
 		t.Fatal(err)
@@ -148,10 +148,10 @@ func TestTakeDeleteOutcomeUnknown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			servers := sharedServers(t)
-			path := testPath(t)
+			path := freshPath(t)
 			ctx := testCtx(t, 30*time.Second)
 			p := newProxy(t, servers[0])
-			s1 := newTestSession(t, []string{p.Addr()})
+			s1 := newTestSession(t, []string{p.Addr()}, orderedDialer())
 			s2 := newTestSession(t, servers)
 			if _, err := NewQueue(s2, path).Put(ctx, []byte("item")); err != nil {
 				t.Fatal(err)

@@ -1,10 +1,11 @@
 package recipes
 
 // Every recipe call, with ctx ending at each of its steps (issue 21): the
-// call's k-th request reaches the server and is carried out, its reply is
-// lost with the connection, and the session's reconnection is held back
-// until the call's ctx has ended; then the session may reconnect. For
-// k = 1, 2, ... until the call makes fewer than k requests, the call's
+// call's k-th write (create, delete, setData, multi) reaches the server
+// and is carried out, its reply is lost with the connection, and the
+// session's reconnection is held back until the call's ctx has ended;
+// then the session may reconnect. For k = 1, 2, ... until the call makes
+// fewer than k writes, the call's
 // result must match what ZooKeeper holds afterwards: an error means
 // nothing was left (no node, item or claim) or, for a release, that the
 // thing is still held and can be released again; nil means done.
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,20 +40,33 @@ type stepCase struct {
 	new  func(t *testing.T, path string, s, obs *Session) stepRun
 }
 
-// maxSteps bounds the requests a call under test makes.
+// isWrite reports the requests whose lost reply leaves an outcome
+// unknown: the writes. (A read whose reply is lost is asked again; a ctx
+// that ends meanwhile leaves nothing, as the recipes' cancel tests show.)
+func isWrite(op int32) bool {
+	switch op {
+	case faultproxy.OpDelete, faultproxy.OpSetData, faultproxy.OpMulti, faultproxy.OpCheck:
+		return true
+	}
+	return faultproxy.IsCreate(op)
+}
+
+// maxSteps bounds the writes a call under test makes.
 const maxSteps = 40
 
-// runSteps runs tc once per step, cutting the step-th request of the
-// session under test, until the call ends before its step-th request.
+// runSteps runs tc once per step, cutting the step-th write of the
+// session under test, until the call ends before its step-th write.
 func runSteps(t *testing.T, tc stepCase) {
 	servers := sharedServers(t)
 	p := newProxy(t, servers[0])
 	obs := newTestSession(t, servers)
+	base := freshPath(t)
 	for step := 1; step <= maxSteps; step++ {
-		path := fmt.Sprintf("%s/%d", testPath(t), step)
+		path := fmt.Sprintf("%s/%d", base, step)
 		// The proxy twice: go-zookeeper waits a second before it tries
 		// the first server of its list again, not the next one.
-		s := newTestSession(t, []string{p.Addr(), p.Addr()})
+		s := newTestSession(t, []string{p.Addr(), p.Addr()}, orderedDialer())
+		withoutOwnerAuth(s)
 		ctx := testCtx(t, 30*time.Second)
 		run := tc.new(t, path, s, obs)
 		if run.prepare != nil {
@@ -63,11 +78,7 @@ func runSteps(t *testing.T, tc stepCase) {
 		var seen atomic.Int32
 		var fired atomic.Value // string: the opcode cut
 		p.OnRequest(func(r faultproxy.Request) faultproxy.Action {
-			switch r.Op {
-			case faultproxy.OpConnect, faultproxy.OpPing, faultproxy.OpSetWatches, faultproxy.OpSetAuth, faultproxy.OpClose:
-				return faultproxy.Forward
-			}
-			if r.Session != s.ID() || seen.Add(1) != int32(step) {
+			if r.Session != s.ID() || !isWrite(r.Op) || seen.Add(1) != int32(step) {
 				return faultproxy.Forward
 			}
 			fired.Store(fmt.Sprint(r.Op))
@@ -95,7 +106,13 @@ func runSteps(t *testing.T, tc stepCase) {
 			return // the call made fewer requests: every step was cut once
 		}
 	}
-	t.Fatalf("the call made more than %d requests", maxSteps)
+	t.Fatalf("the call made more than %d writes", maxSteps)
+}
+
+// freshPath is testPath(t) made unique to this run: a -count rerun would
+// find the last run's queue items there.
+func freshPath(t *testing.T) string {
+	return fmt.Sprintf("%s/%x", testPath(t), time.Now().UnixNano())
 }
 
 // left lists dir's children (none when dir is absent), for the checks.
@@ -173,8 +190,91 @@ func lockSteps(name string, mk func(s *Session, path string) Locker) []stepCase 
 	}
 }
 
+// releaseWhenWaiting runs release once waiting is closed (the call under
+// test waits behind a holder) or ctx has ended, and closes the returned
+// channel after it.
+func releaseWhenWaiting(ctx context.Context, waiting <-chan struct{}, release func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer release()
+		select {
+		case <-waiting:
+		case <-ctx.Done():
+		}
+	}()
+	return done
+}
+
+// waitingTrace returns a trace whose Waiting closes the channel (once).
+func waitingTrace() (*LockTrace, <-chan struct{}) {
+	ch := make(chan struct{})
+	var once sync.Once
+	return &LockTrace{Waiting: func(time.Time) { once.Do(func() { close(ch) }) }}, ch
+}
+
+// queuedLockSteps is the acquire case of a Locker that waits behind
+// another session's holder, released once the call waits for it.
+func queuedLockSteps(name string, mk func(s *Session, path string, opts ...LockOption) Locker) stepCase {
+	return stepCase{name + "/acquire-queued", func(t *testing.T, path string, s, obs *Session) stepRun {
+		trace, waiting := waitingTrace()
+		l, holder := mk(s, path, WithTrace(trace)), mk(obs, path)
+		return stepRun{
+			prepare: holder.Lock,
+			call: func(ctx context.Context) error {
+				released := releaseWhenWaiting(ctx, waiting, func() {
+					if err := holder.Unlock(context.Background()); err != nil {
+						t.Errorf("holder's Unlock: %v", err)
+					}
+				})
+				err := l.Lock(ctx)
+				<-released
+				return err
+			},
+			check: func(ctx context.Context, err error) {
+				if err == nil {
+					wantExists(t, obs, l.Node(), "Lock returned nil")
+					if err := l.Unlock(ctx); err != nil {
+						t.Errorf("Unlock after Lock: %v", err)
+					}
+				} else if l.Node() != "" {
+					t.Errorf("Lock = %v, but Node is %s", err, l.Node())
+				}
+				wantEmpty(t, obs, path, "Lock = "+fmt.Sprint(err))
+			},
+		}
+	}}
+}
+
+// whenChildren returns a channel closed once dir has n children (polled:
+// no event says that another session's contender has queued).
+func whenChildren(ctx context.Context, obs *Session, dir string, n int) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if names, _, err := obs.Conn().Children(dir); err == nil && len(names) >= n {
+				close(ch)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return ch
+}
+
 func TestCtxEndsAtEveryStepLocks(t *testing.T) {
 	var cases []stepCase
+	cases = append(cases, queuedLockSteps("lock", func(s *Session, path string, opts ...LockOption) Locker { return NewLock(s, path, opts...) }))
+	cases = append(cases, queuedLockSteps("rwlock-write", func(s *Session, path string, opts ...LockOption) Locker {
+		return NewRWLock(s, path, opts...).WriteLock()
+	}))
+	cases = append(cases, lockSteps("herd-children-lock", func(s *Session, path string) Locker { return NewHerdChildrenLock(s, path) })...)
 	cases = append(cases, lockSteps("lock", func(s *Session, path string) Locker { return NewLock(s, path) })...)
 	cases = append(cases, lockSteps("herd-lock", func(s *Session, path string) Locker { return NewHerdLock(s, path) })...)
 	cases = append(cases, lockSteps("rwlock-read", func(s *Session, path string) Locker { return NewRWLock(s, path).ReadLock() })...)
@@ -245,6 +345,42 @@ func TestCtxEndsAtEveryStepElectionSemaphore(t *testing.T) {
 					}
 					for _, dir := range []string{SemaphoreLocks, SemaphoreLeases} {
 						wantEmpty(t, obs, joinPath(path, dir), "Acquire = "+fmt.Sprint(err))
+					}
+				},
+			}
+		}},
+		{"try-acquire-lease-behind-acquiring", func(t *testing.T, path string, s, obs *Session) stepRun {
+			sem := NewSemaphore(s, path, 2)
+			mutex := NewLock(obs, joinPath(path, SemaphoreLocks))
+			var lease *Lease
+			return stepRun{
+				prepare: func(ctx context.Context) error {
+					if err := sem.agree(ctx); err != nil {
+						return err
+					}
+					return mutex.Lock(ctx)
+				},
+				call: func(ctx context.Context) (err error) {
+					released := releaseWhenWaiting(ctx, whenChildren(ctx, obs, joinPath(path, SemaphoreLocks), 2), func() {
+						if err := mutex.Unlock(context.Background()); err != nil {
+							t.Errorf("mutex Unlock: %v", err)
+						}
+					})
+					lease, err = sem.TryAcquire(ctx)
+					<-released
+					return err
+				},
+				check: func(ctx context.Context, err error) {
+					if err == nil {
+						wantExists(t, obs, lease.Node(), "TryAcquire returned nil")
+						if err := lease.Release(ctx); err != nil {
+							t.Errorf("Release: %v", err)
+						}
+					} else if errors.Is(err, ErrHeldByOther) {
+						t.Errorf("TryAcquire = %v with both leases free", err)
+					}
+					for _, dir := range []string{SemaphoreLocks, SemaphoreLeases} {
+						wantEmpty(t, obs, joinPath(path, dir), "TryAcquire = "+fmt.Sprint(err))
 					}
 				},
 			}

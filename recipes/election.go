@@ -117,7 +117,8 @@ func (e *Election) term() (held, lost bool) {
 // Resign ends the term: it deletes the leader's node and reports success
 // only once the server confirms it is gone, which is when the next
 // candidate may lead. If ctx ends first this candidate still leads and
-// Resign may be called again. ErrNotHeld when not leading; an error
+// Resign may be called again (a lost reply is read back first, as
+// Lock.Unlock does). ErrNotHeld when not leading; an error
 // wrapping ErrLost when the term had already been lost. To withdraw from a
 // campaign that has not won, cancel its ctx.
 func (e *Election) Resign(ctx context.Context) error { return e.core.unlock(ctx) }

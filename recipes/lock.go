@@ -76,12 +76,16 @@ func (l *Lock) TryLock(ctx context.Context) error { return l.core.lock(ctx, true
 // Unlock decrements the hold count; at zero it deletes the node, retrying
 // across connection losses, and reports the lock released only once the
 // server confirms the node is gone. The first attempt is made even when
-// ctx has already ended (a deferred Unlock); if ctx ends before the delete
-// is confirmed, the lock is still held (the error says so) and Unlock may
-// be called again. If the grant had been lost, the lock is released all the
-// same and the error wraps ErrLost: also when the session expired under a
-// holder that was paused or cut off (another holder may have been granted
-// meanwhile), whatever Lost said before. ErrNotHeld when not held.
+// ctx has already ended (a deferred Unlock); if ctx ends before a delete
+// reached the server, the lock is still held (the error says so) and
+// Unlock may be called again. A delete whose reply was lost is read back
+// past ctx's end, for up to the session timeout; if that cannot tell, the
+// error wraps ErrOutcomeUnknown, and the lock counts as held until an
+// Unlock confirms the release. If the grant had been lost, the lock is
+// released all the same and the error wraps ErrLost: also when the session
+// expired under a holder that was paused or cut off (another holder may
+// have been granted meanwhile), whatever Lost said before. ErrNotHeld when
+// not held.
 func (l *Lock) Unlock(ctx context.Context) error { return l.core.unlock(ctx) }
 
 // Lost returns a channel closed when the current grant ends: when ownership

@@ -108,7 +108,7 @@ func (q *Queue) Take(ctx context.Context) ([]byte, error) {
 		}
 		data, ok, err := q.take(ctx, name)
 		if err != nil {
-			// data is nil but with ErrOutcomeUnknown.
+			// (data is nil, except with ErrOutcomeUnknown.)
 			return data, fmt.Errorf("recipes: queue %s: take: %w", q.path, err)
 		}
 		if ok {

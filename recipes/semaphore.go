@@ -273,8 +273,8 @@ type Lease struct {
 
 // Release gives the lease back: it deletes the lease's node and reports
 // success only once the server confirms it is gone. If ctx ends first the
-// lease is still held and Release may be called again. ErrNotHeld once
-// released.
+// lease is still held and Release may be called again (a lost reply is
+// read back first, as Lock.Unlock does). ErrNotHeld once released.
 func (l *Lease) Release(ctx context.Context) error { return l.core.unlock(ctx) }
 
 // Lost is closed when the lease ends: released, or lost (session expired
