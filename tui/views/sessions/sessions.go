@@ -336,6 +336,11 @@ func (r sessionRows) pathRow(i int) []string {
 
 // selectedLine describes the session under the cursor.
 func (m Model) selectedLine() string {
+	if m.detail != 0 {
+		if _, ok := m.snap.Cluster.Session(m.detail); !ok {
+			return m.Styles.Warn.Render(inspect.SessionHex(m.detail) + " is not among the servers' sessions now (closed or expired); esc lists every watched path")
+		}
+	}
 	sel, ok := m.top.Selected()
 	if !ok {
 		return m.Styles.Dim.Render("no session matches")

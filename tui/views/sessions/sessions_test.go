@@ -55,3 +55,19 @@ func TestConfirming(t *testing.T) {
 		}
 	}
 }
+
+// TestDrillToGoneSession: a drill-down to a session the servers no longer
+// list says so instead of showing another session's line.
+func TestDrillToGoneSession(t *testing.T) {
+	m := New(common.New(120, 40))
+	m.SetSize(120, 40)
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: tuitest.Cluster(t, "standalone")})
+	m, _ = m.Update(common.ShowMsg{Target: "0xdead"})
+	v := tuitest.Plain(m.View())
+	if !strings.Contains(v, "0xdead is not among the servers' sessions now") {
+		t.Errorf("view of a gone session:\n%s", v)
+	}
+	if loc, _ := m.Place(); loc != "0xdead" {
+		t.Errorf("place = %q, want the session shown", loc)
+	}
+}
