@@ -53,7 +53,7 @@ func (m Model) ShortHelp() []key.Binding {
 
 // keyNode drills down: from a lock to its chain, from a contender to its
 // node in the Tree.
-var keyNode = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "node"))
+var keyNode = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"))
 
 // Place is the lock under the cursor (common.Component).
 func (m Model) Place() (location, target string) { return "", m.selectedPath() }
