@@ -107,7 +107,26 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 		if t, ok := sink.(tee); ok {
 			runOpts.OnInterval = t.intervalHook(run.Name)
 		}
-		res, cut, err := step(ctx, i, run, runOpts)
+		stepCtx := ctx
+		var watch *abortWatch
+		if plan.AbortOnFail && len(run.Thresholds) > 0 {
+			wctx, stop := context.WithCancel(ctx)
+			defer stop()
+			watch = &abortWatch{thresholds: run.Thresholds, stop: stop}
+			stepCtx = wctx
+			runOpts.ProgressPhases = true // thresholds on any phase's max
+			runOpts.Progress = func(pr loadgen.Progress) { sink.Progress(pr); watch.see(pr) }
+		}
+		res, cut, err := step(stepCtx, i, run, runOpts)
+		if why := watch.reasonOf(); why != "" {
+			sink.Notice(why)
+			if res != nil {
+				res.Notes = append(res.Notes, why)
+				out.Results = append(out.Results, res)
+			}
+			out.Partial = true
+			return out
+		}
 		if err != nil {
 			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 				out.Partial = true

@@ -27,6 +27,9 @@ type Plan struct {
 	// RunID names the run (its namespace and report); every run of the
 	// plan uses it in turn.
 	RunID string
+	// AbortOnFail stops a run at the first progress that crosses one of
+	// its thresholds for good (--abort-on-fail; see crossedForGood).
+	AbortOnFail bool
 }
 
 // DefaultOut is the report directory of a run given none:

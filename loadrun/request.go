@@ -27,6 +27,7 @@ type Request struct {
 	Stages      []scenarios.Stage
 	Arrival     string
 	Thresholds  []string
+	AbortOnFail bool
 	RampUp      float64
 	SourceAddrs int
 	Out         string
@@ -197,6 +198,12 @@ func Do(ctx context.Context, q *Request, overrides func() (scenarios.Overrides, 
 		sw, err = NewSweep(q.Scenario, counts, ov, q.Out)
 	} else {
 		plan, err = NewPlan(q.Scenario, ov, q.Out)
+		if plan != nil {
+			plan.AbortOnFail = q.AbortOnFail
+		}
+	}
+	if err == nil && q.AbortOnFail {
+		err = checkAbort(mode, plan)
 	}
 	if err != nil {
 		return err
@@ -229,4 +236,18 @@ func ParseRate(text string) (rate float64, stages []scenarios.Stage, err error) 
 		return 0, nil, exit.Usagef("--rate %s: give operations per second, such as --rate 300, or stages RATE:DURATION, such as --rate 100:30s,500:30s", text)
 	}
 	return r, nil, nil
+}
+
+// checkAbort refuses --abort-on-fail where it cannot act: a sweep or a
+// distributed run, or a plan without thresholds.
+func checkAbort(mode Mode, plan *Plan) error {
+	if mode != ModePlain {
+		return exit.Usagef("--abort-on-fail works in a plain run only, not with --sweep or --processes")
+	}
+	for _, r := range plan.Runs {
+		if len(r.Thresholds) > 0 {
+			return nil
+		}
+	}
+	return exit.Usagef("--abort-on-fail stops a run that crosses a threshold: give one with --threshold, such as --threshold 'errors<=0'")
 }
