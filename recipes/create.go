@@ -143,7 +143,10 @@ func createWithPrefix(ctx context.Context, s *Session, dir, prefix string, data 
 	}
 	if _, err := ownSequence(joinPath(dir, prefix), node); err != nil {
 		// Refused rather than misordered; the node must not stay.
-		discard(ctx, s, func(ctx context.Context) error { return deleteConfirmed(ctx, s, node) })
+		removed := discard(ctx, s, func(ctx context.Context) error { return deleteConfirmed(ctx, s, node) })
+		if !removed && mode&zk.FlagEphemeral == 0 {
+			return "", fmt.Errorf("%w: node %s may stay (removing it did not finish): %w", ErrOutcomeUnknown, node, err)
+		}
 		return "", err
 	}
 	return node, nil
@@ -171,14 +174,22 @@ func createWithPrefixOnce(ctx context.Context, s *Session, dir, prefix string, d
 		case isConnErr(err):
 			found, err := recoverProtected(ctx, s, dir, prefix, ephemeral, tr)
 			if err != nil {
+				// An ephemeral node goes with an ended session.
+				removed := ephemeral && s.alive() != nil
 				if s.alive() == nil && !errors.Is(err, ErrLost) {
-					discard(ctx, s, func(ctx context.Context) error {
+					removed = discard(ctx, s, func(ctx context.Context) error {
 						found, err := findProtected(ctx, s, dir, prefix, ephemeral, nil)
 						if err != nil || found == "" {
 							return err
 						}
 						return deleteConfirmed(ctx, s, found)
 					})
+				}
+				if !removed && !ephemeral {
+					// A persistent node (a queue item) may stay: the caller
+					// must not take the create for undone (issue 21).
+					return "", fmt.Errorf("%w: create in %s (the node may be there; removing it did not finish): %w",
+						ErrOutcomeUnknown, dir, err)
 				}
 				return "", err
 			}
@@ -277,7 +288,8 @@ func findProtected(ctx context.Context, s *Session, dir, prefix string, ephemera
 // goroutine that ends when the node is confirmed gone or the session ends
 // (which removes an ephemeral node anyway). Callers thus return promptly
 // with no orphan left behind while the session lives on.
-func discard(ctx context.Context, s *Session, del func(context.Context) error) {
+// removed says whether del confirmed it before discard returned.
+func discard(ctx context.Context, s *Session, del func(context.Context) error) (removed bool) {
 	bounded, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Timeout())
 	err := del(bounded)
 	cancel()
@@ -288,6 +300,7 @@ func discard(ctx context.Context, s *Session, del func(context.Context) error) {
 			}
 		}()
 	}
+	return err == nil
 }
 
 // ensurePath creates path and its missing parents as persistent nodes.

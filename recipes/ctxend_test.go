@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherd/zkherd/faultproxy"
 )
 
@@ -188,5 +190,52 @@ func TestTakeDeleteOutcomeUnknown(t *testing.T) {
 				t.Errorf("Take = %q, %v with %d items left: the item was lost or duplicated", got.data, got.err, n)
 			}
 		})
+	}
+}
+
+// TestPutOutcomeUnknownSaysSo: Put's create of a (persistent) item is
+// carried out, its reply lost, ctx ends, and the session expires before it
+// can reconnect, so the item it meant to withdraw stays. Put returned
+// ctx's error, as if nothing had been queued: a caller that puts again
+// queues the item twice. It must say that the outcome is unknown.
+func TestPutOutcomeUnknownSaysSo(t *testing.T) {
+	servers := sharedServers(t)
+	path := freshPath(t)
+	ctx := testCtx(t, 60*time.Second)
+	p := newProxy(t, servers[0])
+	s1 := newTestSession(t, []string{p.Addr()}, orderedDialer(), WithSessionTimeout(2*time.Second))
+	s2 := newTestSession(t, servers)
+	if err := ensurePath(ctx, s2, path); err != nil {
+		t.Fatal(err)
+	}
+	// An ephemeral node of s1's tells when the server has expired it.
+	marker := path + "-alive"
+	if _, err := s1.Conn().Create(marker, nil, zk.FlagEphemeral, openACL); err != nil {
+		t.Fatal(err)
+	}
+	f := loseReply(t, p, s1, faultproxy.OpCreate, false)
+	putCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewQueue(s1, path).Put(putCtx, []byte("item"))
+		done <- err
+	}()
+	f.happened(t)
+	cancel()
+	waitFor(t, 30*time.Second, "the server to expire the session", func() bool {
+		ok, _, err := s2.Conn().Exists(marker)
+		return err == nil && !ok
+	})
+	f.release()
+	err := <-done
+	n, lerr := NewQueue(s2, path).Len(ctx)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if n == 1 && !errors.Is(err, ErrOutcomeUnknown) {
+		t.Errorf("Put = %v with its item queued, want an error wrapping %v", err, ErrOutcomeUnknown)
+	}
+	if n == 0 && err == nil {
+		t.Errorf("Put = nil with no item queued")
 	}
 }

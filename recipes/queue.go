@@ -77,7 +77,10 @@ func NewQueue(s *Session, path string) *Queue {
 // Path is the queue's directory.
 func (q *Queue) Path() string { return q.path }
 
-// Put adds an item with data at the tail and returns its node's path.
+// Put adds an item with data at the tail and returns its node's path. When
+// ctx ends while its create's outcome is unknown, Put removes the item if
+// it was created (for up to the session timeout); if it cannot, the error
+// wraps ErrOutcomeUnknown: the item may be queued.
 func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 	if q.pathErr != nil {
 		return "", q.pathErr
