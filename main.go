@@ -97,8 +97,6 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 	return exit.Code(err, ctx.Err() != nil)
 }
 
-func newRootCmd() *cobra.Command { return newRootCmdWith(&globalOptions{}) }
-
 // newRootCmdWith builds the command tree around the shared flags g.
 func newRootCmdWith(g *globalOptions) *cobra.Command {
 	root := &cobra.Command{

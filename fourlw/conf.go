@@ -12,9 +12,6 @@ type Conf map[string]string
 // ParseConf parses the reply to conf.
 func ParseConf(reply string) (Conf, error) { return parseKeyValues("conf", reply) }
 
-// ParseEnvi parses the reply to envi ("java.version" -> "17.0.15", ...).
-func ParseEnvi(reply string) (Conf, error) { return parseKeyValues("envi", reply) }
-
 func parseKeyValues(cmd, reply string) (Conf, error) {
 	c := Conf{}
 	for _, line := range strings.Split(reply, "\n") {

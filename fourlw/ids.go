@@ -69,13 +69,3 @@ func (m Member) String() string {
 	}
 	return m.Addr
 }
-
-// MembersOf returns members for client addresses, with unknown ids and
-// no AdminServer.
-func MembersOf(addrs []string) []Member {
-	ms := make([]Member, len(addrs))
-	for i, a := range addrs {
-		ms[i] = Member{Addr: a}
-	}
-	return ms
-}

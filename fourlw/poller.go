@@ -23,11 +23,6 @@ func DefaultCommands() []Command { return []Command{CmdSrvr, CmdMntr, CmdCons, C
 // PollerOption configures a Poller.
 type PollerOption func(*Poller)
 
-// WithPeriod sets how often each member is polled; defaults to
-// DefaultPeriod. A poll that takes longer than the period is followed by
-// the next one at once.
-func WithPeriod(d time.Duration) PollerOption { return func(p *Poller) { p.period = d } }
-
 // WithTimeout bounds each request; defaults to DefaultTimeout.
 func WithTimeout(d time.Duration) PollerOption { return func(p *Poller) { p.timeout = d } }
 

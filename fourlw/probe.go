@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 )
 
 // probeReplyLimit is how much of each reply the probe reads: enough to
@@ -113,34 +112,6 @@ func (m MemberCapabilities) Report() string {
 
 // Capabilities is what every member answers.
 type Capabilities []MemberCapabilities
-
-// Report returns one line per member with something unavailable.
-func (cs Capabilities) Report() []string {
-	var lines []string
-	for _, m := range cs {
-		if r := m.Report(); r != "" {
-			lines = append(lines, r)
-		}
-	}
-	return lines
-}
-
-// Probe asks every member, in parallel, which of cmds (default:
-// AllCommands) answer as four-letter words and whether its AdminServer
-// answers. ctx bounds the whole probe; give it a timeout.
-func Probe(ctx context.Context, members []Member, cmds ...Command) Capabilities {
-	caps := make(Capabilities, len(members))
-	var wg sync.WaitGroup
-	for i, m := range members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			caps[i] = ProbeMember(ctx, m, cmds...)
-		}()
-	}
-	wg.Wait()
-	return caps
-}
 
 // ProbeMember probes one member; see Probe.
 func ProbeMember(ctx context.Context, m Member, cmds ...Command) MemberCapabilities {

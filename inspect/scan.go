@@ -356,9 +356,6 @@ func (in *Inspector) awaitWalk(ctx context.Context, d time.Duration) {
 	}
 }
 
-// waitWalk waits for the walk in progress, if any, to end (tests, Close).
-func (in *Inspector) waitWalk() { in.walker.wg.Wait() }
-
 // missingCaps summarises the capability probe in one line, naming the
 // commands that do not answer and the whitelist line that allows exactly
 // what the inspector asks.

@@ -68,10 +68,6 @@ type config struct {
 	onClose func(Phase, *PhaseInterval)
 }
 
-// WithHighest sets the largest latency recorded as itself; defaults to
-// DefaultHighest. It must be at least one millisecond.
-func WithHighest(d time.Duration) Option { return func(c *config) { c.highest = d } }
-
 // WithIntervalHook calls f with every phase's interval as the recorder
 // closes it (Rotate, Finish), on the rotating goroutine and under the
 // recorder's lock: a live exporter sees the very values the HdrHistograms

@@ -153,9 +153,6 @@ var faultKinds = []FaultKindSpec{
 	{Kind: PauseClient, Duration: true, DefaultDuration: DefaultFaultDuration, PausesClients: true},
 }
 
-// FaultKindSpecs returns every fault kind's record, in order.
-func FaultKindSpecs() []FaultKindSpec { return slices.Clone(faultKinds) }
-
 // FaultKinds lists every fault kind.
 func FaultKinds() []FaultKind {
 	ks := make([]FaultKind, len(faultKinds))

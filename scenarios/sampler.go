@@ -42,19 +42,3 @@ func (s *Sampler) Next() time.Duration {
 	}
 	return d.Value
 }
-
-// Mix decides, operation by operation, whether an rwlock client reads or
-// writes, reading with probability ReadRatio. Not safe for concurrent use.
-type Mix struct {
-	ratio float64
-	rng   *rand.Rand
-}
-
-// NewMix returns a Mix reading with probability ratio, drawn from a source
-// seeded like NewSampler's.
-func NewMix(ratio float64, seed, stream uint64) *Mix {
-	return &Mix{ratio: ratio, rng: newRand(seed, stream)}
-}
-
-// Read reports whether the next operation reads.
-func (m *Mix) Read() bool { return m.rng.Float64() < m.ratio }

@@ -66,24 +66,3 @@ func TestSamplerSeeds(t *testing.T) {
 		t.Errorf("seeds 1 and 2 drew the same %v", a)
 	}
 }
-
-func TestMix(t *testing.T) {
-	tests := []struct {
-		ratio float64
-	}{{0}, {0.9}, {1}}
-	for _, tt := range tests {
-		t.Run(fmt.Sprint(tt.ratio), func(t *testing.T) {
-			m := NewMix(tt.ratio, 1, 0)
-			const n = 10_000
-			reads := 0
-			for range n {
-				if m.Read() {
-					reads++
-				}
-			}
-			if got := float64(reads) / n; math.Abs(got-tt.ratio) > 0.02 {
-				t.Errorf("read fraction %v, want %v", got, tt.ratio)
-			}
-		})
-	}
-}
