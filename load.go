@@ -65,6 +65,7 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 	f.Float64Var(&q.RampUp, "ramp-up", 0, "sessions opened per second before the window opens (default: the scenario's, or enough to open them in 10 s, at most 2,000/s)")
 	f.StringVar(&q.Arrival, "arrival", "", "arrival model: closed, stampede, constant or poisson (default: the scenario's; constant with --rate)")
 	f.StringArrayVar(&q.Thresholds, "threshold", nil, "fail the run (exit 1) unless a figure meets this, k6 style: 'acquire.p99<500ms', 'throughput>300', 'fair:errors<=0' (repeatable)")
+	f.StringVar(&q.FindMax, "find-max", "", "search for the highest constant rate served within a threshold, such as 'acquire.p99<50ms': runs of --duration each, doubling from 50/s, then bisecting; prints the curve")
 	f.BoolVar(&q.AbortOnFail, "abort-on-fail", false, "stop the run as soon as a threshold is crossed for good (k6's abortOnFail): errors and PHASE.max under an upper bound; other thresholds are judged at the end")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")
 	f.StringVar(&o.serverConfig, "server-config", "", ensemble.ServerConfigHelp)

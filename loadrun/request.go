@@ -28,6 +28,8 @@ type Request struct {
 	Arrival     string
 	Thresholds  []string
 	AbortOnFail bool
+	// FindMax searches for the highest rate within this threshold.
+	FindMax     string
 	RampUp      float64
 	SourceAddrs int
 	Out         string
@@ -208,9 +210,26 @@ func Do(ctx context.Context, q *Request, overrides func() (scenarios.Overrides, 
 	if err != nil {
 		return err
 	}
-	r, err := runner(mode == ModePlain)
+	var fm *FindMax
+	if q.FindMax != "" {
+		switch {
+		case mode != ModePlain:
+			return exit.Usagef("--find-max runs in one process; drop --sweep, --processes and --join")
+		case q.RateGiven || q.Arrival != "":
+			return exit.Usagef("--find-max chooses the rate (constant arrivals): drop --rate and --arrival")
+		case q.AbortOnFail:
+			return exit.Usagef("--find-max and --abort-on-fail: the search runs past rates over its target; drop --abort-on-fail")
+		}
+		if fm, err = NewFindMax(plan, q.FindMax); err != nil {
+			return err
+		}
+	}
+	r, err := runner(mode == ModePlain && fm == nil)
 	if err != nil {
 		return err
+	}
+	if fm != nil {
+		return r.FindMax(ctx, fm)
 	}
 	switch mode {
 	case ModeSweep:

@@ -36,6 +36,9 @@ type Run struct {
 	// ScaleModel, for a sweep, is the scale model against the
 	// measurements (scale.go).
 	ScaleModel *ScaleModel `json:"scale_model,omitempty"`
+	// FindMax, for zkherd load --find-max, is the search's curve and the
+	// highest rate within its target (findmax.go).
+	FindMax *FindMax `json:"find_max,omitempty"`
 }
 
 // Passed reports whether every scenario's checks passed and every

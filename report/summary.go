@@ -53,6 +53,7 @@ func WriteSummaryWidth(w io.Writer, run *Run, width int) error {
 		}
 	}
 	writeScale(bw, run.ScaleModel)
+	writeFindMax(bw, run.FindMax)
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, "RESULT: "+run.Verdict())
 	return buf.Flush()
