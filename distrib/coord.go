@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/znode"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
@@ -99,12 +100,8 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (_
 	}
 	root := runNode(chroot, plan.RunID)
 	conn := s.Conn()
-	cur := ""
-	for _, part := range strings.Split(strings.TrimPrefix(path.Dir(root), "/"), "/") {
-		cur += "/" + part
-		if _, err := conn.Create(cur, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return nil, fmt.Errorf("create %s: %w", cur, err)
-		}
+	if err := znode.CreateParents(conn, root, zk.WorldACL(zk.PermAll)); err != nil {
+		return nil, err
 	}
 	// The run's node and its owner mark at once (loadgen.OwnerMark): a
 	// later run removes the node of a run whose mark is gone.

@@ -12,6 +12,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/internal/pkgerr"
+	"github.com/zkherd/zkherd/internal/znode"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -51,14 +52,7 @@ func (r *runner) makeNamespace(conn *zk.Conn, info []byte) error {
 	if !r.opts.SharedNamespace {
 		return createNamespace(conn, r.ns, info)
 	}
-	cur := ""
-	for _, part := range strings.Split(strings.TrimPrefix(r.ns, "/"), "/") {
-		cur += "/" + part
-		if _, err := conn.Create(cur, nil, 0, openACL); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("create %s: %w", cur, err)
-		}
-	}
-	return nil
+	return znode.CreatePath(conn, r.ns, openACL)
 }
 
 // checkOwnLeftovers is checkLeftovers for a shared namespace: only nodes

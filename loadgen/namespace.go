@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/znode"
 	"github.com/zkherd/zkherd/recipes"
 )
 
@@ -48,14 +48,8 @@ func createNamespace(conn *zk.Conn, ns string, data []byte) error {
 	// Parents may be created concurrently by another run, or deleted by one
 	// that ends (it removes empty parents): retry a few times.
 	for attempt := 0; ; attempt++ {
-		parents := strings.Split(strings.TrimPrefix(path.Dir(ns), "/"), "/")
-		cur := ""
-		for _, part := range parents {
-			cur += "/" + part
-			_, err := conn.Create(cur, nil, 0, openACL)
-			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				return fmt.Errorf("create %s: %w", cur, err)
-			}
+		if err := znode.CreateParents(conn, ns, openACL); err != nil {
+			return err
 		}
 		// The namespace and its owner mark at once: no run ever sees the
 		// namespace without the mark while its owner lives.

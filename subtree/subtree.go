@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkherd/zkherd/internal/znode"
 )
 
 // Format names the document layout; Import refuses others.
@@ -391,17 +392,8 @@ func aclString(acl []zk.ACL) string {
 
 // createParents creates the missing ancestors of p, empty and persistent.
 func createParents(conn *zk.Conn, p string) error {
-	parts := strings.Split(strings.TrimPrefix(path.Dir(p), "/"), "/")
-	cur := ""
-	for _, part := range parts {
-		if part == "" {
-			continue
-		}
-		cur += "/" + part
-		_, err := conn.Create(cur, nil, 0, zk.WorldACL(zk.PermAll))
-		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return fmt.Errorf("subtree: create %s: %w", cur, err)
-		}
+	if err := znode.CreateParents(conn, p, zk.WorldACL(zk.PermAll)); err != nil {
+		return fmt.Errorf("subtree: %w", err)
 	}
 	return nil
 }
