@@ -91,9 +91,13 @@ func (r *Run) Verdict() string {
 	if warned > 0 {
 		why = append(why, fmt.Sprintf("warnings in %d scenario(s)", warned))
 	}
+	noRate := r.FindMax != nil && r.FindMax.BestPerS <= 0
+	if noRate {
+		why = append([]string{"no rate tried was within " + r.FindMax.Target}, why...)
+	}
 	verdict := "PASS"
 	switch {
-	case checks+crossed > 0:
+	case checks+crossed > 0 || noRate:
 		verdict = "FAIL"
 	case unchecked > 0:
 		// Jepsen's :info: the outcome is unknown, which is no pass.
