@@ -292,5 +292,8 @@ func runError(err error) error {
 	if errors.As(err, &ee) || errors.Is(err, context.Canceled) {
 		return err
 	}
+	if errors.Is(err, ErrDisplay) {
+		return exit.AsUsage(fmt.Errorf("%w (use --no-tui)", reason(err)))
+	}
 	return exit.AsUsage(reason(err))
 }

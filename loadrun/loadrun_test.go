@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -240,5 +242,14 @@ func TestReportWaitGraph(t *testing.T) {
 		if n := strings.Count(string(html), want); n < 1 {
 			t.Errorf("report.html has %q %d times, want it drawn", want, n)
 		}
+	}
+}
+
+// TestDisplayErrorAdvice: the dashboard (package tui) names no flag; the
+// advice to do without it is added here, once.
+func TestDisplayErrorAdvice(t *testing.T) {
+	err := runError(fmt.Errorf("%w: %w", ErrDisplay, errors.New("open /dev/tty: no such device")))
+	if got, want := err.Error(), "load dashboard: open /dev/tty: no such device (use --no-tui)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

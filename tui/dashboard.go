@@ -53,7 +53,7 @@ func dashboard(ctx context.Context, plan *loadrun.Plan, label string, inspect *I
 	// A terminal that went away (SIGHUP ended ctx) fails the screen's
 	// writes too: that is the hang-up, not a dashboard failure.
 	if terr != nil && !errors.Is(terr, ErrQuit) && !errors.Is(terr, context.Canceled) && ctx.Err() == nil && out.Err == nil {
-		out.Err = fmt.Errorf("load dashboard: %w (use --no-tui)", terr)
+		out.Err = fmt.Errorf("%w: %w", loadrun.ErrDisplay, terr)
 	}
 	if errors.Is(terr, ErrQuit) && len(out.Results) > 0 {
 		out.Partial = true
