@@ -293,11 +293,23 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	}
 	if err != nil {
 		g.releasing.Store(false)
+		// The grant may be lost already (Lost closed: its session silent or
+		// down past the policy, or ended): then the caller must hear that
+		// first, whatever became of the delete. A holder resumed after a
+		// pause past its session, whose reconnection takes longer than
+		// the read-back's bound, got only "outcome unknown" (issue 21).
+		lost := c.lostBy(g)
 		if errors.Is(err, ErrOutcomeUnknown) {
 			// A delete may have been carried out: a later Unlock that
 			// finds the node gone must not blame another client.
 			g.deleteSent = true
+			if lost != nil {
+				return fmt.Errorf("recipes: unlock %s: %w; the release's outcome is unknown too: %w", c.path, lost, err)
+			}
 			return fmt.Errorf("recipes: unlock %s: held until an Unlock confirms the release: %w", c.path, err)
+		}
+		if lost != nil {
+			return fmt.Errorf("recipes: unlock %s: %w; its node may remain until an Unlock deletes it or the session ends: %w", c.path, lost, err)
 		}
 		// No delete reached the server: still held. A later Unlock retries.
 		return fmt.Errorf("recipes: unlock %s: still held: %w", c.path, err)
@@ -325,6 +337,23 @@ func (c *lockCore) unlock(ctx context.Context) error {
 	c.mu.Unlock()
 	if reason != nil {
 		return fmt.Errorf("recipes: unlock %s: released, but %w", c.path, reason)
+	}
+	return nil
+}
+
+// lostBy says why g is lost, if it is already known to be (its Lost
+// closed, or its session ended), for an Unlock that could not finish. nil
+// otherwise. Only the goroutine in unlock calls it.
+func (c *lockCore) lostBy(g *grant) error {
+	select {
+	case <-g.lost:
+		if g.reason != nil {
+			return g.reason
+		}
+	default:
+	}
+	if e := c.s.alive(); e != nil {
+		return fmt.Errorf("%w: %w", ErrLost, e)
 	}
 	return nil
 }

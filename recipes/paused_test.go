@@ -439,3 +439,47 @@ func TestDowngradeAfterPausePastSession(t *testing.T) {
 		t.Errorf("waiter's Unlock: %v", err)
 	}
 }
+
+// TestUnlockAfterPauseWithoutServer: a holder resumed after a pause past
+// its session, whose servers are then out of reach (its reconnection
+// hangs), cannot learn what became of its delete, but knows its grant is
+// lost: Unlock's error wraps ErrLost besides the unknown outcome (it said
+// only "outcome unknown", seen in fair-lock-chaos with a leader kill).
+func TestUnlockAfterPauseWithoutServer(t *testing.T) {
+	servers := configServers(t, shortSessions)
+	p := newProxy(t, servers[0])
+	pz := &faultproxy.Pauser{}
+	holderS := newTestSession(t, []string{p.Addr()}, WithSessionTimeout(askedTimeout), WithDialer(pz.Dial(net.DialTimeout)))
+	defer pz.Resume()
+	otherS := newTestSession(t, servers, WithSessionTimeout(askedTimeout))
+	path := testPath(t)
+	ctx := testCtx(t, 60*time.Second)
+	held := NewLock(holderS, path)
+	if err := held.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiter := NewLock(otherS, path)
+	granted := make(chan error, 1)
+	go func() { granted <- waiter.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the waiter's node", func() bool { return len(children(t, otherS, path)) == 2 })
+	pz.Pause()
+	select {
+	case err := <-granted:
+		if err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the waiter was not granted within 20 s of the pause")
+	}
+	p.SetDropping(true) // the servers out of reach from now on
+	defer p.SetDropping(false)
+	pz.Resume()
+	uctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := held.Unlock(uctx); !errors.Is(err, ErrLost) {
+		t.Errorf("Unlock after a pause past the session, servers out of reach: %v, want an error wrapping ErrLost", err)
+	}
+	if err := waiter.Unlock(ctx); err != nil {
+		t.Errorf("waiter's Unlock: %v", err)
+	}
+}
