@@ -238,10 +238,11 @@ func herdLock(t *testing.T, servers []string, path string, waiters int) {
 // TestPrometheusScrapesLoadAndInspector: a headless inspector and a load
 // run with --metrics-addr, both scraped every second by a real Prometheus,
 // read back through its query API: the waiters gauge of a python3-kazoo
-// lock with 4 blocked waiters is 4; the herd gauge of a zkherd herd lock
+// lock with 4 blocked waiters is 4; a zkherd queue of 3 items has depth 3
+// and its head an age; the member is up; the herd gauge of a zkherd herd lock
 // with 5 waiters rises to 5, and stays at 1 or less for the fair locks
-// (kazoo's, and the load's fair-lock run); the load's operations counter
-// and acquire histogram count match its report.json.
+// (kazoo's, and the load's fair lock, held 300 ms each); the load's operations counter
+// and acquire histogram count match its report.json (window and ramp-up).
 func TestPrometheusScrapesLoadAndInspector(t *testing.T) {
 	ens := enstest.Start(t, 1)
 	cs := ens.ConnectString()
@@ -251,8 +252,20 @@ func TestPrometheusScrapesLoadAndInspector(t *testing.T) {
 
 	const kazooPath, kazooWaiters = "/kazoo/fair", 4
 	const herdPath, herdWaiters = "/app/herd", 5
+	const queuePath, queueItems = "/app/jobs", 3
 	kazooLock(t, cs, kazooPath, kazooWaiters)
 	herdLock(t, ens.Servers(), herdPath, herdWaiters)
+	qs, err := recipes.NewSession(context.Background(), ens.Servers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qs.Close()
+	q := recipes.NewQueue(qs, queuePath)
+	for range queueItems {
+		if _, err := q.Put(context.Background(), []byte("job")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	startProcess(t, "zkherd inspect --headless", exec.Command(bin, "inspect", "--headless", "--metrics-addr", inspAddr,
 		"--server", cs, "--poll-interval", "500ms"))
 
@@ -270,18 +283,28 @@ func TestPrometheusScrapesLoadAndInspector(t *testing.T) {
 	prom.eventually("the herd lock's waiters", 60*time.Second, gauge("zkherd_lock_waiters", herdPath, is(herdWaiters)))
 	prom.eventually("the herd lock's herd watchers", 60*time.Second, gauge("zkherd_lock_herd_watchers", herdPath, is(herdWaiters)))
 	prom.eventually("the kazoo lock's herd watchers", 60*time.Second, gauge("zkherd_lock_herd_watchers", kazooPath, is(1)))
+	prom.eventually("the queue's depth", 60*time.Second, gauge("zkherd_queue_depth", queuePath, is(queueItems)))
+	prom.eventually("the queue head's age", 60*time.Second, gauge("zkherd_queue_head_age_seconds", queuePath, func(v float64) bool { return v > 0 && v < 600 }))
+	prom.eventually("the member up", 30*time.Second, func() (bool, string) {
+		s, err := prom.query(fmt.Sprintf(`zkherd_server_up{member=%q}`, ens.Servers()[0]))
+		return err == nil && len(s) == 1 && s[0].Value == 1, fmt.Sprint(s, err)
+	})
 
 	out := t.TempDir()
-	load := exec.Command(bin, "load", "--scenario", "fair-lock", "--clients", "10", "--duration", "10s",
+	load := exec.Command(bin, "load", "--scenario", "testdata/monitoring/slow-fair.yaml",
 		"--server", cs, "--out", out, "--no-tui", "--metrics-addr", loadAddr, "--metrics-linger", "4s")
 	if b, err := load.CombinedOutput(); err != nil {
 		t.Fatalf("zkherd load: %v\n%s", err, b)
 	}
+	type figures struct {
+		Operations int64
+		Latency    map[string]struct{ Count int64 } `json:"latency_ms"`
+	}
 	var rep struct {
 		Scenarios []struct {
-			Name       string
-			Operations int64
-			Latency    map[string]struct{ Count int64 } `json:"latency_ms"`
+			Name string
+			figures
+			Ramp *figures // the ramp-up's, apart from the window's
 		}
 	}
 	b, err := os.ReadFile(filepath.Join(out, "report.json"))
@@ -294,10 +317,17 @@ func TestPrometheusScrapesLoadAndInspector(t *testing.T) {
 	if len(rep.Scenarios) != 1 || rep.Scenarios[0].Operations == 0 {
 		t.Fatalf("report.json: %+v, want one scenario with operations", rep.Scenarios)
 	}
+	// The endpoint covers the whole run: the report's window plus its
+	// ramp-up.
 	sc := rep.Scenarios[0]
+	ops, acquires := sc.Operations, sc.Latency["acquire"].Count
+	if sc.Ramp != nil {
+		ops += sc.Ramp.Operations
+		acquires += sc.Ramp.Latency["acquire"].Count
+	}
 	for metric, want := range map[string]int64{
-		"zkherd_operations_total":                       sc.Operations,
-		`zkherd_latency_seconds_count{phase="acquire"}`: sc.Latency["acquire"].Count,
+		"zkherd_operations_total":                       ops,
+		`zkherd_latency_seconds_count{phase="acquire"}`: acquires,
 	} {
 		q := fmt.Sprintf(`last_over_time(%s[10m])`, withScenario(metric, sc.Name))
 		s, err := prom.query(q)

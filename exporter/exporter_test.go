@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -163,4 +164,29 @@ func TestLoadHistogramHoldsTheRunsValues(t *testing.T) {
 			t.Errorf("%s not exported", name)
 		}
 	}
+}
+
+// TestOperationsCoverTheRun: once the window opens the generator counts
+// the ramp-up's operations apart; the counter adds them back, and never
+// goes down (a dip would read as a counter reset).
+func TestOperationsCoverTheRun(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	l, err := NewLoad(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(v int) {
+		t.Helper()
+		exp := fmt.Sprintf("# HELP zkherd_operations_total %s\n# TYPE zkherd_operations_total counter\nzkherd_operations_total{scenario=\"fair\"} %d\n",
+			"Operations completed over the whole run (acquisitions, items, elections...): report.json's operations plus its ramp-up's.", v)
+		if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "zkherd_operations_total"); err != nil {
+			t.Error(err)
+		}
+	}
+	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 12})
+	want(12)
+	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 3, RampOps: 12})
+	want(15)
+	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 0, RampOps: 12})
+	want(15)
 }

@@ -47,7 +47,7 @@ var (
 		"The load run a scenario belongs to (value 1): its run id and recipe.",
 		[]string{"scenario", "run_id", "recipe"}, nil)
 	descOps = prometheus.NewDesc("zkherd_operations_total",
-		"Operations completed (acquisitions, items, elections...), as report.json counts them.",
+		"Operations completed over the whole run (acquisitions, items, elections...): report.json's operations plus its ramp-up's.",
 		[]string{"scenario"}, nil)
 	descErrors = prometheus.NewDesc("zkherd_errors_total",
 		"Failed operations by kind.", []string{"scenario", "kind"}, nil)
@@ -169,7 +169,11 @@ func (l *Load) Progress(p loadgen.Progress) {
 		l.runs[p.Name] = f
 	}
 	f.runID, f.recipe = p.RunID, string(p.Recipe)
-	f.ops, f.clients, f.connected = p.Ops, p.Clients, p.SessionsConnected
+	// The whole run's operations: the ramp-up's are counted apart once
+	// the window opens. Never below the last value: the two are read one
+	// after the other, and a counter that dipped would read as a reset.
+	f.ops = max(f.ops, p.RampOps+p.Ops)
+	f.clients, f.connected = p.Clients, p.SessionsConnected
 	f.errorsByKind = cloneMap(p.ErrorsByKind)
 	f.violations = cloneMap(p.ViolationCounts)
 	f.totals = p.Totals.Clone()

@@ -314,6 +314,9 @@ type Progress struct {
 	// second over the last interval.
 	Ops  int64
 	Rate float64
+	// RampOps counts the operations of the ramp-up, once the window has
+	// opened (Ops then counts the window's): the run's are the two added.
+	RampOps int64
 	// MainPhase is the phase the progress line shows (acquire for locks);
 	// Main its summary so far.
 	MainPhase metrics.Phase

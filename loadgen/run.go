@@ -91,6 +91,7 @@ type runner struct {
 
 	started atomic.Uint64 // operations started (the ops budget)
 	ops     atomic.Int64  // operations completed in the window
+	rampOps atomic.Int64  // operations completed in the ramp-up (Progress.RampOps)
 	// counts holds the counts figures need that are counted as they
 	// happen (releases, ...); the others are read at the window's ends
 	// (totalsBetween).
@@ -569,8 +570,10 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 	}
 	if out.err == nil && splitRamp {
 		now := time.Now()
+		rampOps := r.ops.Swap(0)
+		r.rampOps.Store(rampOps)
 		r.rampResult = &Ramp{Duration: now.Sub(r.start), Sessions: int(r.alive.Load()),
-			Ops: r.ops.Swap(0), Metrics: r.rec.Split(now)}
+			Ops: rampOps, Metrics: r.rec.Split(now)}
 		r.rampCounts = r.counts.Totals()
 		out.before = r.snapshot(runCtx)
 		r.noteBefore(out.before)
@@ -1485,6 +1488,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock 
 		SessionsConnected: r.sessionsConnected(),
 		LocksQuiet:        r.locksQuiet(time.Now()),
 		Ops:               r.ops.Load(),
+		RampOps:           r.rampOps.Load(),
 		MainPhase:         main,
 		Main:              r.rec.Summary(main),
 		Phases:            make(map[metrics.Phase]metrics.Summary),
