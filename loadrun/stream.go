@@ -31,22 +31,25 @@ func NewStreamSink(w io.Writer) *StreamSink { return &StreamSink{w: w} }
 // StreamLine is one line of the stream: the dashboard's figures at one
 // moment. Latencies are milliseconds; a figure not known yet is null.
 type StreamLine struct {
-	Time              time.Time        `json:"time"`
-	RunID             string           `json:"run_id"`
-	Scenario          string           `json:"scenario"`
-	Recipe            string           `json:"recipe"`
-	State             string           `json:"state"`
-	ElapsedS          float64          `json:"elapsed_s"`
-	WindowS           float64          `json:"window_s"`
-	Clients           int              `json:"clients"`
-	SessionsAlive     int              `json:"sessions_alive"`
-	SessionsConnected int              `json:"sessions_connected"`
-	Operations        int64            `json:"operations"`
-	RatePerS          float64          `json:"rate_per_s"`
-	Errors            int64            `json:"errors"`
-	ErrorsByKind      map[string]int64 `json:"errors_by_kind"`
-	Phase             string           `json:"phase"`
-	LatencyMs         *StreamLatency   `json:"latency_ms"`
+	Time              time.Time `json:"time"`
+	RunID             string    `json:"run_id"`
+	Scenario          string    `json:"scenario"`
+	Recipe            string    `json:"recipe"`
+	State             string    `json:"state"`
+	ElapsedS          float64   `json:"elapsed_s"`
+	WindowS           float64   `json:"window_s"`
+	Clients           int       `json:"clients"`
+	SessionsAlive     int       `json:"sessions_alive"`
+	SessionsConnected int       `json:"sessions_connected"`
+	// Operations counts the window's operations once it has opened,
+	// RampOperations the ramp-up's (the run's are the two added).
+	Operations     int64            `json:"operations"`
+	RampOperations int64            `json:"ramp_operations"`
+	RatePerS       float64          `json:"rate_per_s"`
+	Errors         int64            `json:"errors"`
+	ErrorsByKind   map[string]int64 `json:"errors_by_kind"`
+	Phase          string           `json:"phase"`
+	LatencyMs      *StreamLatency   `json:"latency_ms"`
 	// Figures are the figures table's (package figures) that apply to the
 	// recipe, by report.json key, null while not known.
 	Figures         map[string]*float64 `json:"figures"`
@@ -69,7 +72,7 @@ func NewStreamLine(now time.Time, p loadgen.Progress) StreamLine {
 		Time: now.UTC(), RunID: p.RunID, Scenario: p.Name, Recipe: string(p.Recipe), State: p.State,
 		ElapsedS: p.Elapsed.Seconds(), WindowS: p.Window.Seconds(), Clients: p.Clients,
 		SessionsAlive: p.SessionsAlive, SessionsConnected: p.SessionsConnected,
-		Operations: p.Ops, RatePerS: p.Rate, Errors: p.Errors, ErrorsByKind: p.ErrorsByKind,
+		Operations: p.Ops, RampOperations: p.RampOps, RatePerS: p.Rate, Errors: p.Errors, ErrorsByKind: p.ErrorsByKind,
 		Phase: string(p.MainPhase), Violations: p.Violations, ViolationCounts: p.ViolationCounts,
 	}
 	if l.ErrorsByKind == nil {

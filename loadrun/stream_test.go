@@ -19,7 +19,7 @@ func TestStreamLines(t *testing.T) {
 	var buf bytes.Buffer
 	s := NewStreamSink(&buf)
 	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "ramping up"})
-	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "running", Ops: 10,
+	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "running", Ops: 10, RampOps: 4,
 		Totals:    figures.Totals{figures.Operations: 10, figures.Releases: 10, figures.Wakeups: 10, figures.ServerPackets: 60},
 		MainPhase: metrics.Acquire, Main: metrics.Summary{Count: 10, CorrectedP99: 4.5}})
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -54,8 +54,8 @@ func TestStreamLines(t *testing.T) {
 	if v, ok := figs["zk_requests_per_acquisition"]; !ok || v != nil {
 		t.Errorf("figures.zk_requests_per_acquisition = %v (present %v), want null (no request count)", v, ok)
 	}
-	if got := second["operations"]; got != 10.0 {
-		t.Errorf("operations = %v, want 10", got)
+	if got, ramp := second["operations"], second["ramp_operations"]; got != 10.0 || ramp != 4.0 {
+		t.Errorf("operations = %v, ramp_operations = %v, want 10 and 4", got, ramp)
 	}
 	if got := second["latency_ms"].(map[string]any)["p99"]; got != 4.5 {
 		t.Errorf("latency_ms.p99 = %v, want 4.5", got)
