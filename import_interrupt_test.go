@@ -27,7 +27,7 @@ import (
 func TestImportInterrupt(t *testing.T) {
 	bin := buildZkherd(t)
 	ens := enstest.Start(t, 1)
-	const n = 20000
+	const n = 8000
 	type node struct {
 		Path     string `json:"path"`
 		Data     string `json:"data"`
