@@ -136,7 +136,7 @@ func TestSequentialRecipesReplyTooLarge(t *testing.T) {
 				zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {
 				t.Fatal(err)
 			}
-			s := newTestSession(t, servers, WithBufferSizes(4096, 4096))
+			s := newTestSession(t, servers, WithBufferSizes(4096, 4096), orderedDialer())
 			ctx := testCtx(t, 20*time.Second)
 			err := tc.acquire(ctx, s, dir)
 			if !errors.Is(err, ErrReplyTooLarge) {
