@@ -110,7 +110,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	} else {
 		title += " · read-only"
 	}
-	order := []viewID{viewTree, viewLocks, viewQueues, viewSessions, viewServers, viewSearch, viewBookmarks}
+	order := tabs(func(s viewSpec) int { return s.inspect })
 	m := newModel(ctx, common.New(80, 24), in, order, f, title)
 	_, err = run(ctx, m, opts.NoColor, opts.Input, opts.Output, opts.size)
 	if err != nil && ctx.Err() != nil {
@@ -198,7 +198,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		f.wake = sync.OnceFunc(func() { close(start) })
 		f.snapshots = startWhen(ctx, start, src.Run)
 		f.changes, f.take, f.needWatches = src.Changes(), src.TakeChanges, src.SetNeedWatches
-		order = append(order, viewLocks, viewSessions, viewServers, viewTree, viewQueues, viewSearch, viewBookmarks)
+		order = append(order, tabs(func(s viewSpec) int { return s.load })...)
 		title = cs.String()
 	}
 	var treeSrc tree.Source // stays nil without an ensemble to browse
