@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/recipes"
 )
@@ -92,8 +93,9 @@ func runTo(args []string, stdout, stderr io.Writer) int {
 		err = usageErr("%s", usermsg.NoSession(err, g.tlsCfg != nil)) // the last attempt's failure and its fix
 	}
 	// One line, without the library's package prefixes (internal names
-	// that mean nothing to a user).
-	fmt.Fprintf(stderr, "zkherd: %s\n", usermsg.Clean(err.Error()))
+	// that mean nothing to a user), made inert: an error may quote a
+	// server's text (a four-letter word's reply, a node's name).
+	fmt.Fprintf(stderr, "zkherd: %s\n", inert.String(usermsg.Clean(err.Error())))
 	return exit.Code(err, ctx.Err() != nil)
 }
 

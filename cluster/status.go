@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/fourlw"
+	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/internal/usermsg"
 )
 
@@ -146,6 +147,9 @@ func Poll(ctx context.Context, members []fourlw.Member, timeout time.Duration) S
 		st.Admin = append(st.Admin, as)
 	}
 	st.Healthy, st.Problem = verdict(st)
+	// Modes, zxids and error lines are the servers' text: inert before
+	// they reach a terminal (or a JSON reader that prints them).
+	inert.All(&st)
 	return st
 }
 
