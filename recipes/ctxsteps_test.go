@@ -55,8 +55,10 @@ func isWrite(op int32) bool {
 const maxSteps = 40
 
 // runSteps runs tc once per step, cutting the step-th write of the
-// session under test, until the call ends before its step-th write.
-func runSteps(t *testing.T, tc stepCase) {
+// session under test, until the call ends before its step-th write. It
+// returns the opcodes cut, one per step, and fails when the call made no
+// write at all: a case that cuts nothing checks nothing.
+func runSteps(t *testing.T, tc stepCase) (cut []int32) {
 	servers := sharedServers(t)
 	p := newProxy(t, servers[0])
 	obs := newTestSession(t, servers)
@@ -76,12 +78,12 @@ func runSteps(t *testing.T, tc stepCase) {
 		}
 		arrived, release := p.HoldReconnects(s.ID())
 		var seen atomic.Int32
-		var fired atomic.Value // string: the opcode cut
+		var fired atomic.Int32 // the opcode cut; 0: none
 		p.OnRequest(func(r faultproxy.Request) faultproxy.Action {
 			if r.Session != s.ID() || !isWrite(r.Op) || seen.Add(1) != int32(step) {
 				return faultproxy.Forward
 			}
-			fired.Store(fmt.Sprint(r.Op))
+			fired.Store(r.Op)
 			return faultproxy.CutAfter
 		})
 		callCtx, cancel := context.WithCancel(ctx)
@@ -98,15 +100,24 @@ func runSteps(t *testing.T, tc stepCase) {
 		cancel()
 		release()
 		p.OnRequest(nil)
-		op, _ := fired.Load().(string)
-		t.Logf("step %d (opcode %s cut): %v", step, op, err)
+		op := fired.Load()
+		if op == 0 {
+			t.Logf("step %d (no write left to cut): %v", step, err)
+		} else {
+			t.Logf("step %d (opcode %d cut): %v", step, op, err)
+		}
 		run.check(ctx, err)
 		s.Close()
-		if op == "" {
-			return // the call made fewer requests: every step was cut once
+		if op == 0 {
+			if len(cut) == 0 {
+				t.Fatalf("the call made no write: nothing was cut")
+			}
+			return cut // the call made fewer writes: every one was cut once
 		}
+		cut = append(cut, op)
 	}
 	t.Fatalf("the call made more than %d writes", maxSteps)
+	return nil
 }
 
 // freshPath is testPath(t) made unique to this run: a -count rerun would
@@ -447,8 +458,14 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 		_, err := NewQueue(obs, path).Put(ctx, []byte("item"))
 		return err
 	}
-	for _, tc := range []stepCase{
-		{"put", func(t *testing.T, path string, s, obs *Session) stepRun {
+	// Each part names the write it exists to cut, counted below: a part
+	// whose call never had that write cut would check nothing.
+	for _, tc := range []struct {
+		stepCase
+		cuts    func(op int32) bool
+		cutName string
+	}{
+		{stepCase{"put", func(t *testing.T, path string, s, obs *Session) stepRun {
 			q := NewQueue(s, path)
 			return stepRun{
 				call: func(ctx context.Context) error { _, err := q.Put(ctx, []byte("item")); return err },
@@ -456,12 +473,13 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 					if err == nil {
 						wantQueue(t, obs, path, 1, 0, "Put = nil")
 					} else {
+						wantTold(t, s, "Put", err)
 						wantQueue(t, obs, path, 0, 0, fmt.Sprintf("Put = %v", err))
 					}
 				},
 			}
-		}},
-		{"take", func(t *testing.T, path string, s, obs *Session) stepRun {
+		}}, faultproxy.IsCreate, "the item's create"},
+		{stepCase{"take", func(t *testing.T, path string, s, obs *Session) stepRun {
 			q := NewQueue(s, path)
 			var data []byte
 			return stepRun{
@@ -477,12 +495,13 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 					case err == nil:
 						wantQueue(t, obs, path, 0, 0, "Take = item")
 					default:
+						wantTold(t, s, "Take", err)
 						wantQueue(t, obs, path, 1, 0, fmt.Sprintf("Take = %v", err))
 					}
 				},
 			}
-		}},
-		{"claim", func(t *testing.T, path string, s, obs *Session) stepRun {
+		}}, isOp(faultproxy.OpDelete), "the item's delete"},
+		{stepCase{"claim", func(t *testing.T, path string, s, obs *Session) stepRun {
 			q := NewQueue(s, path)
 			var c *Claim
 			return stepRun{
@@ -493,8 +512,13 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 				},
 				check: func(ctx context.Context, err error) {
 					if err != nil {
+						// Told not claimed: the item is back, unclaimed.
+						wantTold(t, s, "Claim", err)
 						wantQueue(t, obs, path, 1, 0, fmt.Sprintf("Claim = %v", err))
 						return
+					}
+					if string(c.Data) != "item" {
+						t.Errorf("Claim = %q, nil; want the item", c.Data)
 					}
 					wantQueue(t, obs, path, 1, 1, "Claim = nil")
 					if err := c.Ack(ctx); err != nil {
@@ -503,8 +527,8 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 					wantQueue(t, obs, path, 0, 0, "Ack")
 				},
 			}
-		}},
-		{"ack", func(t *testing.T, path string, s, obs *Session) stepRun {
+		}}, faultproxy.IsCreate, "the claim's create"},
+		{stepCase{"ack", func(t *testing.T, path string, s, obs *Session) stepRun {
 			q := NewQueue(s, path)
 			var c *Claim
 			return stepRun{
@@ -519,6 +543,8 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 				check: func(ctx context.Context, err error) {
 					if err != nil {
 						// Told not acknowledged: still claimed, Ack again.
+						// (Told unknown: the second Ack finds out.)
+						wantTold(t, s, "Ack", err)
 						if !errors.Is(err, ErrOutcomeUnknown) {
 							wantQueue(t, obs, path, 1, 1, fmt.Sprintf("Ack = %v", err))
 						}
@@ -529,8 +555,8 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 					wantQueue(t, obs, path, 0, 0, "Ack = "+fmt.Sprint(err))
 				},
 			}
-		}},
-		{"release-claim", func(t *testing.T, path string, s, obs *Session) stepRun {
+		}}, isOp(faultproxy.OpMulti), "the Ack's multi"},
+		{stepCase{"release-claim", func(t *testing.T, path string, s, obs *Session) stepRun {
 			q := NewQueue(s, path)
 			var c *Claim
 			return stepRun{
@@ -544,6 +570,8 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 				call: func(ctx context.Context) error { return c.Release(ctx) },
 				check: func(ctx context.Context, err error) {
 					if err != nil {
+						// Told still held: the claim is there; Release again.
+						wantTold(t, s, "Release", err)
 						if !errors.Is(err, ErrOutcomeUnknown) {
 							wantQueue(t, obs, path, 1, 1, fmt.Sprintf("Release = %v", err))
 						}
@@ -554,9 +582,39 @@ func TestCtxEndsAtEveryStepQueue(t *testing.T) {
 					wantQueue(t, obs, path, 1, 0, "Release = "+fmt.Sprint(err))
 				},
 			}
-		}},
+		}}, isOp(faultproxy.OpDelete), "the claim's delete"},
 	} {
-		t.Run(tc.name, func(t *testing.T) { runSteps(t, tc) })
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			for _, op := range runSteps(t, tc.stepCase) {
+				if tc.cuts(op) {
+					n++
+				}
+			}
+			t.Logf("%s cut %d times", tc.cutName, n)
+			if n == 0 {
+				t.Errorf("%s was never cut: the part checks nothing", tc.cutName)
+			}
+		})
+	}
+}
+
+// isOp returns a test for opcode op.
+func isOp(op int32) func(int32) bool {
+	return func(o int32) bool { return o == op }
+}
+
+// wantTold fails unless a call's error is one its recipe documents for a
+// ctx that ended mid-call on a live session: ctx's error (not done) or
+// ErrOutcomeUnknown. ErrLost means the claim went with the session or
+// another client removed it; neither happens here while s lives.
+func wantTold(t *testing.T, s *Session, call string, err error) {
+	t.Helper()
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrOutcomeUnknown):
+	case errors.Is(err, ErrLost) && s.alive() != nil:
+	default:
+		t.Errorf("%s = %v: not ctx's error, ErrOutcomeUnknown, or ErrLost with the session ended", call, err)
 	}
 }
 
