@@ -127,9 +127,13 @@ func TestLoadDashboardInTmux(t *testing.T) {
 		}
 	}
 	has := func(wants ...string) func(string) bool {
+		// Runs of spaces count as one: the full help aligns its columns to
+		// the widest key any view binds, which is not this test's to fix.
+		squeeze := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 		return func(s string) bool {
+			s = squeeze(s)
 			for _, w := range wants {
-				if !strings.Contains(s, w) {
+				if !strings.Contains(s, squeeze(w)) {
 					return false
 				}
 			}
