@@ -482,3 +482,28 @@ func TestQueueHeadConsumedSinceListing(t *testing.T) {
 		t.Errorf("ephemeral sequential nodes taken as a queue: %+v", q)
 	}
 }
+
+// TestWalkFindsInTheSnapshotThatStartsIt: a lock directory that only the
+// walk can find (no session owns or watches its nodes) shows in the
+// snapshot whose walk found it. While the servers are busy, snapshots are
+// 16 s apart (maxBackoff); a walk's finds used to wait for the snapshot
+// after the one that started it, and a new run's lock waited two or three
+// such intervals (CI's TestInspectUnderChurnInTmux/herd-children after the
+// fair-lock run: 0 lock directories for 2 minutes).
+func TestWalkFindsInTheSnapshotThatStartsIt(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	admin := connect(t, ens.Servers())
+	in := openInspector(t, Options{Servers: ens.Servers(), RescanEvery: 1})
+	ctx := context.Background()
+	in.Snapshot(ctx)
+	in.waitWalk()
+	in.Snapshot(ctx)
+	mustCreate(t, admin, "/run", nil, 0, open)
+	mustCreate(t, admin, "/run/lock", nil, 0, open)
+	mustCreate(t, admin, "/run/lock/lock-", nil, zk.FlagSequence, open)
+	time.Sleep(time.Second) // the last walk's cost, spread (walkAverage)
+	snap := in.Snapshot(ctx)
+	if len(snap.Locks) != 1 || snap.Locks[0].Path != "/run/lock" {
+		t.Fatalf("locks = %+v, want /run/lock in the snapshot that walked it", snap.Locks)
+	}
+}

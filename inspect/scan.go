@@ -101,10 +101,12 @@ func (in *Inspector) Run(ctx context.Context) <-chan *Snapshot {
 }
 
 // Early snapshots (Run): each waits at most earlyWait for the first walk
-// of the tree, for at most earlyFor after Run starts.
+// of the tree, for at most earlyFor after Run starts. A later snapshot
+// that starts a walk waits at most walkWait for it after its poll.
 const (
 	earlyWait = 250 * time.Millisecond
 	earlyFor  = 10 * time.Second
+	walkWait  = time.Second
 )
 
 // Snapshot polls every member, merges their answers, and scans the tree for
@@ -128,7 +130,7 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	in.scanMu.Lock()
 	defer in.scanMu.Unlock()
 	now := time.Now()
-	in.startWalk(ctx)
+	walking := in.startWalk(ctx)
 	need, never, budget := in.needWatches.Load(), in.opts.NoWatches, in.watchBudget()
 	asked := 0
 	cmds := func(i int) []fourlw.Command {
@@ -195,6 +197,15 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	if busy != "" {
 		snap.Notices = append(snap.Notices, fmt.Sprintf("servers busy (%s): polling every %s", busy, snap.Cost.Interval))
 	}
+	if walking && !early {
+		// What this snapshot's walk finds shows in this snapshot: while
+		// the servers are busy, snapshots are maxBackoff intervals apart
+		// (16 s), and a new directory waited for the next one, two or
+		// three such intervals in all (a load run's new lock, unseen for
+		// 2 minutes on CI). A small tree's walk ends during the poll; a
+		// large one's is paced and its finds join as they come (awaitWalk).
+		in.awaitWalk(ctx, walkWait)
+	}
 	in.takeWalk(snap)
 	snap.Scanning = !in.walker.walked
 	c, err := in.conn(ctx)
@@ -250,9 +261,9 @@ type walker struct {
 	found   []string
 }
 
-// startWalk starts a walk when one is due and none is running. Called
-// with scanMu held.
-func (in *Inspector) startWalk(ctx context.Context) {
+// startWalk starts a walk when one is due and none is running, and says
+// whether it did. Called with scanMu held.
+func (in *Inspector) startWalk(ctx context.Context) bool {
 	w := &in.walker
 	every := in.opts.RescanEvery
 	if every <= 0 {
@@ -261,11 +272,11 @@ func (in *Inspector) startWalk(ctx context.Context) {
 	due := in.scan.polls%every == 0 || time.Since(w.started) >= time.Duration(every)*in.pollInterval()
 	spread := time.Since(w.started) >= time.Duration(w.lastUnits)*time.Second/walkAverage
 	if w.running || !due || !spread {
-		return
+		return false
 	}
 	c, err := in.conn(ctx)
 	if err != nil {
-		return
+		return false
 	}
 	if w.done == nil {
 		w.done = make(chan walkResult, 1)
@@ -274,7 +285,7 @@ func (in *Inspector) startWalk(ctx context.Context) {
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()
-		return
+		return false
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
@@ -295,6 +306,7 @@ func (in *Inspector) startWalk(ctx context.Context) {
 			w.foundMu.Unlock()
 		})
 	}()
+	return true
 }
 
 // takeWalk adds a finished walk's directories to the scan. Called with
