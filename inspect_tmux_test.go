@@ -17,10 +17,6 @@ import (
 // a live ensemble while "zkherd load" runs a 200-client fair lock, and checks
 // the screen shows the lock's holder and its waiters (issue 5).
 func TestInspectInTmux(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
-	}
 	bin := buildZkherd(t)
 	ens := enstest.Start(t, 1)
 	server := ens.ConnectString()
@@ -41,26 +37,13 @@ func TestInspectInTmux(t *testing.T) {
 		load.Wait()
 	}()
 
-	socket := fmt.Sprintf("zkherd-test-%d", os.Getpid())
-	tm := func(args ...string) (string, error) {
-		out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	if out, err := tm("new-session", "-d", "-s", "inspect", "-x", "120", "-y", "40",
-		bin+" inspect --server "+server); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	defer tm("kill-server")
-
+	s := newTmuxScreen(t, 120, 40, bin+" inspect --server "+server)
 	var screen string
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		tm("send-keys", "-t", "inspect", "2") // the Locks view
+		s.keys("2") // the Locks view
 		time.Sleep(time.Second)
-		screen, err = tm("capture-pane", "-p", "-t", "inspect")
-		if err != nil {
-			t.Fatalf("tmux capture-pane: %v (did zkherd inspect exit?)\nload output:\n%s", err, loadOut.String())
-		}
+		screen = s.screen()
 		if waiting(screen) >= 150 {
 			break // most of the 200 clients are queued
 		}
@@ -78,10 +61,10 @@ func TestInspectInTmux(t *testing.T) {
 		t.Errorf("screen shows %d waiters, want at least 5 of the 200 clients", got)
 	}
 
-	tm("send-keys", "-t", "inspect", "q")
+	s.keys("q")
 	quitBy := time.Now().Add(10 * time.Second)
 	for time.Now().Before(quitBy) {
-		if _, err := tm("has-session", "-t", "inspect"); err != nil {
+		if _, err := s.run("has-session", "-t", "main"); err != nil {
 			return // inspect quit on q
 		}
 		time.Sleep(200 * time.Millisecond)

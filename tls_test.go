@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,32 +146,15 @@ func TestTLSOnlyEnsemble(t *testing.T) {
 // for the Tree view to list /private (made by the digest subtest) and the
 // Servers view to show the member's mode.
 func inspectTLSInTmux(t *testing.T, server string, tlsFlags []string) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
-	}
 	bin := buildZkherd(t)
-	socket := fmt.Sprintf("zkherd-tls-test-%d", os.Getpid())
-	tm := func(args ...string) (string, error) {
-		out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	cmdline := bin + " inspect --server " + server + " " + strings.Join(tlsFlags, " ")
-	if out, err := tm("new-session", "-d", "-s", "inspect", "-x", "120", "-y", "40", cmdline); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	defer tm("kill-server")
+	s := newTmuxScreen(t, 120, 40, bin+" inspect --server "+server+" "+strings.Join(tlsFlags, " "))
 	wait := func(key, want string) string {
 		var screen string
 		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(500 * time.Millisecond) {
 			if key != "" {
-				tm("send-keys", "-t", "inspect", key)
+				s.keys(key)
 			}
-			screen, err = tm("capture-pane", "-p", "-t", "inspect")
-			if err != nil {
-				t.Fatalf("tmux capture-pane: %v (did zkherd inspect exit?)", err)
-			}
-			if strings.Contains(screen, want) {
+			if screen = s.screen(); strings.Contains(screen, want) {
 				return screen
 			}
 		}
@@ -186,5 +166,5 @@ func inspectTLSInTmux(t *testing.T, server string, tlsFlags []string) {
 	if !strings.Contains(screen, server) {
 		t.Errorf("Servers view does not list %s:\n%s", server, screen)
 	}
-	tm("send-keys", "-t", "inspect", "q")
+	s.keys("q")
 }
