@@ -17,6 +17,12 @@ import (
 
 // snapshot is what the herd measures compare between the window's ends.
 type snapshot struct {
+	// counts is the counted figures (r.counts) the window's are taken
+	// from: the ramp-up's when the window opened after it, nil when the
+	// window counts from zero. Set before the snapshot is published
+	// (noteBefore) and never written after: the ticker reads it for the
+	// live figures while the run goes on.
+	counts    figures.Totals
 	at        time.Time
 	wakeups   int64
 	requests  int64
@@ -104,7 +110,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		WindowStart:     windowStart,
 		Stop:            r.stopAt,
 		Ops:             ops,
-		Releases:        r.counts.Get(figures.Releases) - r.rampCounts[figures.Releases],
+		Releases:        r.counts.Get(figures.Releases) - before.counts[figures.Releases],
 		Throughput:      throughput,
 		TargetRate:      target,
 		AchievedRate:    achieved,
@@ -145,7 +151,7 @@ func requestsBetween(before, after snapshot) map[string]int64 {
 // and the servers' counters when both ends could read them.
 func (r *runner) totalsBetween(before, after snapshot, ops int64) figures.Totals {
 	t := r.counts.Totals()
-	for k, n := range r.rampCounts {
+	for k, n := range before.counts {
 		t[k] -= n
 	}
 	t[figures.Operations] = ops

@@ -71,10 +71,10 @@ type runner struct {
 	// start for closed loops (each as its session opens), when the window
 	// opens for the others.
 	loopsGo chan struct{}
-	// rampResult is what the ramp-up did, once the window is open;
-	// rampCounts the counts then, which the window's are taken from.
+	// rampResult is what the ramp-up did, once the window is open. The
+	// counts then, which the window's are taken from, are the window's
+	// before snapshot's (snapshot.counts), published with it.
 	rampResult *Ramp
-	rampCounts figures.Totals
 	drainTook  time.Duration // from the window's end to every loop's
 	stopCh     chan struct{}
 	stopOnce   sync.Once
@@ -574,8 +574,9 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 		r.rampOps.Store(rampOps)
 		r.rampResult = &Ramp{Duration: now.Sub(r.start), Sessions: int(r.alive.Load()),
 			Ops: rampOps, Metrics: r.rec.Split(now)}
-		r.rampCounts = r.counts.Totals()
+		counts := r.counts.Totals()
 		out.before = r.snapshot(runCtx)
+		out.before.counts = counts
 		r.noteBefore(out.before)
 		r.openWindow(now)
 	}
