@@ -159,28 +159,36 @@ func (r *runner) grantedTimeout() time.Duration {
 // release calls unlock until it succeeds, the session ends, or the
 // release deadline passes; a release the server may not have seen is
 // retried, since the node would block everyone until the session ends.
-func (r *runner) release(s *recipes.Session, unlock func(context.Context) error) error {
+// An error wrapping ErrLost ends the retries only once the grant is gone:
+// stillHeld (nil when the recipe's release always ends its grant) says
+// whether the recipe kept it for a later release (a lock's Unlock that
+// could not confirm its delete after the grant was lost). Returning with
+// it kept made every later Lock on the value fail at once, ErrLost, a
+// million times a second (fair-lock-chaos, a holder resumed after a
+// pause past its session). Giving up with the grant maybe held ends the
+// session, which removes the node; the client's loop opens a new one.
+func (r *runner) release(s *recipes.Session, unlock func(context.Context) error, stillHeld func() bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), r.releaseTimeout())
 	defer cancel()
 	for {
 		err := unlock(ctx)
-		if err != nil && ctx.Err() != nil && s.Err() == nil {
-			// Maybe still held: ending the session removes the node,
-			// which would otherwise block every other client.
-			s.Close()
-		}
-		if err == nil || errors.Is(err, recipes.ErrNotHeld) || ctx.Err() != nil {
+		if err == nil || errors.Is(err, recipes.ErrNotHeld) {
 			return err
+		}
+		if errors.Is(err, recipes.ErrLost) && (stillHeld == nil || !stillHeld()) {
+			return err // released, but the grant had been lost
 		}
 		select {
 		case <-s.Done():
 			return err
 		default:
 		}
-		if errors.Is(err, recipes.ErrLost) {
-			return err // released, but the grant had been lost
-		}
-		if werr := s.WaitConnected(ctx); werr != nil {
+		if ctx.Err() != nil || s.WaitConnected(ctx) != nil {
+			if s.Err() == nil {
+				// Maybe still held: ending the session removes the node,
+				// which would otherwise block every other client.
+				s.Close()
+			}
 			return err
 		}
 	}

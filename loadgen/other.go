@@ -88,14 +88,16 @@ func (w *rwWork) loop(c *client) {
 					return held{}, err
 				}
 				return held{release: l.Unlock, lost: l.Lost(), phase: ReadAcquire, node: l.Node,
-					enter: func() { g.enterShared(&r.chk) }, exit: g.exitShared}, nil
+					stillHeld: func() bool { return l.Node() != "" },
+					enter:     func() { g.enterShared(&r.chk) }, exit: g.exitShared}, nil
 			}
 			l := rw.WriteLock()
 			if err := l.Lock(ctx); err != nil {
 				return held{}, err
 			}
 			return held{release: l.Unlock, lost: l.Lost(), phase: WriteAcquire, node: l.Node,
-				enter: func() { g.enterWriter(&r.chk) }, exit: g.exitExclusive}, nil
+				stillHeld: func() bool { return l.Node() != "" },
+				enter:     func() { g.enterWriter(&r.chk) }, exit: g.exitExclusive}, nil
 		}
 	})
 }
@@ -280,7 +282,7 @@ func (w *barrierWork) loop(c *client) {
 		}
 		g.note(round, 1, 1)
 		leaveStart := time.Now()
-		err := r.release(s, b.Leave)
+		err := r.release(s, b.Leave, nil)
 		left := time.Now()
 		if err != nil {
 			c.hist.Add(oracle.Depart, part, leaveStart, left, oracle.Unknown, int64(round))

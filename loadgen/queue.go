@@ -257,7 +257,7 @@ func (w *queueWork) consume(c *client) {
 			c.shard.Record(metrics.Hold, time.Since(claimed))
 		}
 		ackStart := time.Now()
-		err = r.release(s, cl.Ack)
+		err = r.release(s, cl.Ack, nil)
 		if ok {
 			c.hist.Add(oracle.Ack, w.part, ackStart, time.Now(), outcomeOf(err), id)
 		}

@@ -190,12 +190,13 @@ func (w *lockWork) loop(c *client) {
 				w.handOff.Store(uint32(h.HandOff()))
 			}
 			return held{
-				release: l.Unlock,
-				lost:    l.Lost(),
-				enter:   func() { g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node())) },
-				exit:    g.exitExclusive,
-				token:   l.FencingToken,
-				node:    l.Node,
+				release:   l.Unlock,
+				lost:      l.Lost(),
+				enter:     func() { g.enterExclusive(&r.chk, l.FencingToken(), seqOf(l.Node())) },
+				exit:      g.exitExclusive,
+				token:     l.FencingToken,
+				node:      l.Node,
+				stillHeld: func() bool { return l.Node() != "" },
 			}, nil
 		}
 	})
@@ -232,6 +233,10 @@ type held struct {
 	// node, if set, is the granted node's path, checked against another
 	// client's deletes (foreign.go).
 	node func() string
+	// stillHeld, if set, says whether the grant is still held after a
+	// failed release (runner.release): a lock's Unlock keeps a grant
+	// whose delete it could not confirm, for a later Unlock.
+	stillHeld func() bool
 }
 
 // nodeOf names a grant's node for messages.
@@ -330,7 +335,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		if g != nil {
 			g.released(relStart)
 		}
-		err = r.release(s, h.release)
+		err = r.release(s, h.release, h.stillHeld)
 		c.holding.Store(false)
 		if c.pauses.Load() != pauses {
 			r.grantPaused(s, nodeOf(h), err)
