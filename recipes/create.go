@@ -129,7 +129,9 @@ func newProtectedPrefix(kind string) string {
 // it waits for the connection, lists dir and looks for its own node by the
 // uuid; an ephemeral node found there must be owned by this session. Only
 // when the node is certainly absent does it create again, with the same
-// name, so one call never leaves two nodes. When it gives up while the
+// name, so one call never leaves two nodes; a persistent node, which
+// another client may have consumed meanwhile, is never created again: its
+// absence leaves the outcome unknown. When it gives up while the
 // outcome is unknown (ctx ended during that recovery), it removes the node
 // if it turns out to exist, in the background if need be (see discard).
 func createProtected(ctx context.Context, s *Session, dir, kind string, data []byte, mode int32) (string, error) {
@@ -195,6 +197,16 @@ func createWithPrefixOnce(ctx context.Context, s *Session, dir, prefix string, d
 			}
 			if found != "" {
 				return found, nil
+			}
+			if !ephemeral {
+				// Absent is no proof for a persistent node: the create may
+				// have been carried out and its node consumed since (a
+				// queue item taken before the producer reconnected).
+				// Creating again queued the item twice (queue-adversary).
+				// An ephemeral node is consumed by nobody else, so its
+				// absence while the session lives means not created.
+				return "", fmt.Errorf("%w: create in %s: its reply was lost and its node is not there: it may have been created and taken already (not created again)",
+					ErrOutcomeUnknown, dir)
 			}
 		default:
 			return "", fmt.Errorf("recipes: create in %s: %w", dir, sessionErr(s, err))

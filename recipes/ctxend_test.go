@@ -239,3 +239,46 @@ func TestPutOutcomeUnknownSaysSo(t *testing.T) {
 		t.Errorf("Put = nil with no item queued")
 	}
 }
+
+// TestPutConsumedBeforeItsReplyIsNotPutTwice: a Put's create is carried
+// out, its reply lost, and a consumer takes the item before the producer
+// reconnects. The producer finds no item under its protected name: that
+// does not prove the create undone, and creating again queued the item a
+// second time (queue-adversary delivered two items twice). Put must not
+// create a copy; it says the outcome is unknown.
+func TestPutConsumedBeforeItsReplyIsNotPutTwice(t *testing.T) {
+	servers := sharedServers(t)
+	path := freshPath(t)
+	ctx := testCtx(t, 60*time.Second)
+	p := newProxy(t, servers[0])
+	producer := newTestSession(t, []string{p.Addr()}, orderedDialer())
+	consumer := newTestSession(t, servers)
+	if err := ensurePath(ctx, consumer, path); err != nil {
+		t.Fatal(err)
+	}
+	f := loseReply(t, p, producer, faultproxy.OpCreate, false)
+	done := make(chan error, 1)
+	go func() {
+		_, err := NewQueue(producer, path).Put(ctx, []byte("item"))
+		done <- err
+	}()
+	f.happened(t)
+	takeCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	data, err := NewQueue(consumer, path).Take(takeCtx)
+	if err != nil || string(data) != "item" {
+		t.Fatalf("Take = %q, %v; want the item the lost reply's create queued", data, err)
+	}
+	f.release()
+	err = <-done
+	n, lerr := NewQueue(consumer, path).Len(ctx)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if n != 0 {
+		t.Errorf("Put = %v and %d item(s) queued after its only item was taken: queued twice", err, n)
+	}
+	if !errors.Is(err, ErrOutcomeUnknown) {
+		t.Errorf("Put = %v, want an error wrapping %v (its item was created and taken)", err, ErrOutcomeUnknown)
+	}
+}

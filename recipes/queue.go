@@ -80,7 +80,10 @@ func (q *Queue) Path() string { return q.path }
 // Put adds an item with data at the tail and returns its node's path. When
 // ctx ends while its create's outcome is unknown, Put removes the item if
 // it was created (for up to the session timeout); if it cannot, the error
-// wraps ErrOutcomeUnknown: the item may be queued.
+// wraps ErrOutcomeUnknown: the item may be queued. A create whose reply
+// was lost and whose item is then not found is not made again (a
+// consumer may have taken the item already): the error wraps
+// ErrOutcomeUnknown, and the item may have been delivered.
 func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 	if q.pathErr != nil {
 		return "", q.pathErr
