@@ -103,6 +103,10 @@ func errorKind(err error) string {
 		return "session_closed"
 	case errors.Is(err, recipes.ErrLost):
 		return "lost"
+	case errors.Is(err, recipes.ErrOutcomeUnknown):
+		// Before the connection errors it usually wraps: what the caller
+		// must handle is that a write may or may not have happened.
+		return "outcome_unknown"
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer), errors.Is(err, zk.ErrClosing):
 		return "connection_loss"
 	case errors.Is(err, context.DeadlineExceeded):

@@ -323,6 +323,7 @@ func TestErrorKind(t *testing.T) {
 		{recipes.ErrSessionExpired, "session_expired"},
 		{fmt.Errorf("lock: %w", zk.ErrSessionExpired), "session_expired"},
 		{fmt.Errorf("held: %w", recipes.ErrLost), "lost"},
+		{fmt.Errorf("put: %w: %w", recipes.ErrOutcomeUnknown, zk.ErrConnectionClosed), "outcome_unknown"},
 		{zk.ErrConnectionClosed, "connection_loss"},
 		{zk.ErrNoServer, "connection_loss"},
 		{fmt.Errorf("x: %w", zk.ErrNodeExists), "node_exists"},
