@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,5 +230,57 @@ func assertHistoryReadable(t *testing.T, h *oracle.History) {
 	}
 	if len(back.Ops) != len(h.Ops) {
 		t.Errorf("history.jsonl reads back %d operations, %d written", len(back.Ops), len(h.Ops))
+	}
+}
+
+// overlappingLock grants at once, with a fresh token each time, and closes
+// its grant's Lost() on Unlock, as the recipes' locks do.
+type overlappingLock struct {
+	next *atomic.Uint64
+	tok  uint64
+	lost chan struct{}
+}
+
+func (l *overlappingLock) Lock(context.Context) error {
+	l.tok, l.lost = l.next.Add(1), make(chan struct{})
+	return nil
+}
+func (l *overlappingLock) TryLock(ctx context.Context) error { return l.Lock(ctx) }
+func (l *overlappingLock) Unlock(context.Context) error      { close(l.lost); return nil }
+func (l *overlappingLock) Lost() <-chan struct{}             { return l.lost }
+func (l *overlappingLock) FencingToken() uint64              { return l.tok }
+func (l *overlappingLock) Node() string                      { return "" }
+
+// TestOracleSeesOverlapOfCleanReleases: two holders at once, each told
+// nothing (Unlock returns nil), must be a mutex violation in the history.
+// It was not: a lock's Lost() closes when Unlock releases the grant, and
+// the release was recorded as lost (callable from the grant on) whenever
+// Lost() was closed after it, so every release was, and any overlap
+// linearized.
+func TestOracleSeesOverlapOfCleanReleases(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	run := shortRun(t, "fair-lock", 8, time.Second)
+	run.Hold = scenarios.FixedHold(5 * time.Millisecond)
+	var next atomic.Uint64
+	res, err := Run(context.Background(), run, Options{
+		Servers: ens.Servers(),
+		NewLocker: func(*recipes.Session, string) recipes.Locker {
+			return &overlappingLock{next: &next}
+		},
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	lostReleases := 0
+	for _, op := range res.History.Ops {
+		if op.Kind == oracle.Release && op.Outcome == oracle.Lost {
+			lostReleases++
+		}
+	}
+	if lostReleases > 0 {
+		t.Errorf("%d releases recorded as lost; no grant was lost", lostReleases)
+	}
+	if l := res.Linearizability; l == nil || l.Result != oracle.ResultViolation {
+		t.Errorf("linearizability %+v, want a violation: holders overlapped", l)
 	}
 }

@@ -335,12 +335,18 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		if g != nil {
 			g.released(relStart)
 		}
+		// Whether the holder was told it lost the grant, read before the
+		// release: a lock's Lost() closes when Unlock releases the grant,
+		// so read after it, every release looked lost (called at the grant,
+		// which let the oracle linearize any overlap) and every holder
+		// whose node another client deleted looked told.
+		told := lost || isClosed(h.lost)
 		err = r.release(s, h.release, h.stillHeld)
 		c.holding.Store(false)
 		if c.pauses.Load() != pauses {
 			r.grantPaused(s, nodeOf(h), err)
 		}
-		recordRelease(c.hist, relKind, part, gs, granted, relStart, lost || isClosed(h.lost), err)
+		recordRelease(c.hist, relKind, part, gs, granted, relStart, told, err)
 		c.tap.seen.rest()
 		if counted {
 			c.shard.Record(metrics.Hold, relStart.Sub(granted))
@@ -348,7 +354,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			r.counts.Add(figures.Releases, 1)
 		}
 		if foreignDone != nil {
-			foreignDone(lost || isClosed(h.lost) || errors.Is(err, recipes.ErrLost))
+			foreignDone(told || errors.Is(err, recipes.ErrLost))
 		}
 		switch {
 		case lost:
