@@ -201,6 +201,9 @@ func NewSession(ctx context.Context, servers []string, opts ...SessionOption) (*
 	// timeout to answer a handshake (see handshakeDialer).
 	dialer = handshakeDialer(dialer, func() time.Duration { return s.Timeout() / time.Duration(len(servers)) }, s.seen)
 	dialer = s.remembering(dialer)
+	// go-zookeeper's own race on lastZxid after a reconnection (see
+	// replyOrderDialer).
+	dialer = replyOrderDialer(dialer)
 	// The event channel go-zookeeper returns is not read: every event
 	// reaches onEvent through the callback, and go-zookeeper drops what the
 	// channel (6 slots) cannot hold without blocking (conn.sendEvent), so
