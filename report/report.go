@@ -79,7 +79,7 @@ type Scenario struct {
 	// Ramp is the ramp-up's own figures, before the window (nil when the
 	// window opened with the first session); DrainS is how long the
 	// clients took to stop after the window.
-	Ramp   *Ramp   `json:"ramp,omitempty"`
+	Ramp *Ramp `json:"ramp,omitempty"`
 	// Stages is a scheduled run's figures per stage (--rate R:D,...).
 	Stages []Stage `json:"stages,omitempty"`
 	DrainS float64 `json:"drain_s,omitempty"`

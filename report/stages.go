@@ -72,7 +72,7 @@ func writeStages(w io.Writer, s *Scenario) {
 	fmt.Fprintln(w, "stages:")
 	for i, g := range s.Stages {
 		fmt.Fprintf(w, "  %d  %6s from %-6s target %6s/s  achieved %8s/s  %s p99 (worst second) %s\n", i+1,
-			fmtSeconds(g.DurationS), (time.Duration(g.StartS*float64(time.Second))).Round(100*time.Millisecond).String(),
+			fmtSeconds(g.DurationS), (time.Duration(g.StartS * float64(time.Second))).Round(100*time.Millisecond).String(),
 			fmtNum(g.TargetPerS, 0), fmtNum(g.AchievedPerS, 1), s.MainPhase(), format.Ms(g.WorstP99Ms))
 	}
 }
