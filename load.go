@@ -43,6 +43,7 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 		f, q := cmd.Flags(), &o.req
 		q.ClientsGiven, q.DurationGiven, q.OpsGiven, q.RateGiven = f.Changed("clients"), f.Changed("duration"), f.Changed("ops"), f.Changed("rate")
 		q.JoinGiven, q.ProcessesGiven, q.SweepGiven = f.Changed("join"), f.Changed("processes"), f.Changed("sweep")
+		launchGiven(f, q)
 		o.timeoutSet = f.Changed("session-timeout")
 		if q.RateGiven {
 			var err error
@@ -74,6 +75,7 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 	f.StringVar(&q.RunID, "run-id", "", "id of the run (default: a new one), for the others to --join")
 	f.StringVar(&q.Join, "join", "", "join the distributed run with this id, started elsewhere with --processes; needs --server")
 	f.DurationVar(&q.JoinTimeout, "join-timeout", distrib.DefaultJoinTimeout, "how long the processes of a distributed run wait for each other")
+	registerLaunchFlags(f, q)
 	f.StringVar(&q.Sweep, "sweep", "", "run the scenario at each of these client counts (such as 100,500,1000,2000) and fit a scale model")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics of the run (ramp-up, window, drain) on HOST:PORT/metrics")
 	f.DurationVar(&o.metricsLinger, "metrics-linger", defaultMetricsLinger, "with --metrics-addr: keep serving this long after the run, so the last scrape sees the final counts")
@@ -142,6 +144,7 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer, dashboa
 		Stdout:  stdout,
 		Stderr:  stderr,
 		Version: buildinfo.Version(),
+		Joiners: o.joiners(g),
 	}
 	if dashboard && !o.noTUI && loadrun.IsTerminal(stdout) && loadrun.IsTerminal(os.Stdin) {
 		r.Display = tui.LoadDashboard(tui.InspectOptions{SessionTimeout: g.sessionTimeout, Auth: g.auth})

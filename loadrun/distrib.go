@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkherd/zkherd/distrib"
 	"github.com/zkherd/zkherd/internal/exit"
+	"github.com/zkherd/zkherd/launch"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -22,6 +23,9 @@ type Distributed struct {
 	RunID string
 	// JoinTimeout bounds the wait for every process at each step.
 	JoinTimeout time.Duration
+	// Launcher, when set, starts the other processes once the run exists
+	// (--spawn, --hosts); nil leaves them to be started by hand.
+	Launcher launch.Launcher
 }
 
 // CheckDistributable refuses plans a distributed run cannot do yet.
@@ -39,9 +43,14 @@ func CheckDistributable(plan *Plan) error {
 
 // Start starts a distributed run of plan for d.Processes processes, runs
 // this process's share and writes the merged report.
-func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) error {
+func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err error) {
 	if err := CheckDistributable(plan); err != nil {
 		return err
+	}
+	if d.Launcher != nil {
+		if err := d.Launcher.Check(ctx); err != nil {
+			return launchError(err)
+		}
 	}
 	id := d.RunID
 	if id == "" {
@@ -63,8 +72,19 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) error {
 		return distribError(err, server)
 	}
 	defer m.Finish(context.WithoutCancel(ctx))
-	fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes; start the others with\n  zkherd load --join %s --server %s\n",
-		id, plan.Title, plan.clients(), d.Processes, id, server)
+	if d.Launcher == nil {
+		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes; start the others with\n  zkherd load --join %s --server %s\n",
+			id, plan.Title, plan.clients(), d.Processes, id, server)
+	} else {
+		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes\n", id, plan.Title, plan.clients(), d.Processes)
+		closeJoiners, err := r.launched(ctx, d.Launcher, id, server, d)
+		if err != nil {
+			return err
+		}
+		completed := false
+		defer func() { closeJoiners(completed) }() // before Finish removes the run
+		defer func() { completed = ctx.Err() == nil && exit.Code(err, false) <= exit.CheckFailed }()
+	}
 	out := r.executeDistributed(ctx, env, m, plan, d, func(o distrib.Outcome) *loadgen.Result { return o.Merged })
 	if out.Err != nil && len(out.Results) == 0 {
 		return distribError(out.Err, server)

@@ -41,11 +41,18 @@ type Request struct {
 	Join        string
 	JoinTimeout time.Duration
 	Sweep       string
+	// Spawn starts the run for this many processes and the others on
+	// this machine; Hosts for one more per host, started there over ssh
+	// with SSHOptions (ssh -o).
+	Spawn      int
+	Hosts      []string
+	SSHOptions []string
 
 	// Given says which values the user gave: a zero given is a mistake,
 	// one not given means the scenario's own.
 	ClientsGiven, DurationGiven, OpsGiven, RateGiven bool
 	ProcessesGiven, JoinGiven, SweepGiven            bool
+	SpawnGiven, HostsGiven                           bool
 }
 
 // Mode is the kind of run a Request asks for.
@@ -62,11 +69,14 @@ const (
 // Mode checks which flags of the distributed and sweep runs go together,
 // and says which run q asks for.
 func (q *Request) Mode() (Mode, error) {
+	launched := q.SpawnGiven || q.HostsGiven
 	switch {
-	case !q.JoinGiven && !q.ProcessesGiven && !q.SweepGiven:
+	case !q.JoinGiven && !q.ProcessesGiven && !q.SweepGiven && !launched:
 		return ModePlain, nil
-	case q.SweepGiven && (q.JoinGiven || q.ProcessesGiven):
-		return 0, exit.Usagef("--sweep runs in one process; it cannot be combined with --join or --processes")
+	case q.SweepGiven && (q.JoinGiven || q.ProcessesGiven || launched):
+		return 0, exit.Usagef("--sweep runs in one process; it cannot be combined with --join, --processes, --spawn or --hosts")
+	case launched:
+		return ModeStart, q.checkLaunch()
 	case q.SweepGiven:
 		return ModeSweep, nil
 	case q.JoinGiven && q.ProcessesGiven:
@@ -75,11 +85,50 @@ func (q *Request) Mode() (Mode, error) {
 		return 0, exit.Usagef("--join-timeout %v: must be above 0", q.JoinTimeout)
 	case q.JoinGiven:
 		return ModeJoin, q.checkJoin()
-	case q.Processes < 1 || q.Processes > 64:
-		return 0, exit.Usagef("--processes %d: choose 1 to 64", q.Processes)
+	case q.Processes < 1 || q.Processes > maxProcesses:
+		return 0, exit.Usagef("--processes %d: choose 1 to %d", q.Processes, maxProcesses)
 	}
 	return ModeStart, nil
 }
+
+// checkLaunch checks --spawn and --hosts, which start the run and its
+// other processes.
+func (q *Request) checkLaunch() error {
+	switch {
+	case q.SpawnGiven && q.HostsGiven:
+		return exit.Usagef("--spawn and --hosts: choose one (--spawn starts the processes on this machine, --hosts one on each host)")
+	case q.JoinGiven:
+		return exit.Usagef("--join joins a run started elsewhere; --spawn and --hosts start one: drop one of them")
+	case q.ProcessesGiven:
+		return exit.Usagef("--spawn and --hosts set the number of processes; drop --processes")
+	case q.JoinTimeout <= 0:
+		return exit.Usagef("--join-timeout %v: must be above 0", q.JoinTimeout)
+	case q.SpawnGiven && (q.Spawn < 1 || q.Spawn > maxProcesses):
+		return exit.Usagef("--spawn %d: choose 1 to %d processes, this one included", q.Spawn, maxProcesses)
+	case q.HostsGiven && (len(q.Hosts) == 0 || len(q.Hosts) >= maxProcesses):
+		return exit.Usagef("--hosts: name 1 to %d hosts, separated by commas, such as --hosts zk-load-1,zk-load-2", maxProcesses-1)
+	}
+	for _, h := range q.Hosts {
+		if h == "" || strings.HasPrefix(h, "-") || strings.ContainsAny(h, " \t'\"") {
+			return exit.Usagef("--hosts %q: not a host name; give names or [user@]host separated by commas", h)
+		}
+	}
+	return nil
+}
+
+// processes is how many processes a started run has.
+func (q *Request) processes() int {
+	switch {
+	case q.SpawnGiven:
+		return q.Spawn
+	case q.HostsGiven:
+		return len(q.Hosts) + 1
+	}
+	return q.Processes
+}
+
+// maxProcesses bounds the processes of one run.
+const maxProcesses = 64
 
 // checkJoin refuses what a joining process takes from the run it joins.
 func (q *Request) checkJoin() error {
@@ -235,7 +284,7 @@ func Do(ctx context.Context, q *Request, overrides func() (scenarios.Overrides, 
 	case ModeSweep:
 		return r.Sweep(ctx, sw)
 	case ModeStart:
-		return r.Start(ctx, plan, Distributed{Processes: q.Processes, RunID: q.RunID, JoinTimeout: q.JoinTimeout})
+		return r.Start(ctx, plan, Distributed{Processes: q.processes(), RunID: q.RunID, JoinTimeout: q.JoinTimeout, Launcher: q.launcher(r)})
 	}
 	return r.Run(ctx, plan)
 }

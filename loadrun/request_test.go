@@ -24,6 +24,12 @@ func TestRequestMode(t *testing.T) {
 		{"join with out", Request{Join: "r1", JoinGiven: true, JoinTimeout: time.Second, Out: "d"}, 0, "drop --out"},
 		{"start", Request{Processes: 3, ProcessesGiven: true, JoinTimeout: time.Second}, ModeStart, ""},
 		{"too many processes", Request{Processes: 65, ProcessesGiven: true, JoinTimeout: time.Second}, 0, "choose 1 to 64"},
+		{"spawn", Request{Spawn: 3, SpawnGiven: true, JoinTimeout: time.Second}, ModeStart, ""},
+		{"spawn 0", Request{Spawn: 0, SpawnGiven: true, JoinTimeout: time.Second}, 0, "--spawn 0: choose 1 to 64"},
+		{"spawn and processes", Request{Spawn: 3, SpawnGiven: true, Processes: 3, ProcessesGiven: true, JoinTimeout: time.Second}, 0, "drop --processes"},
+		{"spawn and join", Request{Spawn: 3, SpawnGiven: true, Join: "r1", JoinGiven: true, JoinTimeout: time.Second}, 0, "drop one of them"},
+		{"spawn and sweep", Request{Spawn: 3, SpawnGiven: true, SweepGiven: true}, 0, "--sweep runs in one process"},
+		{"spawn without join timeout", Request{Spawn: 3, SpawnGiven: true}, 0, "--join-timeout 0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -22,6 +22,8 @@ type Runner struct {
 	// (ramp-up, window, drain): the metrics endpoint and the JSON stream.
 	// A tap that is an IntervalSink also gets every closed interval.
 	Taps []Sink
+	// Joiners is how processes this one launches reach the servers.
+	Joiners Joiners
 }
 
 // display is the Display with the taps joined to its sink.

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkherd/zkherd/ensemble/enstest"
+)
+
+// joinersOf lists the processes whose command line joins run id: those a
+// starter launched, wherever they run on this machine (zombies, whose
+// command line is empty, are gone already).
+func joinersOf(t *testing.T, id string) []int {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []byte("\x00--join\x00" + id + "\x00")
+	var pids []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmdline, want) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitNoJoiners waits until no process joins run id, or fails after bound.
+func waitNoJoiners(t *testing.T, id string, bound time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for {
+		pids := joinersOf(t, id)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes joining run %s still running %v later: %v", id, bound, pids)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// lineRecorder collects a command's output lines and says when one
+// matching a condition has come.
+type lineRecorder struct {
+	mu    sync.Mutex
+	lines []string
+	done  chan struct{}
+}
+
+func recordLines(r io.Reader) *lineRecorder {
+	lr := &lineRecorder{done: make(chan struct{})}
+	go func() {
+		defer close(lr.done)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for sc.Scan() {
+			lr.mu.Lock()
+			lr.lines = append(lr.lines, sc.Text())
+			lr.mu.Unlock()
+		}
+	}()
+	return lr
+}
+
+func (lr *lineRecorder) text() string {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return strings.Join(lr.lines, "\n")
+}
+
+// waitFor waits until every condition holds for some line, or the
+// output ends (false).
+func (lr *lineRecorder) waitFor(ctx context.Context, conds ...func(string) bool) bool {
+	for {
+		lr.mu.Lock()
+		all := true
+		for _, c := range conds {
+			found := false
+			for _, l := range lr.lines {
+				if c(l) {
+					found = true
+					break
+				}
+			}
+			all = all && found
+		}
+		lr.mu.Unlock()
+		if all {
+			return true
+		}
+		select {
+		case <-lr.done:
+			return false
+		case <-ctx.Done():
+			return false
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// running is a progress line of the process prefix ("" for the starter)
+// with operations counted.
+func running(prefix string) func(string) bool {
+	return func(l string) bool {
+		rest, ok := strings.CutPrefix(l, prefix)
+		return ok && strings.Contains(rest, "running") && !strings.Contains(rest, "ops 0 ")
+	}
+}
+
+// TestSpawnThreeProcesses is "zkherd load --spawn 3": the starter starts
+// two joining processes itself, streams their output with a prefix, and
+// writes the merged report of the three; none is left when it exits.
+func TestSpawnThreeProcesses(t *testing.T) {
+	bin := buildZkherd(t)
+	ens := enstest.Start(t, 1)
+	out := filepath.Join(t.TempDir(), "report")
+	id := fmt.Sprintf("spawn3-%d", os.Getpid())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "load", "--scenario", "fair-lock", "--clients", "4", "--duration", "2s",
+		"--spawn", "3", "--run-id", id, "--server", ens.ConnectString(), "--no-tui", "--out", out)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("zkherd load --spawn 3: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	// Reaped before the starter exits: nothing to wait for.
+	if pids := joinersOf(t, id); len(pids) > 0 {
+		t.Errorf("joining processes left after the starter exited: %v", pids)
+	}
+	for _, want := range []string{"[process 2] joined run " + id, "[process 3] joined run " + id, "[process 2] RESULT: PASS", "[process 3] RESULT: PASS"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr has no %q:\n%s", want, stderr.String())
+		}
+	}
+	if !strings.Contains(stdout.String(), "fair-lock, 3 processes") || !strings.Contains(stdout.String(), "RESULT: PASS") {
+		t.Errorf("summary:\n%s\nwant the merged run of 3 processes, passed", stdout.String())
+	}
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Title     string `json:"title"`
+		Scenarios []struct {
+			Clients    int      `json:"clients"`
+			Operations int64    `json:"operations"`
+			Notes      []string `json:"notes"`
+			Checks     struct {
+				Passed bool `json:"passed"`
+			} `json:"checks"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Title != "fair-lock, 3 processes" || len(rep.Scenarios) != 1 {
+		t.Fatalf("report.json title %q, %d scenarios; want fair-lock over 3 processes", rep.Title, len(rep.Scenarios))
+	}
+	s := rep.Scenarios[0]
+	if s.Clients != 12 || s.Operations == 0 || !s.Checks.Passed {
+		t.Errorf("merged scenario: %d clients, %d operations, passed %v; want 12 clients (4 in each of 3 processes), operations, passed", s.Clients, s.Operations, s.Checks.Passed)
+	}
+	for p := range 3 {
+		if !strings.Contains(strings.Join(s.Notes, "\n"), fmt.Sprintf("process %d:", p)) {
+			t.Errorf("notes %q: nothing from process %d", s.Notes, p)
+		}
+	}
+}
+
+// TestSpawnInterrupted is Ctrl-C (SIGINT to the starter alone, as the
+// launched processes have process groups of their own) while a spawned
+// run goes: the starter stops its processes and exits only once none is
+// left.
+func TestSpawnInterrupted(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			bin := buildZkherd(t)
+			ens := enstest.Start(t, 1)
+			id := fmt.Sprintf("spawnint-%d-%d", os.Getpid(), sig)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin, "load", "--scenario", "fair-lock", "--clients", "4", "--duration", "2m",
+				"--spawn", "3", "--run-id", id, "--server", ens.ConnectString(), "--no-tui", "--out", filepath.Join(t.TempDir(), "report"))
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			lines := recordLines(stderr)
+			if !lines.waitFor(ctx, running("[process 2] "), running("[process 3] ")) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("the spawned processes never ran:\n%s", lines.text())
+			}
+			if n := len(joinersOf(t, id)); n != 2 {
+				t.Errorf("%d processes join the run while it goes, want 2", n)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			<-lines.done
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Errorf("exit: %v, want status %d\n%s", err, exitInterrupted, lines.text())
+			}
+			if pids := joinersOf(t, id); len(pids) > 0 {
+				t.Errorf("the starter exited and left processes joining its run: %v\n%s", pids, lines.text())
+			}
+		})
+	}
+}
+
+// TestSpawnStarterKilled is a starter killed with SIGKILL, which cannot
+// stop anything: its launched processes get SIGTERM from the kernel (the
+// parent-death signal) and stop on their own.
+func TestSpawnStarterKilled(t *testing.T) {
+	bin := buildZkherd(t)
+	ens := enstest.Start(t, 1)
+	id := fmt.Sprintf("spawnkill-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "load", "--scenario", "fair-lock", "--clients", "4", "--duration", "2m",
+		"--spawn", "3", "--run-id", id, "--server", ens.ConnectString(), "--no-tui", "--out", filepath.Join(t.TempDir(), "report"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := recordLines(stderr)
+	if !lines.waitFor(ctx, running("[process 2] "), running("[process 3] ")) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the spawned processes never ran:\n%s", lines.text())
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	// They stop gracefully: within the grace a joiner takes to publish
+	// and clean up, bounded generously for a loaded machine.
+	waitNoJoiners(t, id, 90*time.Second)
+}

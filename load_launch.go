@@ -1,0 +1,54 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/zkherd/zkherd/internal/credentials"
+	"github.com/zkherd/zkherd/loadrun"
+)
+
+// registerLaunchFlags adds the flags that start a distributed run's
+// other processes: --spawn, --hosts, --ssh-option.
+func registerLaunchFlags(f *pflag.FlagSet, q *loadrun.Request) {
+	f.IntVar(&q.Spawn, "spawn", 0, "start the run for this many processes, this one included, and the others on this machine (zkherd load --join, stopped with this one)")
+}
+
+// launchGiven records which of the launch flags the user gave.
+func launchGiven(f *pflag.FlagSet, q *loadrun.Request) {
+	q.SpawnGiven = f.Changed("spawn")
+}
+
+// joiners is how the processes this one launches reach the servers as it
+// does: the same binary, session timeout and TLS files (absolute paths,
+// the same on every host) and the credentials in their environment,
+// never on their command line.
+func (o *loadOptions) joiners(g *globalOptions) loadrun.Joiners {
+	var j loadrun.Joiners
+	if exe, err := os.Executable(); err == nil {
+		j.Executable = exe
+	}
+	if o.timeoutSet {
+		j.Args = append(j.Args, "--session-timeout", g.sessionTimeout.String())
+	}
+	for _, f := range []struct{ flag, value string }{
+		{"--tls-ca", g.tlsFiles.CA}, {"--tls-cert", g.tlsFiles.Cert}, {"--tls-key", g.tlsFiles.Key},
+	} {
+		if f.value != "" {
+			abs, err := filepath.Abs(f.value)
+			if err != nil {
+				abs = f.value
+			}
+			j.Args = append(j.Args, f.flag, abs)
+		}
+	}
+	if g.tlsFiles.ServerName != "" {
+		j.Args = append(j.Args, "--tls-server-name", g.tlsFiles.ServerName)
+	}
+	if g.auth != "" {
+		j.Env = map[string]string{credentials.EnvVar: g.auth}
+	}
+	return j
+}
