@@ -18,12 +18,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/launch/sshtest"
 )
 
-// joinersOf lists the processes whose command line joins run id: those a
-// starter launched, wherever they run on this machine (zombies, whose
-// command line is empty, are gone already).
+// joinersOf lists the zkherd processes whose command line joins run id:
+// those a starter launched, wherever they run on this machine (not the
+// shells that run them over ssh; zombies, whose command line is empty,
+// are gone already).
 func joinersOf(t *testing.T, id string) []int {
 	t.Helper()
 	dirs, err := os.ReadDir("/proc")
@@ -38,7 +42,8 @@ func joinersOf(t *testing.T, id string) []int {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, want) {
+		exe, _ := os.Readlink(filepath.Join("/proc", d.Name(), "exe"))
+		if err == nil && bytes.Contains(cmdline, want) && filepath.Base(exe) == "zkherd" {
 			pids = append(pids, pid)
 		}
 	}
@@ -268,4 +273,163 @@ func TestSpawnStarterKilled(t *testing.T) {
 	// They stop gracefully: within the grace a joiner takes to publish
 	// and clean up, bounded generously for a loaded machine.
 	waitNoJoiners(t, id, 90*time.Second)
+}
+
+// copyFile copies the binary src to dst, executable.
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dst, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHostsRun is "zkherd load --hosts 127.0.0.1,127.0.0.2" against a
+// real sshd on loopback: a process on each host, the binary copied to
+// the one without it and taken from the PATH of the other, output
+// streamed with the host's prefix, the merged report of three processes,
+// nothing left on the hosts.
+func TestHostsRun(t *testing.T) {
+	bin := buildZkherd(t)
+	srv := sshtest.Start(t)
+	copyFile(t, bin, filepath.Join(srv.BinDir, "zkherd")) // installed on 127.0.0.2
+	ens := enstest.Start(t, 1)
+	out := filepath.Join(t.TempDir(), "report")
+	id := fmt.Sprintf("hosts-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := []string{"load", "--scenario", "fair-lock", "--clients", "3", "--duration", "2s", "--hosts", strings.Join(sshtest.Hosts, ","),
+		"--run-id", id, "--server", ens.ConnectString(), "--no-tui", "--out", out}
+	for _, o := range srv.Options(srv.Key) {
+		args = append(args, "--ssh-option", o)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("zkherd load --hosts: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if pids := joinersOf(t, id); len(pids) > 0 {
+		t.Errorf("processes joining the run left after the starter exited: %v", pids)
+	}
+	for _, want := range []string{
+		"[127.0.0.1] copied this zkherd to " + srv.TmpDir, "[127.0.0.2] running " + srv.BinDir + "/zkherd (on the host's PATH)",
+		"[127.0.0.1] joined run " + id, "[127.0.0.2] joined run " + id, "[127.0.0.1] RESULT: PASS", "[127.0.0.2] RESULT: PASS",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr has no %q:\n%s", want, stderr.String())
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Title     string `json:"title"`
+		Scenarios []struct {
+			Clients int `json:"clients"`
+			Checks  struct {
+				Passed bool `json:"passed"`
+			} `json:"checks"`
+		} `json:"scenarios"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Title != "fair-lock, 3 processes" || len(rep.Scenarios) != 1 || rep.Scenarios[0].Clients != 9 || !rep.Scenarios[0].Checks.Passed {
+		t.Errorf("report.json: %q %+v, want fair-lock over 3 processes, 9 clients, passed", rep.Title, rep.Scenarios)
+	}
+	if m, _ := filepath.Glob(filepath.Join(srv.TmpDir, "zkherd.*")); len(m) > 0 {
+		t.Errorf("copies left on the host: %v", m)
+	}
+}
+
+// TestHostsInterrupted is Ctrl-C at the starter of a --hosts run: the
+// processes on the hosts stop, and none is left once the starter exits.
+func TestHostsInterrupted(t *testing.T) {
+	bin := buildZkherd(t)
+	srv := sshtest.Start(t)
+	ens := enstest.Start(t, 1)
+	id := fmt.Sprintf("hostsint-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := []string{"load", "--scenario", "fair-lock", "--clients", "3", "--duration", "2m", "--hosts", strings.Join(sshtest.Hosts, ","),
+		"--run-id", id, "--server", ens.ConnectString(), "--no-tui", "--out", filepath.Join(t.TempDir(), "report")}
+	for _, o := range srv.Options(srv.Key) {
+		args = append(args, "--ssh-option", o)
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := recordLines(stderr)
+	if !lines.waitFor(ctx, running("[127.0.0.1] "), running("[127.0.0.2] ")) {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the processes on the hosts never ran:\n%s", lines.text())
+	}
+	if n := len(joinersOf(t, id)); n != 2 {
+		t.Errorf("%d processes join the run while it goes, want 2", n)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	<-lines.done
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Errorf("exit: %v, want status %d\n%s", err, exitInterrupted, lines.text())
+	}
+	if pids := joinersOf(t, id); len(pids) > 0 {
+		t.Errorf("the starter exited and left processes joining its run on the hosts: %v\n%s", pids, lines.text())
+	}
+	if m, _ := filepath.Glob(filepath.Join(srv.TmpDir, "zkherd.*")); len(m) > 0 {
+		t.Errorf("copies left on the hosts: %v", m)
+	}
+}
+
+// TestHostsBadInput: a host ssh cannot reach, and --hosts without
+// --server, are one line each naming the fix (exit 2), and nothing is
+// started or written: no run on the servers, no process.
+func TestHostsBadInput(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"closed port", []string{"--hosts", "127.0.0.1", "--ssh-option", "Port=1", "--server", ens.ConnectString()},
+			"host 127.0.0.1: ssh connection refused; check sshd runs there and its port (--ssh-option Port=N)"},
+		{"no server", []string{"--hosts", "127.0.0.1"}, "--hosts needs --server"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "report")
+			_, stderr, err := zkherd(ctx, append([]string{"load", "--scenario", "fair-lock", "--clients", "2", "--duration", "1s", "--no-tui", "--out", out}, tt.args...)...)
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.Code != exitUsage || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %v (stderr %q), want exit 2 and one line with %q", err, stderr, tt.want)
+			}
+			if _, serr := os.Stat(out); serr == nil {
+				t.Errorf("%s written", out)
+			}
+		})
+	}
+	conn, _, err := zk.Connect(ens.Servers(), 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if runs, _, err := conn.Children("/zkherd/runs"); err == nil && len(runs) > 0 {
+		t.Errorf("runs left on the servers: %v", runs)
+	}
 }

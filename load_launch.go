@@ -14,11 +14,13 @@ import (
 // other processes: --spawn, --hosts, --ssh-option.
 func registerLaunchFlags(f *pflag.FlagSet, q *loadrun.Request) {
 	f.IntVar(&q.Spawn, "spawn", 0, "start the run for this many processes, this one included, and the others on this machine (zkherd load --join, stopped with this one)")
+	f.StringSliceVar(&q.Hosts, "hosts", nil, "start the run with one more process on each of these hosts ([user@]host, comma-separated) over ssh, stopped with this one: zkherd from the host's PATH if it is this binary, else this binary copied there; needs --server")
+	f.StringArrayVar(&q.SSHOptions, "ssh-option", nil, "with --hosts: an ssh option as ssh -o takes it, such as Port=2222 or IdentityFile=~/.ssh/load (repeatable)")
 }
 
 // launchGiven records which of the launch flags the user gave.
 func launchGiven(f *pflag.FlagSet, q *loadrun.Request) {
-	q.SpawnGiven = f.Changed("spawn")
+	q.SpawnGiven, q.HostsGiven = f.Changed("spawn"), f.Changed("hosts")
 }
 
 // joiners is how the processes this one launches reach the servers as it

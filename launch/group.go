@@ -58,8 +58,30 @@ type proc struct {
 	cmd       *exec.Cmd
 	interrupt func() error // ask it to stop (what Ctrl-C does)
 	kill      func() error // stop it now
-	exited    chan struct{}
-	err       error
+	// setup, when set, runs before the process starts; started after it
+	// started, done after it was reaped or failed to start.
+	setup   func() error
+	started func()
+	done    func()
+	exited  chan struct{}
+	err     error
+}
+
+// start starts p.
+func (p *proc) start() error {
+	if p.setup != nil {
+		if err := p.setup(); err != nil {
+			return err
+		}
+	}
+	err := p.cmd.Start()
+	if p.started != nil {
+		p.started()
+	}
+	if err != nil && p.done != nil {
+		p.done()
+	}
+	return err
 }
 
 // newGroup starts procs already built (their commands not started yet);
@@ -67,7 +89,7 @@ type proc struct {
 func newGroup(ctx context.Context, w *lineWriter, procs []*proc) (*Group, error) {
 	g := &Group{out: w}
 	for _, p := range procs {
-		if err := p.cmd.Start(); err != nil {
+		if err := p.start(); err != nil {
 			_ = g.Close(0, DefaultGrace)
 			return nil, pkgerr.Wrap("launch", fmt.Errorf("start %s: %w", p.name, err))
 		}
@@ -83,6 +105,9 @@ func newGroup(ctx context.Context, w *lineWriter, procs []*proc) (*Group, error)
 func (g *Group) reap(p *proc) {
 	defer close(p.exited)
 	p.err = p.cmd.Wait()
+	if p.done != nil {
+		p.done()
+	}
 	g.out.flush(p.name)
 	var ee *exec.ExitError
 	switch {

@@ -29,6 +29,8 @@ func (q *Request) launcher(r *Runner) launch.Launcher {
 	switch {
 	case q.SpawnGiven:
 		return launch.Local{Executable: r.Joiners.Executable, Count: q.Spawn - 1, Output: r.Stderr}
+	case q.HostsGiven:
+		return &launch.SSH{Hosts: q.Hosts, Executable: r.Joiners.Executable, Options: q.SSHOptions, Output: r.Stderr, Version: r.Version}
 	}
 	return nil
 }

@@ -71,6 +71,8 @@ const (
 func (q *Request) Mode() (Mode, error) {
 	launched := q.SpawnGiven || q.HostsGiven
 	switch {
+	case len(q.SSHOptions) > 0 && !q.HostsGiven:
+		return 0, exit.Usagef("--ssh-option goes with --hosts, which starts processes over ssh")
 	case !q.JoinGiven && !q.ProcessesGiven && !q.SweepGiven && !launched:
 		return ModePlain, nil
 	case q.SweepGiven && (q.JoinGiven || q.ProcessesGiven || launched):
@@ -284,6 +286,9 @@ func Do(ctx context.Context, q *Request, overrides func() (scenarios.Overrides, 
 	case ModeSweep:
 		return r.Sweep(ctx, sw)
 	case ModeStart:
+		if q.HostsGiven && len(r.Target.Server.Servers) == 0 {
+			return exit.Usagef("--hosts needs --server: servers every host reaches (a local ensemble listens on this machine's loopback only)")
+		}
 		return r.Start(ctx, plan, Distributed{Processes: q.processes(), RunID: q.RunID, JoinTimeout: q.JoinTimeout, Launcher: q.launcher(r)})
 	}
 	return r.Run(ctx, plan)

@@ -29,6 +29,11 @@ func TestRequestMode(t *testing.T) {
 		{"spawn and processes", Request{Spawn: 3, SpawnGiven: true, Processes: 3, ProcessesGiven: true, JoinTimeout: time.Second}, 0, "drop --processes"},
 		{"spawn and join", Request{Spawn: 3, SpawnGiven: true, Join: "r1", JoinGiven: true, JoinTimeout: time.Second}, 0, "drop one of them"},
 		{"spawn and sweep", Request{Spawn: 3, SpawnGiven: true, SweepGiven: true}, 0, "--sweep runs in one process"},
+		{"hosts", Request{Hosts: []string{"a", "b"}, HostsGiven: true, JoinTimeout: time.Second}, ModeStart, ""},
+		{"hosts and spawn", Request{Hosts: []string{"a"}, HostsGiven: true, Spawn: 2, SpawnGiven: true, JoinTimeout: time.Second}, 0, "choose one"},
+		{"hosts empty", Request{HostsGiven: true, JoinTimeout: time.Second}, 0, "--hosts: name 1 to 63 hosts"},
+		{"hosts option", Request{Hosts: []string{"-oProxyCommand=x"}, HostsGiven: true, JoinTimeout: time.Second}, 0, "not a host name"},
+		{"ssh option alone", Request{SSHOptions: []string{"Port=2"}}, 0, "--ssh-option goes with --hosts"},
 		{"spawn without join timeout", Request{Spawn: 3, SpawnGiven: true}, 0, "--join-timeout 0s"},
 	}
 	for _, tt := range tests {
