@@ -259,8 +259,8 @@ func TestThreeProcesses(t *testing.T) {
 		}
 		localOps += l.Operations
 	}
-	if l := merged.Linearizability; l == nil || l.Result != "ok" || l.Operations != localOps || !strings.HasPrefix(l.Scope, "per process (3 processes") {
-		t.Errorf("merged linearizability %+v, want ok over the %d operations of the processes, per process", l, localOps)
+	if l := merged.Linearizability; l == nil || l.Result != "ok" || l.Operations != localOps || !strings.HasPrefix(l.Scope, "every process's operations on one clock (3 processes") {
+		t.Errorf("merged linearizability %+v, want ok over the %d operations of the processes, on one clock", l, localOps)
 	}
 	if f := merged.Fencing; f == nil || f.Writes == 0 || f.Rejected != 0 {
 		t.Errorf("merged fencing %+v, want writes through the shared znode, none rejected", f)

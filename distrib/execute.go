@@ -4,7 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/pkgerr"
 
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/scenarios"
@@ -46,9 +50,14 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 	lo.Namespace = m.Namespace(step)
 	lo.SharedNamespace = true
 	lo.NamespaceClients = run.Clients * m.plan.Processes
+	lo.Process, lo.Processes = m.index, m.plan.Processes
 	lo.RunID = fmt.Sprintf("%s.%d.p%d", m.plan.RunID, step, m.index)
 	local, err := loadgen.Run(ctx, run, lo)
 	if err != nil {
+		// Say so, so that the starter does not wait for results that
+		// will not come.
+		host, _ := os.Hostname()
+		m.Publish(context.WithoutCancel(ctx), step, &Part{Host: host, PID: os.Getpid(), Error: pkgerr.Reason(err).Error()})
 		return Outcome{}, err
 	}
 	part, err := FromResult(m.index, local)
@@ -64,15 +73,29 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 		if cerr != nil && !errors.Is(cerr, ErrMissing) {
 			return Outcome{}, cerr
 		}
+		var failed []string
+		parts = slices.DeleteFunc(parts, func(p *Part) bool {
+			if p.Error != "" {
+				failed = append(failed, fmt.Sprintf("process %d (%s, pid %d) failed: %s", p.Process, p.Host, p.PID, p.Error))
+			}
+			return p.Error != ""
+		})
 		merged, err := Merge(run, m.plan.RunID, m.root, parts)
 		if err != nil {
 			return Outcome{}, err
 		}
 		if cerr != nil {
 			merged.Partial = true
-			merged.Notes = append(merged.Notes, cerr.Error())
+			merged.Notes = append(merged.Notes, pkgerr.Reason(cerr).Error())
 		}
+		if len(failed) > 0 {
+			merged.Partial = true
+			merged.Checks.NotChecked = append(merged.Checks.NotChecked, failed...)
+		}
+		settled := m.settleQueue(ctx, step, run, parts, merged)
 		m.checkLeftovers(ctx, step, merged)
+		checkHistories(ctx, m.plan.Processes, parts, merged, settled)
+		merged.Checks.Passed = len(merged.Checks.Violations) == 0 && len(merged.Checks.NotChecked) == 0
 		o.Merged = merged
 	}
 	return o, nil

@@ -80,6 +80,7 @@ func Merge(run scenarios.Run, runID, ns string, parts []*Part) (_ *loadgen.Resul
 		if p.Fencing != nil {
 			fencing = append(fencing, p.Fencing)
 		}
+
 		m, err := p.Metrics.decode()
 		if err != nil {
 			return nil, fmt.Errorf("process %d: %w", p.Process, err)
@@ -116,6 +117,13 @@ func mergeChecks(dst *loadgen.Checks, c loadgen.Checks, tag string) {
 	dst.LostItems += c.LostItems
 	dst.DuplicateItems += c.DuplicateItems
 	dst.Unconsumed += c.Unconsumed
+	dst.ForeignDeletedItems += c.ForeignDeletedItems
+	dst.ForeignGrants += c.ForeignGrants
+	dst.ForeignRacedGrants += c.ForeignRacedGrants
+	dst.ForeignExcusedOverlaps += c.ForeignExcusedOverlaps
+	dst.ForeignDeletedHolders += c.ForeignDeletedHolders
+	dst.LostGrants += c.LostGrants
+	dst.LostGrantsReported += c.LostGrantsReported
 	if dst.LeftoverZnodes >= 0 && c.LeftoverZnodes >= 0 {
 		dst.LeftoverZnodes += c.LeftoverZnodes
 	} else {
@@ -127,6 +135,9 @@ func mergeChecks(dst *loadgen.Checks, c loadgen.Checks, tag string) {
 	}
 	for _, v := range c.NotChecked {
 		dst.NotChecked = append(dst.NotChecked, tag+v)
+	}
+	for _, v := range c.Warnings {
+		dst.Warnings = append(dst.Warnings, tag+v)
 	}
 }
 
@@ -266,3 +277,4 @@ func mergeInterval(dst *metrics.IntervalStats, iv metrics.IntervalStats) {
 		}
 	}
 }
+

@@ -21,6 +21,9 @@ type Part struct {
 	Process int    `json:"process"`
 	Host    string `json:"host"`
 	PID     int    `json:"pid"`
+	// Error, when set, is why the process's run failed: its part has
+	// nothing else.
+	Error string `json:"error,omitempty"`
 
 	Start       time.Time `json:"start"`
 	WindowStart time.Time `json:"window_start"`
@@ -43,6 +46,12 @@ type Part struct {
 	Lock *loadgen.WaitGraph `json:"lock,omitempty"`
 	// Linearizability is the oracle's check of this process's history.
 	Linearizability *oracle.Result `json:"linearizability,omitempty"`
+	// History is this process's history, for a check of every process's
+	// together; nil when it was too large to ship (HistoryNote says so).
+	History     *PartHistory `json:"history,omitempty"`
+	HistoryNote string       `json:"history_note,omitempty"`
+	// QueueItems is the process's queue ledger (queue runs).
+	QueueItems *loadgen.QueueLedger `json:"queue_items,omitempty"`
 
 	Metrics PartMetrics `json:"metrics"`
 }
@@ -79,6 +88,18 @@ func FromResult(n int, res *loadgen.Result) (_ *Part, err error) {
 		Ops: res.Ops, Releases: res.Releases, SourceAddrs: res.SourceAddrs,
 		Requests: res.Requests, Totals: res.Totals, MntrError: res.MntrError, Checks: res.Checks, Events: res.Events,
 		Notes: res.Notes, Fencing: res.Fencing, Lock: res.Lock, Linearizability: res.Linearizability,
+		QueueItems: res.QueueItems,
+	}
+	if h := res.History; h != nil {
+		ops, err := oracle.EncodeOps(h.Ops)
+		if err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		if len(ops) > maxHistorySize {
+			p.HistoryNote = fmt.Sprintf("process %d's history (%d operations, %d KiB compressed) is too large to ship through a znode (at most %d KiB)", n, len(h.Ops), len(ops)>>10, maxHistorySize>>10)
+		} else {
+			p.History = &PartHistory{Model: h.Model, Limit: h.Limit, Partitions: h.Partitions, Ops: ops, Dropped: h.Dropped, Start: h.Start}
+		}
 	}
 	m := res.Metrics
 	if m == nil {
@@ -125,4 +146,27 @@ func (pm PartMetrics) decode() (*metrics.Result, error) {
 // newLike returns an empty histogram with h's range and precision.
 func newLike(h *hdrhistogram.Histogram) *hdrhistogram.Histogram {
 	return hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))
+}
+
+// PartHistory is a process's history in a form that travels
+// (oracle.EncodeOps).
+type PartHistory struct {
+	Model      string    `json:"model"`
+	Limit      int       `json:"limit"`
+	Partitions []string  `json:"partitions"`
+	Ops        string    `json:"ops"`
+	Dropped    int64     `json:"dropped"`
+	Start      time.Time `json:"start"`
+}
+
+// maxHistorySize bounds the history a Part carries, leaving room in the
+// znode for the rest (maxPartSize).
+const maxHistorySize = 640 << 10
+
+func (ph *PartHistory) decode() (*oracle.History, error) {
+	ops, err := oracle.DecodeOps(ph.Ops)
+	if err != nil {
+		return nil, err
+	}
+	return &oracle.History{Model: ph.Model, Limit: ph.Limit, Partitions: ph.Partitions, Ops: ops, Dropped: ph.Dropped, Start: ph.Start}, nil
 }

@@ -121,6 +121,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 		Checks:          checks,
 		SourceAddrs:     r.params.sourceAddrs,
 		QueueDepth:      work.queueDepth,
+		QueueItems:      work.ledger,
 		Notes:           slices.Concat(genNotes, work.notes, fault.notes),
 		Events:          events,
 		Faults:          fault.summary,
@@ -193,6 +194,7 @@ func (r *runner) checkerResult(work workResult, left leftoverCheck, foreign fore
 	if rateWarning != "" {
 		warnings = append(warnings, rateWarning)
 	}
+	warnings = append(warnings, r.chk.skippedWarnings()...)
 	return Checks{
 		MutualExclusionViolations: r.chk.mutex.Load(),
 		FencingViolations:         r.chk.fencing.Load(),

@@ -31,7 +31,11 @@ type checker struct {
 	// client's doing (foreigner.excuse).
 	excuse func(lock string) bool
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// skips counts, by check, what a check could not look at (a record
+	// it could not write or read), with the first reason: a warning, not
+	// a pass.
+	skips  map[string]*skipped
 	lines  map[string][]string // by kind, at most maxViolationLines each
 	order  []string            // kinds in the order first seen
 	events []Event             // the described violations, in time
@@ -52,6 +56,38 @@ func (c *checker) note(kind string, counter *atomic.Int64, format string, args .
 		c.lines[kind] = append(c.lines[kind], line)
 		c.events = append(c.events, Event{At: time.Now(), Kind: EventViolation, Detail: line})
 	}
+}
+
+type skipped struct {
+	n     int64
+	first error
+}
+
+// unchecked counts one thing check could not look at.
+func (c *checker) unchecked(check string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.skips == nil {
+		c.skips = make(map[string]*skipped)
+	}
+	sk, ok := c.skips[check]
+	if !ok {
+		sk = &skipped{first: err}
+		c.skips[check] = sk
+	}
+	sk.n++
+}
+
+// skippedWarnings says, per check, how much it could not look at.
+func (c *checker) skippedWarnings() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for check, sk := range c.skips {
+		out = append(out, fmt.Sprintf("%s: %d not checked (first: %v)", check, sk.n, sk.first))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // violationEvents returns the described violations as events.

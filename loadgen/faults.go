@@ -60,8 +60,10 @@ func (r *runner) prepareFaults() error {
 	if r.opts.Ensemble != nil {
 		members = len(r.opts.Ensemble.Members())
 	}
-	if err := run.Spec.ValidateEnsemble(members, r.opts.Ensemble != nil); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadOptions, err)
+	if r.ownsFaults() {
+		if err := run.Spec.ValidateEnsemble(members, r.opts.Ensemble != nil); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadOptions, err)
+		}
 	}
 	fx := &faultRun{r: r, zombie: run.IgnoreLost, holders: make(map[int]faults.Holder)}
 	if fenced {
@@ -77,8 +79,17 @@ func (r *runner) prepareFaults() error {
 	return nil
 }
 
-// hasFaults reports whether the run injects faults.
+// hasFaults reports whether the run has faults, injected by this process
+// or by another of a run spread over processes.
 func (r *runner) hasFaults() bool { return r.fx != nil && len(r.run.Faults) > 0 }
+
+// ownsFaults reports whether this process carries out the scenario's
+// faults: in a run spread over processes only the starter (process 0)
+// does, so that each fault happens, and shows in the timeline, once.
+func (r *runner) ownsFaults() bool { return !r.opts.SharedNamespace || r.opts.Process == 0 }
+
+// injects reports whether this process injects faults.
+func (r *runner) injects() bool { return r.hasFaults() && r.ownsFaults() }
 
 // serverFaultsOn reports whether faults that stop servers (kill, pause)
 // are being carried out: the servers may then be out of reach for longer
@@ -91,6 +102,10 @@ func (r *runner) serverFaultsOn() bool {
 	fx.mu.Lock()
 	on := fx.cancel != nil
 	fx.mu.Unlock()
+	if !r.ownsFaults() {
+		// Another process carries them out, through the window.
+		on = !r.windowStartTime().IsZero() && !r.stopping()
+	}
 	if !on {
 		return false
 	}
@@ -130,7 +145,7 @@ func (r *runner) startNetwork(ctx context.Context) error {
 	if f := r.fx.foreignClient(); f != nil {
 		r.chk.excuse = f.excuse
 	}
-	if !r.hasFaults() || !needsNetwork(r.run.Faults) {
+	if !r.injects() || !needsNetwork(r.run.Faults) {
 		return nil
 	}
 	n, err := faults.NewNetwork(context.WithoutCancel(ctx), r.opts.Servers)
@@ -170,7 +185,7 @@ func (fx *faultRun) foreignClient() *foreigner {
 // startFaults starts carrying out the faults, timed from the window's
 // start.
 func (r *runner) startFaults() error {
-	if !r.hasFaults() || r.windowStartTime().IsZero() {
+	if !r.injects() || r.windowStartTime().IsZero() {
 		return nil
 	}
 	fx := r.fx

@@ -104,7 +104,7 @@ func hasForeign(fs []scenarios.Fault) bool {
 
 // startForeign opens the foreign client's session when the faults need it.
 func (r *runner) startForeign(ctx context.Context) error {
-	if !r.hasFaults() || !hasForeign(r.run.Faults) {
+	if !r.injects() || !hasForeign(r.run.Faults) {
 		return nil
 	}
 	opts := append(append([]recipes.SessionOption(nil), r.opts.SessionOptions...), recipes.WithSessionTimeout(r.run.SessionTimeout))

@@ -13,7 +13,6 @@ import (
 
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/internal/znode"
-	"github.com/zkherd/zkherd/scenarios"
 )
 
 // Runs that share a namespace: several load generator processes drive the
@@ -38,10 +37,6 @@ func (r *runner) checkShared() error {
 	switch {
 	case r.opts.Namespace == "":
 		return fmt.Errorf("%w: a shared namespace needs Options.Namespace", ErrBadOptions)
-	case r.run.Recipe == scenarios.Queue || r.run.Recipe == scenarios.Barrier:
-		return fmt.Errorf("%w: %s runs cannot be spread over processes yet (item accounting and barrier groups are per process); use a lock, semaphore, rwlock or election scenario", ErrBadOptions, r.run.Recipe)
-	case len(r.run.Faults) > 0:
-		return fmt.Errorf("%w: faults cannot be injected into a run spread over processes yet; run the chaos scenarios in one process", ErrBadOptions)
 	}
 	return nil
 }

@@ -105,6 +105,12 @@ type Options struct {
 	// the namespace over every process: the receive buffers of this run's
 	// sessions must fit listings of all their nodes.
 	NamespaceClients int
+	// Process and Processes, with SharedNamespace, are this process's
+	// number (from 0, the starter) and how many processes share the
+	// namespace: queue item ids and barrier groups span the processes
+	// through them, and only process 0 injects the scenario's faults (the
+	// others' holders behave as under faults).
+	Process, Processes int
 	// Ensemble is the local ensemble started for the run, which the
 	// scenario's server faults (kill-leader, kill-member, pause-member)
 	// act on; nil when the run targets existing servers.
@@ -168,6 +174,11 @@ type Result struct {
 	// QueueDepth is the queue's depth sampled once per interval (queue
 	// scenarios).
 	QueueDepth []int64
+	// QueueItems, in a queue run spread over processes, is this process's
+	// item accounting, which the process that merges the run settles
+	// (SettleQueue); LostItems and DuplicateItems are then not counted
+	// here.
+	QueueItems *QueueLedger
 	// Notes are things the user should know about the run, one line each.
 	Notes []string
 	// Events are what happened during the run, in time order: check

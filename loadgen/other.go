@@ -2,9 +2,11 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,7 +122,11 @@ func newSemWork(r *runner) *semWork {
 func (w *semWork) prepare(_ context.Context, conn *zk.Conn) error {
 	n := []byte(strconv.Itoa(w.r.run.Semaphore.Leases))
 	for _, p := range w.paths {
-		if _, err := conn.Create(p, n, 0, openACL); err != nil {
+		_, err := conn.Create(p, n, 0, openACL)
+		if errors.Is(err, zk.ErrNodeExists) && w.r.opts.SharedNamespace {
+			continue // another process of the run created it
+		}
+		if err != nil {
 			return fmt.Errorf("create %s: %w", p, err)
 		}
 	}
@@ -171,15 +177,28 @@ func (w *electionWork) loop(c *client) {
 // barrierWork drives double barriers: clients meet in groups of Size, each
 // round on a fresh path (a path serves one round at a time), enter
 // together, work, and leave together.
+//
+// In a run spread over processes (Options.Processes), the groups span the
+// processes: client i of process p is the run's client i*Processes+p, and
+// groups are made of consecutive clients of the run, so each group holds
+// clients of several processes. Each arrival then also leaves a record
+// (arrivalDir) that the group's clients count once they entered: the
+// barrier must open for the whole group, whichever process its clients
+// are in.
 type barrierWork struct {
 	r      *runner
 	size   int
 	groups []*barrierGroup
+	// procs and proc place this process's clients in the run's (1 and 0
+	// in a run of one process).
+	procs, proc int
 }
 
 type barrierGroup struct {
 	dir string
-	mu  sync.Mutex
+	// local is how many of the group's clients are this process's.
+	local int
+	mu    sync.Mutex
 	// arrivals and departures per round, for the checks.
 	rounds map[int]*[2]int
 }
@@ -189,16 +208,25 @@ func newBarrierWork(r *runner) (*barrierWork, error) {
 	if size < 1 || r.run.Clients%size != 0 {
 		return nil, fmt.Errorf("%w: barrier size %d must divide the %d clients", ErrBadOptions, size, r.run.Clients)
 	}
-	w := &barrierWork{r: r, size: size}
-	for _, p := range pathsOf(r.ns, "barrier", r.run.Clients/size) {
+	w := &barrierWork{r: r, size: size, procs: 1}
+	if r.opts.SharedNamespace && r.opts.Processes > 1 {
+		w.procs, w.proc = r.opts.Processes, r.opts.Process
+	}
+	for _, p := range pathsOf(r.ns, "barrier", r.run.Clients*w.procs/size) {
 		w.groups = append(w.groups, &barrierGroup{dir: p, rounds: make(map[int]*[2]int)})
+	}
+	for i := range r.run.Clients {
+		w.groups[w.slotOf(i)].local++
 	}
 	return w, nil
 }
 
+// global is client i's number in the run, over every process.
+func (w *barrierWork) global(i int) int { return i*w.procs + w.proc }
+
 func (w *barrierWork) mainPhase() metrics.Phase                    { return metrics.BarrierWait }
 func (w *barrierWork) extraPhases() []metrics.Phase                { return []metrics.Phase{BarrierLeave} }
-func (w *barrierWork) slotOf(i int) int                            { return i / w.size }
+func (w *barrierWork) slotOf(i int) int                            { return w.global(i) / w.size }
 func (w *barrierWork) sample()                                     {}
 func (w *barrierWork) depth() int64                                { return 0 }
 func (w *barrierWork) finish(context.Context, *zk.Conn) workResult { return workResult{} }
@@ -207,6 +235,9 @@ func (w *barrierWork) prepare(_ context.Context, conn *zk.Conn) error {
 	var dirs []string
 	for _, g := range w.groups {
 		dirs = append(dirs, g.dir)
+		if w.procs > 1 {
+			dirs = append(dirs, arrivalDir(g.dir))
+		}
 	}
 	return createDirs(conn, dirs)
 }
@@ -242,7 +273,7 @@ func (g *barrierGroup) forget(k int) {
 func (w *barrierWork) loop(c *client) {
 	r := w.r
 	g := w.groups[c.slot]
-	leader := c.idx%w.size == 0 // counts the group's rounds
+	leader := w.global(c.idx)%w.size == 0 // counts the group's rounds
 	part := r.hist.Partition(g.dir)
 	sampler := scenarios.NewSampler(r.run.Hold, r.run.Seed, uint64(c.idx))
 	// With an operation count, every group runs its share of rounds.
@@ -261,19 +292,22 @@ func (w *barrierWork) loop(c *client) {
 		}
 		b := recipes.NewDoubleBarrier(s, fmt.Sprintf("%s/round-%d", g.dir, round), w.size)
 		g.note(round, 0, 1)
+		arrival := w.arrive(s, g, round, c.idx)
 		start := time.Now()
 		if err := b.Enter(r.opCtx); err != nil {
 			c.hist.Add(oracle.Arrive, part, start, time.Now(), oracle.Unknown, int64(round))
 			g.note(round, 0, -1)
+			arrival.remove(&r.chk, 2*r.run.SessionTimeout)
 			r.opFailed(err)
 			return // the group's rounds are out of step now; this client is done
 		}
 		entered := time.Now()
 		c.hist.Add(oracle.Arrive, part, start, entered, oracle.OK, int64(round))
 		c.hist.Add(oracle.Entered, part, entered, entered, oracle.OK, int64(round))
-		if n := g.count(round, 0); n < w.size {
-			r.chk.note("barrier", &r.chk.mutex, "%s round %d: entered with %d of %d arrived", g.dir, round, n, w.size)
+		if n := g.count(round, 0); n < g.local {
+			r.chk.note("barrier", &r.chk.mutex, "%s round %d: entered with %d of %d arrived", g.dir, round, n, g.local)
 		}
+		arrival.check(&r.chk, w.size)
 		counted := !r.stopping()
 		if counted {
 			r.recordAcquire(c, metrics.BarrierWait, start, intended, entered)
@@ -284,6 +318,9 @@ func (w *barrierWork) loop(c *client) {
 		leaveStart := time.Now()
 		err := r.release(s, b.Leave, nil)
 		left := time.Now()
+		// Every client of the group has counted the arrivals (each counts
+		// before it leaves, and Leave returns once all have left).
+		arrival.remove(&r.chk, 2*r.run.SessionTimeout)
 		if err != nil {
 			c.hist.Add(oracle.Depart, part, leaveStart, left, oracle.Unknown, int64(round))
 			r.opFailed(err)
@@ -291,8 +328,8 @@ func (w *barrierWork) loop(c *client) {
 		}
 		c.hist.Add(oracle.Depart, part, leaveStart, left, oracle.OK, int64(round))
 		c.hist.Add(oracle.Left, part, left, left, oracle.OK, int64(round))
-		if n := g.count(round, 1); n < w.size {
-			r.chk.note("barrier", &r.chk.mutex, "%s round %d: left with %d of %d leaving", g.dir, round, n, w.size)
+		if n := g.count(round, 1); n < g.local {
+			r.chk.note("barrier", &r.chk.mutex, "%s round %d: left with %d of %d leaving", g.dir, round, n, g.local)
 		}
 		if counted {
 			c.shard.Record(BarrierLeave, time.Since(leaveStart))
@@ -301,5 +338,71 @@ func (w *barrierWork) loop(c *client) {
 			}
 		}
 		g.forget(round)
+	}
+}
+
+// arrivalDir is where a group's clients record their arrivals in a run
+// spread over processes: a sibling of the group's directory.
+func arrivalDir(group string) string { return group + "-arrivals" }
+
+// arrival is one client's arrival record at a round of a barrier spread
+// over processes; the zero arrival (a run of one process) does nothing.
+type arrival struct {
+	s     *recipes.Session
+	conn  *zk.Conn
+	dir   string
+	round string // the records' prefix for this round
+	node  string
+	err   error
+}
+
+// arrive records client idx's arrival at round before it enters: an
+// ephemeral node, removed once the round is over (or the session ends).
+func (w *barrierWork) arrive(s *recipes.Session, g *barrierGroup, round, idx int) arrival {
+	if w.procs < 2 {
+		return arrival{}
+	}
+	a := arrival{s: s, conn: s.Conn(), dir: arrivalDir(g.dir), round: fmt.Sprintf("r%d-", round)}
+	a.node = fmt.Sprintf("%s/%sp%d-%d", a.dir, a.round, w.proc, idx)
+	if _, err := a.conn.Create(a.node, nil, zk.FlagEphemeral, openACL); err != nil {
+		a.err = fmt.Errorf("create %s: %w", a.node, err)
+	}
+	return a
+}
+
+// check counts the round's arrivals once this client entered: the
+// barrier opened for the group only if all size had arrived, whichever
+// process they are in. A record that could not be written or read leaves
+// the round unchecked, counted in a warning.
+func (a arrival) check(c *checker, size int) {
+	if a.conn == nil {
+		return
+	}
+	if a.err != nil {
+		c.unchecked("barrier arrivals", a.err)
+		return
+	}
+	children, _, err := a.conn.Children(a.dir)
+	if err != nil {
+		c.unchecked("barrier arrivals", fmt.Errorf("list %s: %w", a.dir, err))
+		return
+	}
+	n := 0
+	for _, ch := range children {
+		if strings.HasPrefix(ch, a.round) {
+			n++
+		}
+	}
+	if n < size {
+		c.note("barrier", &c.mutex, "%s round %s entered with %d of %d arrived across processes", a.dir, strings.TrimSuffix(strings.TrimPrefix(a.round, "r"), "-"), n, size)
+	}
+}
+
+func (a arrival) remove(c *checker, patience time.Duration) {
+	if a.conn == nil || a.err != nil {
+		return
+	}
+	if err := removeRecord(a.s, a.node, patience); err != nil {
+		c.unchecked("barrier arrivals", fmt.Errorf("remove %s: %w", a.node, err))
 	}
 }

@@ -86,6 +86,9 @@ func newQueueWork(r *runner) (*queueWork, error) {
 	}
 	w.part = r.hist.Partition(w.path)
 	w.prodLeft.Store(int64(q.Producers))
+	if r.opts.SharedNamespace {
+		w.nextID.Store(int64(r.opts.Process) << itemIDBits) // unique across processes
+	}
 	w.drainCtx, w.drainCancel = context.WithCancel(context.Background())
 	return w, nil
 }
@@ -108,7 +111,29 @@ func (w *queueWork) prepare(_ context.Context, conn *zk.Conn) error {
 	return createDirs(conn, []string{w.path})
 }
 
-func (w *queueWork) depth() int64 { return w.put.Load() - w.acked.Load() }
+// depth is how many items are queued: this process's puts less its
+// acknowledgements, or, in a queue shared with other processes, the
+// queue's items as the servers list them (a request per call, made once
+// per interval and while draining).
+func (w *queueWork) depth() int64 {
+	if !w.r.opts.SharedNamespace {
+		return w.put.Load() - w.acked.Load()
+	}
+	if w.r.admin == nil {
+		return 0
+	}
+	children, _, err := w.r.admin.Conn().Children(w.path)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, c := range children {
+		if !strings.HasSuffix(c, recipes.ClaimSuffix) {
+			n++
+		}
+	}
+	return n
+}
 
 func (w *queueWork) sample() {
 	w.depthMu.Lock()
@@ -306,6 +331,16 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn) (out workResult) 
 	w.depthMu.Unlock()
 	if warning := w.saturation(out.queueDepth); warning != "" {
 		out.warnings = append(out.warnings, warning)
+	}
+	if r.opts.SharedNamespace {
+		// Other processes' consumers took some of this process's items,
+		// and may still be at work: the process that merges the run
+		// settles the items of every process (SettleQueue).
+		w.mu.Lock()
+		out.ledger = w.ledger()
+		w.mu.Unlock()
+		out.notes = append(out.notes, "lost and duplicated items are counted over every process by the process that merges the run")
+		return out
 	}
 	conn.Sync(w.path) // the admin's server may lag behind the clients' writes
 	children, _, err := conn.Children(w.path)

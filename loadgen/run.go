@@ -55,6 +55,7 @@ type runner struct {
 	hist    *oracle.Recorder // every operation, for the linearizability check
 	wire    wireStats
 	chk     checker
+	occ     *occupancy // holders across processes, nil outside a shared namespace
 	work    workload
 	clients []*client
 
@@ -190,6 +191,7 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 		return nil, err
 	}
 	r.work = work
+	r.occ = r.newOccupancy()
 	if err := r.prepareFaults(); err != nil {
 		return nil, err
 	}

@@ -56,6 +56,8 @@ type workResult struct {
 	// notChecked goes to Checks.NotChecked: checks the workload could not
 	// make.
 	notChecked []string
+	// ledger is Result.QueueItems (a queue shared with other processes).
+	ledger *QueueLedger
 }
 
 func newWorkload(r *runner) (workload, error) {
@@ -317,6 +319,14 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		if h.enter != nil {
 			h.enter()
 		}
+		var occExit func()
+		if r.occ != nil && g != nil {
+			mode := occWrite
+			if h.phase == ReadAcquire {
+				mode = occRead
+			}
+			occExit = r.occ.enter(&r.chk, s, g.path, c.idx, mode)
+		}
 		gs := r.granted(c, &h, s, part)
 		var lost bool
 		if counted {
@@ -328,6 +338,11 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		c.tap.seen.releasing()
 		if h.exit != nil {
 			h.exit()
+		}
+		// After the in-process guard (the record's removal may wait for a
+		// reconnection), before the release.
+		if occExit != nil {
+			occExit()
 		}
 		if foreignExit != nil {
 			foreignExit()

@@ -28,25 +28,9 @@ type Distributed struct {
 	Launcher launch.Launcher
 }
 
-// CheckDistributable refuses plans a distributed run cannot do yet.
-func CheckDistributable(plan *Plan) error {
-	if len(plan.Spec.Faults) > 0 {
-		return exit.Usagef("%s injects faults, which a run spread over processes cannot do yet; run it without --processes", plan.Title)
-	}
-	for _, r := range plan.Runs {
-		if r.Recipe == scenarios.Queue || r.Recipe == scenarios.Barrier {
-			return exit.Usagef("%s is a %s scenario, which cannot be spread over processes yet (item accounting and barrier groups are per process); use a lock, semaphore, rwlock or election scenario", plan.Title, r.Recipe)
-		}
-	}
-	return nil
-}
-
 // Start starts a distributed run of plan for d.Processes processes, runs
 // this process's share and writes the merged report.
 func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err error) {
-	if err := CheckDistributable(plan); err != nil {
-		return err
-	}
 	if d.Launcher != nil {
 		if err := d.Launcher.Check(ctx); err != nil {
 			return launchError(err)

@@ -116,6 +116,8 @@ type History struct {
 	// Scope says what one clock covers: "" for a whole run, or which
 	// process of a distributed run recorded it.
 	Scope string
+	// Start is the moment (wall clock) the operations' times count from.
+	Start time.Time
 }
 
 // DefaultHistoryOps bounds a recorded history (40 bytes an operation: 80 MB).
@@ -215,5 +217,5 @@ func (r *Recorder) History(model string, limit int) *History {
 	}
 	slices.SortStableFunc(ops, func(a, b Op) int { return cmp.Compare(a.Call, b.Call) })
 	return &History{Model: model, Limit: limit, Partitions: slices.Clone(r.names),
-		Ops: ops, Dropped: r.dropped.Load()}
+		Ops: ops, Dropped: r.dropped.Load(), Start: r.start.Round(0)}
 }

@@ -1,0 +1,177 @@
+package loadgen
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// occupancy checks, in a run spread over processes (SharedNamespace), who
+// holds a lock, a lease or the leadership at once across the processes:
+// the in-process guards (checks.go) see only this process's clients. Each
+// holder, once granted, creates an ephemeral node in a directory next to
+// the lock (held-<lock>), lists that directory, and deletes its node
+// before it releases. A listing that shows more holders than the recipe
+// allows, one of them another process's, is a violation.
+//
+// Assumptions, and the world where they fail:
+//   - a grant follows, in ZooKeeper's order, the release that allowed it
+//     (the recipes grant on a predecessor's delete), so a new holder's
+//     listing sees every holder that had not yet started releasing. A
+//     recipe that grants early breaks it, and the listing shows both
+//     holders: that is the violation the check is for
+//     (TestDistributedKinds' broken lock).
+//   - a holder's node and its grant share a session, so an expiry ends
+//     both at once: a holder whose session expired is no longer counted,
+//     as its lock node is gone too.
+//
+// It costs three requests per grant (create, list, delete) on the
+// servers under test; a record that could not be written or read (a cut
+// connection) leaves that grant unchecked, counted in a warning
+// (checker.unchecked).
+type occupancy struct {
+	process int
+	// kind is the violation's kind and its counter; limit how many
+	// holders may be inside at once (1 for exclusive grants).
+	kind    string
+	counter func(*checker) *atomic.Int64
+	limit   int
+	// patience bounds the retries of a record's removal: twice the
+	// session timeout, past which the session, and the record with it,
+	// has expired.
+	patience time.Duration
+}
+
+// occCheck names the check in warnings.
+const occCheck = "cross-process holder check"
+
+// Holder modes in the node names: a writer (or any exclusive holder, or a
+// lease) and a reader.
+const (
+	occWrite = "w"
+	occRead  = "r"
+)
+
+// newOccupancy returns the run's cross-process holder check, nil when
+// the run is not spread over processes or its recipe grants nothing.
+func (r *runner) newOccupancy() *occupancy {
+	if !r.opts.SharedNamespace {
+		return nil
+	}
+	o := &occupancy{process: r.opts.Process, kind: "mutual exclusion", counter: func(c *checker) *atomic.Int64 { return &c.mutex }, limit: 1}
+	switch {
+	case r.run.Recipe.IsLock(), r.run.Recipe == scenarios.RWLock:
+	case r.run.Recipe == scenarios.Semaphore:
+		o.kind, o.counter, o.limit = "semaphore limit", func(c *checker) *atomic.Int64 { return &c.overIssued }, r.run.Semaphore.Leases
+	case r.run.Recipe == scenarios.Election:
+		o.kind, o.counter = "single leader", func(c *checker) *atomic.Int64 { return &c.doubleLeader }
+	default:
+		return nil
+	}
+	o.patience = 2 * r.run.SessionTimeout
+	return o
+}
+
+// removeRecord deletes a holder's record before its release. A record
+// left behind while its session lives would count a holder that has
+// gone, so a delete cut by a dropped connection is tried again until it
+// is done, the record is gone, or its session has ended (which removes
+// it), for at most patience.
+func removeRecord(s *recipes.Session, node string, patience time.Duration) error {
+	deadline := time.NewTimer(patience)
+	defer deadline.Stop()
+	for {
+		err := s.Conn().Delete(node, -1)
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing):
+			return nil
+		case !errors.Is(err, zk.ErrConnectionClosed) && !errors.Is(err, zk.ErrNoServer):
+			return err
+		}
+		retry := time.NewTimer(50 * time.Millisecond)
+		select {
+		case <-s.Done():
+			retry.Stop()
+			return nil // the session ended: its ephemeral record with it
+		case <-deadline.C:
+			retry.Stop()
+			return err
+		case <-retry.C:
+		}
+	}
+}
+
+// heldDir is the directory of a lock's holder records: a sibling of the
+// lock's directory (a child would be taken for a contender).
+func heldDir(lock string) string { return path.Dir(lock) + "/held-" + path.Base(lock) }
+
+// enter records client idx of session s as holding lock in mode, checks
+// the other holders, and returns the function that removes the record
+// (before the release).
+func (o *occupancy) enter(c *checker, s *recipes.Session, lock string, idx int, mode string) (exit func()) {
+	conn := s.Conn()
+	dir := heldDir(lock)
+	name := fmt.Sprintf("%s-p%d-%016x-%d", mode, o.process, s.ID(), idx)
+	node := dir + "/" + name
+	_, err := conn.Create(node, nil, zk.FlagEphemeral, openACL)
+	if errors.Is(err, zk.ErrNoNode) {
+		if _, err = conn.Create(dir, nil, 0, openACL); err == nil || errors.Is(err, zk.ErrNodeExists) {
+			_, err = conn.Create(node, nil, zk.FlagEphemeral, openACL)
+		}
+	}
+	exit = func() {
+		if err := removeRecord(s, node, o.patience); err != nil {
+			c.unchecked(occCheck, fmt.Errorf("remove %s: %w", node, err))
+		}
+	}
+	if err != nil {
+		c.unchecked(occCheck, fmt.Errorf("create %s: %w", node, err))
+		return exit
+	}
+	children, _, err := conn.Children(dir)
+	if err != nil {
+		c.unchecked(occCheck, fmt.Errorf("list %s: %w", dir, err))
+		return exit
+	}
+	if n, ok := o.judge(name, mode, children); !ok {
+		c.note(o.kind, o.counter(c), "%s held by %d holder(s) at once across processes (limit %d): %s", lock, n, o.limit, strings.Join(children, ", "))
+	}
+	return exit
+}
+
+// judge reads a listing of holder records taken by the holder named own:
+// the holders it counts against the limit, and whether the listing is
+// allowed. Only a listing with another process's holder is judged: an
+// overlap within one process is the in-process guards' to count.
+func (o *occupancy) judge(own, mode string, children []string) (int, bool) {
+	mine := fmt.Sprintf("-p%d-", o.process)
+	var n, writers, foreign int
+	for _, ch := range children {
+		if ch != own && !strings.Contains(ch, mine) {
+			foreign++
+		}
+		if strings.HasPrefix(ch, occWrite+"-") {
+			writers++
+		}
+		n++
+	}
+	if foreign == 0 {
+		return n, true
+	}
+	if mode == occRead {
+		// A reader shares the lock with readers, never with a writer.
+		return writers, writers == 0
+	}
+	if o.limit == 1 {
+		return n, n == 1
+	}
+	return n, n <= o.limit
+}
