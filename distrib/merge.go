@@ -277,4 +277,3 @@ func mergeInterval(dst *metrics.IntervalStats, iv metrics.IntervalStats) {
 		}
 	}
 }
-
