@@ -95,6 +95,9 @@ type seen struct {
 	watching   string // the pending watch's key (dir + "/" for children)
 	watchSince time.Time
 	tracked    bool // begin was called: the client acquires locks
+	// turn counts changes of doing: a holder read twice with the same
+	// turn held the lock all the time between (lockGraph).
+	turn uint64
 }
 
 // begin, hold, releasing and rest are called by the hold loop.
@@ -102,12 +105,14 @@ func (s *seen) begin(at time.Time) {
 	s.mu.Lock()
 	s.tracked = true
 	s.doing, s.since, s.node, s.watching = acquiring, at, "", ""
+	s.turn++
 	s.mu.Unlock()
 }
 
 func (s *seen) hold(at time.Time) {
 	s.mu.Lock()
 	s.doing, s.since, s.watching = holding, at, ""
+	s.turn++
 	s.mu.Unlock()
 }
 
@@ -117,12 +122,14 @@ func (s *seen) hold(at time.Time) {
 func (s *seen) releasing() {
 	s.mu.Lock()
 	s.doing, s.watching = idle, ""
+	s.turn++
 	s.mu.Unlock()
 }
 
 func (s *seen) rest() {
 	s.mu.Lock()
 	s.doing, s.node, s.watching = idle, "", ""
+	s.turn++
 	s.mu.Unlock()
 }
 
@@ -189,6 +196,8 @@ type queued struct {
 	Contender
 	seq               int64
 	since, watchSince time.Time
+	seen              *seen  // the client's state, for holdersStill
+	turn              uint64 // seen.turn when scanned
 }
 
 // queuedBefore orders waiters: queue order, then the longest waiting first.
@@ -266,9 +275,9 @@ func (r *runner) lockGraph(clock func() time.Time) *WaitGraph {
 		}
 		s := &c.tap.seen
 		s.mu.Lock()
-		doing, since, node, watching, watchSince := s.doing, s.since, s.node, s.watching, s.watchSince
+		doing, since, node, watching, watchSince, turn := s.doing, s.since, s.node, s.watching, s.watchSince, s.turn
 		s.mu.Unlock()
-		ct := queued{Contender: Contender{Client: c.idx, Node: node, Watching: watching}, since: since, watchSince: watchSince}
+		ct := queued{Contender: Contender{Client: c.idx, Node: node, Watching: watching}, since: since, watchSince: watchSince, seen: s, turn: turn}
 		switch doing {
 		case holding:
 			holders = append(holders, ct)
@@ -289,7 +298,7 @@ func (r *runner) lockGraph(clock func() time.Time) *WaitGraph {
 		}
 	}
 	g.At = clock()
-	for _, q := range holders {
+	for _, q := range holdersStill(holders) {
 		g.Holders = append(g.Holders, q.aged(g.At))
 	}
 	g.Waiters = make([]Contender, shown)
@@ -314,6 +323,37 @@ func (r *runner) lockGraph(clock func() time.Time) *WaitGraph {
 		g.WokePerRelease = float64(dw) / float64(dr)
 	}
 	return g
+}
+
+// holdersStill keeps, of several holders found by one scan of the
+// clients, those still holding the same grant once the scan is over. The
+// scan reads one client at a time: a holder read early may release, and
+// its successor be granted and read, before the scan ends, and both would
+// be drawn as holders of a lock that never had two ("+1 more holders!").
+// A holder read again after the scan with the same turn held the grant
+// from its first read until then, past the moment every other holder was
+// read: two such holders did hold at once, and both are kept. When none
+// holds still, the one granted last stands for the lock as it was read.
+func holdersStill(holders []queued) []queued {
+	if len(holders) < 2 {
+		return holders
+	}
+	latest := holders[0]
+	for _, q := range holders[1:] {
+		if q.since.After(latest.since) {
+			latest = q
+		}
+	}
+	still := slices.DeleteFunc(slices.Clone(holders), func(q queued) bool {
+		q.seen.mu.Lock()
+		defer q.seen.mu.Unlock()
+		return q.seen.doing != holding || q.seen.turn != q.turn
+	})
+	if len(still) == 0 {
+		// All moved on since: the last granted was the holder when read.
+		still = append(still, latest)
+	}
+	return still
 }
 
 // IsHerd reports whether the graph is a herd: the most watched path has

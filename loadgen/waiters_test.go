@@ -420,3 +420,55 @@ func TestLockGraphGrantDuringScan(t *testing.T) {
 		t.Errorf("holders %+v, want c9 holding for 1ms", g.Holders)
 	}
 }
+
+// TestLockGraphHandOffDuringScan: the graph reads its clients one at a
+// time, so a holder read before its release and its successor read after
+// the grant were both drawn holding a lock that never had two. The clock,
+// read once the scan is over, plays what happened meanwhile.
+func TestLockGraphHandOffDuringScan(t *testing.T) {
+	tests := []struct {
+		name string
+		// meanwhile runs between the scan and the graph's time, on the
+		// two clients the scan read holding (a, read first, then b).
+		meanwhile func(a, b *seen, at time.Time)
+		want      []int // the holders drawn, by client
+	}{
+		{"the first released: its successor holds", func(a, b *seen, _ time.Time) { a.releasing() }, []int{1}},
+		{"the first released and waits again", func(a, b *seen, at time.Time) { a.releasing(); a.rest(); a.begin(at) }, []int{1}},
+		{"the first holds again: a new grant, not the one read", func(a, b *seen, at time.Time) {
+			a.releasing()
+			a.rest()
+			a.begin(at)
+			a.hold(at)
+		}, []int{1}},
+		{"both released: the one granted last stands", func(a, b *seen, _ time.Time) { a.releasing(); b.releasing() }, []int{1}},
+		{"both still hold: a broken lock shows two", func(a, b *seen, _ time.Time) {}, []int{0, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &runner{}
+			w := &lockWork{r: r, paths: []string{"/zkherd/runs/x/lock-000"}}
+			r.work = w
+			now := time.Now()
+			for i := range 3 {
+				c := &client{idx: i, tap: &tap{}}
+				c.tap.seen.begin(now.Add(-time.Second))
+				r.clients = append(r.clients, c)
+			}
+			a, b := &r.clients[0].tap.seen, &r.clients[1].tap.seen
+			a.hold(now.Add(-500 * time.Millisecond))
+			b.hold(now.Add(-100 * time.Millisecond))
+			g := r.lockGraph(func() time.Time {
+				tt.meanwhile(a, b, now)
+				return now
+			})
+			var got []int
+			for _, h := range g.Holders {
+				got = append(got, h.Client)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("holders %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
