@@ -7,13 +7,19 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkherd/zkherd/ensemble/enstest"
 )
 
-var waiterRow = regexp.MustCompile(`[├└]▶wait\s.*`)
+var (
+	waiterRow = regexp.MustCompile(`[├└]▶wait\s.*`)
+	// windowLine is a load's progress line once its clients are all
+	// connected and its window runs.
+	windowLine = regexp.MustCompile(`(?m)^\S+ running .* clients 200/200 `)
+)
 
 // TestInspectUnderChurnInTmux drives "zkherd inspect" on a 3-node ensemble
 // while "zkherd load" runs 200 clients (issue 10): during a fair lock at
@@ -28,38 +34,78 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 	server := ens.ConnectString()
 	capture, keys := tmuxSession(t, 120, 40, bin+" inspect --server "+server)
 
-	load := func(t *testing.T, scenario string) (stop func()) {
+	// load starts a 60 s run of scenario; running reports whether its
+	// clients are connected and its window is under way (not ramping up,
+	// not over), and stop ends it.
+	load := func(t *testing.T, scenario string) (running func() bool, stop func()) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		cmd := exec.CommandContext(ctx, bin, "load", "--server", server, "--scenario", scenario,
 			"--clients", "200", "--duration", "60s", "--no-tui", "--out", filepath.Join(t.TempDir(), "out"))
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
+		out := &lockedBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.WaitDelay = 30 * time.Second
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("start load: %v", err)
 		}
-		return func() {
-			cmd.Process.Signal(os.Interrupt)
+		exited := make(chan struct{})
+		go func() {
+			defer close(exited)
 			cmd.Wait()
+		}()
+		running = func() bool {
+			select {
+			case <-exited:
+				return false
+			default:
+			}
+			return windowLine.MatchString(out.String())
+		}
+		return running, func() {
+			cmd.Process.Signal(os.Interrupt)
+			<-exited
 			cancel()
 			if t.Failed() {
 				t.Logf("load output:\n%s", out.String())
 			}
 		}
 	}
-
-	t.Run("fair-lock", func(t *testing.T) {
-		defer load(t, "fair-lock")()
-		keys("2")
-		var screen string
-		judged := 0
-		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && judged < 3; {
+	// during waits until the load's window is under way (at most 2
+	// minutes: a loaded machine ramps up slowly), then captures the screen
+	// every 2 s while it lasts, until judge says it has seen enough; it
+	// returns the last capture and how many were taken during the window.
+	during := func(t *testing.T, running func() bool, judge func(screen string) (enough bool)) (screen string, seen int) {
+		t.Helper()
+		start := time.Now()
+		for !running() {
+			if time.Since(start) > 2*time.Minute {
+				t.Fatalf("the load run never got its 200 clients running")
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+		for running() {
 			time.Sleep(2 * time.Second)
 			screen = capture()
+			if !running() {
+				break // taken after the window: it says nothing
+			}
+			seen++
+			if judge(screen) {
+				break
+			}
+		}
+		return screen, seen
+	}
+
+	t.Run("fair-lock", func(t *testing.T) {
+		running, stop := load(t, "fair-lock")
+		defer stop()
+		keys("2")
+		judged := 0
+		screen, _ := during(t, running, func(screen string) bool {
 			rows := waiterRow.FindAllString(screen, -1)
 			if len(rows) < 10 {
-				continue // the queue is still forming
+				return false // the queue is still forming
 			}
 			judged++
 			good := 0
@@ -74,27 +120,24 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 			if strings.Contains(screen, "no watch") {
 				t.Errorf("a waiter is flagged no watch:\n%s", screen)
 			}
-		}
+			return judged == 3
+		})
 		if judged == 0 {
-			t.Fatalf("the fair lock's waiters never showed:\n%s", screen)
+			t.Fatalf("the fair lock's waiters never showed during the load's run:\n%s", screen)
 		}
 		t.Logf("capture:\n%s", screen)
 	})
 
 	t.Run("herd-children", func(t *testing.T) {
-		defer load(t, "herd-children")()
+		running, stop := load(t, "herd-children")
+		defer stop()
 		keys("2")
-		var screen string
-		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
-			time.Sleep(2 * time.Second)
-			screen = capture()
-			if strings.Contains(screen, "herd: child") {
-				break
-			}
-		}
-		t.Logf("capture:\n%s", screen)
+		screen, seen := during(t, running, func(screen string) bool {
+			return strings.Contains(screen, "herd: child")
+		})
+		t.Logf("capture (%d taken during the load's run):\n%s", seen, screen)
 		if !strings.Contains(screen, "herd: child") || !strings.Contains(screen, "! herd") {
-			t.Errorf("herd-children is not shown as a herd")
+			t.Errorf("herd-children was not shown as a herd during the load's run")
 		}
 		if strings.Contains(screen, "no watch") {
 			t.Errorf("herd-children waiters flagged as missing watches")
@@ -102,24 +145,42 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 	})
 
 	t.Run("queue", func(t *testing.T) {
-		defer load(t, "queue")()
+		running, stop := load(t, "queue")
+		defer stop()
 		keys("3")
-		seen := 0
-		var screen string
-		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && seen < 5; {
-			time.Sleep(2 * time.Second)
-			screen = capture()
-			if strings.Contains(screen, "Queues  0 queues") && seen == 0 {
-				continue // the run is still starting
+		shown := 0
+		screen, _ := during(t, running, func(screen string) bool {
+			if strings.Contains(screen, "Queues  0 queues") && shown == 0 {
+				return false // the queue's directory is still to be found
 			}
-			seen++
+			shown++
 			if strings.Contains(screen, "no queue found") || strings.Contains(screen, "Queues  0 queues") {
-				t.Errorf("capture %d has no queue:\n%s", seen, screen)
+				t.Errorf("capture %d has no queue:\n%s", shown, screen)
 			}
-		}
+			return shown == 5
+		})
 		t.Logf("capture:\n%s", screen)
-		if seen == 0 {
-			t.Errorf("the queue never showed")
+		if shown == 0 {
+			t.Errorf("the queue never showed during the load's run")
 		}
 	})
+}
+
+// lockedBuffer is a strings.Builder that a command's output and the test
+// read and write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

@@ -444,3 +444,117 @@ func TestStaleWatchListsNoChildHerd(t *testing.T) {
 		}
 	}
 }
+
+// TestChildHerdJudgedByEachMembersList: the members' watch lists are
+// taken at different times (wchp is paced by its cost, 30 s apart on a
+// loaded machine), and a herd's waiters live a few seconds. Judged by the
+// oldest list, every waiter was newer than "the lists" and a
+// herd-children run was never shown as a herd (CI's
+// TestInspectUnderChurnInTmux/herd-children): a waiter is judged by the
+// list of the member its session is connected to, which alone holds its
+// watches. Waiters on the member whose list is old stay expected.
+func TestChildHerdJudgedByEachMembersList(t *testing.T) {
+	const n = 30
+	var names []string
+	var sessions []Session
+	for i := range n {
+		names = append(names, curator(i, "lock-"))
+		member := "fresh:2181"
+		if i%3 == 0 {
+			member = "stale:2181"
+		}
+		sessions = append(sessions, Session{ID: int64(100 + i), Endpoint: "127.0.0.1:1", Member: member})
+	}
+	nodes, _ := recipes.ParseChildren(names)
+	info := func(name string) (nodeInfo, bool) {
+		return nodeInfo{Owner: int64(100 + slices.Index(names, name))}, true
+	}
+	mem := &watchMemory{}
+	var l Lock
+	for p := range 3 {
+		when := at.Add(time.Duration(p) * time.Second)
+		c := &Cluster{At: when, SessionsComplete: true, Sessions: sessions,
+			TotalWatches: n, ItemisedWatches: 0, WatchesAt: at.Add(-30 * time.Second),
+			Members: []Member{
+				{Addr: "stale:2181", Up: true, WatchesAt: at.Add(-30 * time.Second)},
+				{Addr: "fresh:2181", Up: true, WatchesAt: when.Add(-100 * time.Millisecond)},
+			}}
+		l = buildLock(lockInput{Dir: "/l", Nodes: nodes, Cluster: c, At: when, Listed: when, Memory: mem, Poll: p + 1, Info: info})
+	}
+	if got := kinds(l); !slices.Equal(got, []AnomalyKind{AnomalyHerd}) {
+		t.Fatalf("anomalies %v, want a herd", got)
+	}
+	for _, e := range l.Entries[1:] {
+		if e.Watch != WatchChild || !e.Flags.Has(AnomalyHerd) {
+			t.Errorf("waiter %s: state %d flags %v, want a child watch in the herd", ShortName(e.Node), e.Watch, e.Flags)
+			break
+		}
+	}
+	if !strings.Contains(l.Anomalies[0].Detail, "20 sessions wait on a child watch") {
+		t.Errorf("herd detail %q, want the 20 waiters on the fresh member judged", l.Anomalies[0].Detail)
+	}
+}
+
+// TestChildHerdOfShortLivedWaiters: while the servers are busy snapshots
+// are up to 16 s apart, and a herd's waiter lives a few seconds: every
+// node is on its first snapshot, newer than any watch list, and the herd
+// was never judged (TestInspectUnderChurnInTmux/herd-children after the
+// fair-lock run on a loaded machine). Its sessions queue again and again:
+// a session already waiting when its member's list was taken, which lists
+// no watch of it on the lock, waits on something the lists do not show.
+// A fair lock's sessions, listed watching nodes of the lock (gone since),
+// are no herd.
+func TestChildHerdOfShortLivedWaiters(t *testing.T) {
+	const n = 30
+	for _, tt := range []struct {
+		name     string
+		fairLock bool // the lists show each session watching a node of the lock
+		wantHerd bool
+	}{
+		{"herd-children", false, true},
+		{"fair lock with lists older than its nodes", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := &watchMemory{}
+			var l Lock
+			for p := range 4 {
+				when := at.Add(time.Duration(p) * 16 * time.Second)
+				var names []string
+				var sessions []Session
+				var watches []PathWatch
+				for i := range n {
+					// Every snapshot lists new nodes, of the same sessions.
+					names = append(names, curator(p*n+i, "lock-"))
+					s := Session{ID: int64(100 + i), Endpoint: "127.0.0.1:1", Member: "m:2181"}
+					if tt.fairLock && p > 0 {
+						gone := "/l/" + curator((p-1)*n+i, "lock-")
+						s.Watches = []string{gone}
+						watches = append(watches, PathWatch{Path: gone, Sessions: []int64{s.ID}})
+					}
+					sessions = append(sessions, s)
+				}
+				nodes, _ := recipes.ParseChildren(names)
+				listsAt := when.Add(-8 * time.Second) // after the last snapshot, before this one's listing
+				c := &Cluster{At: when, SessionsComplete: true, Sessions: sessions, Watches: watches,
+					TotalWatches: int64(n + len(watches)), ItemisedWatches: int64(len(watches)), WatchesAt: listsAt,
+					Members: []Member{{Addr: "m:2181", Up: true, WatchesAt: listsAt}}}
+				l = buildLock(lockInput{Dir: "/l", Nodes: nodes, Cluster: c, At: when, Listed: when, Memory: mem, Poll: p + 1,
+					Info: func(name string) (nodeInfo, bool) {
+						return nodeInfo{Owner: int64(100 + slices.Index(names, name))}, true
+					}})
+				if p == 0 && len(l.Anomalies) != 0 {
+					t.Errorf("first snapshot: anomalies %+v, want none (nothing was listed before the lists)", l.Anomalies)
+				}
+			}
+			if got := slices.Equal(kinds(l), []AnomalyKind{AnomalyHerd}); got != tt.wantHerd {
+				t.Errorf("herd %v, want %v: anomalies %+v", got, tt.wantHerd, l.Anomalies)
+			}
+			for _, e := range l.Entries[1:] {
+				if e.Flags.Has(AnomalyNoWatch) {
+					t.Errorf("waiter %s flagged no watch: it is newer than the lists", ShortName(e.Node))
+					break
+				}
+			}
+		})
+	}
+}

@@ -132,6 +132,7 @@ func mergePolls(at time.Time, polls []memberPoll) Cluster {
 			if c.WatchesAt.IsZero() || p.WchpAt.Before(c.WatchesAt) {
 				c.WatchesAt = p.WchpAt
 			}
+			c.Members[len(c.Members)-1].WatchesAt = p.WchpAt
 			for path, ids := range p.Wchp {
 				c.ItemisedWatches += int64(len(ids))
 				watches[path] = append(watches[path], ids...)

@@ -72,7 +72,7 @@ type Cluster struct {
 	// WatchesAt is when the oldest of the members' watch lists was taken
 	// (a list is asked only every so often and reused meanwhile): a node
 	// listed after it cannot have its watch in the lists yet. Zero when
-	// unknown.
+	// unknown. A session's own member's list (ListsAt) may be newer.
 	WatchesAt time.Time
 	// Pending is set while a member's first poll is still in flight: its
 	// sessions and watches are being confirmed, not missing (the first
@@ -101,6 +101,29 @@ func (c *Cluster) ChildWatches() (n int64, known bool) {
 		return 0, false
 	}
 	return max(c.TotalWatches-c.ItemisedWatches, 0), true
+}
+
+// ListsAt is when the watch list that would show session id's watches
+// was taken: its member's (Member.WatchesAt), as cons last placed the
+// session, or else the oldest of all (WatchesAt).
+//
+// Judging a waiter by its own member's list, not the oldest, matters under
+// load: wchp is paced by its cost (up to maxPaced, 30 s, on a loaded
+// machine), the members' lists are taken at different times, and a herd's
+// waiters live a few seconds (5 s in a 200-client herd-children run): by
+// the oldest list every waiter was always newer than the lists, and the
+// herd never showed (TestInspectUnderChurnInTmux/herd-children on CI).
+// Assumes a session's watches are on the member cons last saw it on: a
+// session that moved since is re-judged once the lists catch up.
+func (c *Cluster) ListsAt(id int64) time.Time {
+	if s, ok := c.Session(id); ok && s.Member != "" {
+		for _, m := range c.Members {
+			if m.Addr == s.Member && !m.WatchesAt.IsZero() {
+				return m.WatchesAt
+			}
+		}
+	}
+	return c.WatchesAt
 }
 
 // Session returns the session with the given id.
@@ -164,6 +187,10 @@ type Member struct {
 	RecentLatencyAvg float64
 	RecentFanOut     []FanOut
 	RatesKnown       bool
+	// WatchesAt is when the member's watch list in use was taken (zero
+	// without one): the list of its own sessions' watches (a session's
+	// watches live on the member it is connected to).
+	WatchesAt time.Time
 }
 
 // FanOut summarises the watchers fired per event of one kind.

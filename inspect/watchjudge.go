@@ -46,6 +46,9 @@ type lockMemory struct {
 	firstSeen map[string]int         // node name -> poll that first listed it
 	firstAt   map[string]time.Time   // node name -> when a poll first listed it (with or without watch lists)
 	confirmed map[watchKey]time.Time // when the servers last listed a waiter's watch
+	// waiting is when each session was first listed waiting in the lock,
+	// kept while every poll since lists it as a contender (flagChildHerd).
+	waiting map[int64]time.Time
 }
 
 type watchKey struct {
@@ -80,7 +83,8 @@ func judgeWatches(l *Lock, in lockInput) {
 	}
 	var prev *lockMemory
 	next := &lockMemory{poll: in.Poll, firstSeen: make(map[string]int, len(l.Entries)),
-		firstAt: make(map[string]time.Time, len(l.Entries)), confirmed: map[watchKey]time.Time{}}
+		firstAt: make(map[string]time.Time, len(l.Entries)), confirmed: map[watchKey]time.Time{},
+		waiting: make(map[int64]time.Time, len(l.Entries))}
 	listed := in.Listed
 	if listed.IsZero() {
 		listed = in.At
@@ -91,6 +95,18 @@ func judgeWatches(l *Lock, in lockInput) {
 		}
 		prev = in.Memory.dirs[in.Dir]
 		in.Memory.dirs[in.Dir] = next
+	}
+	for _, e := range l.Entries {
+		if e.Session == 0 || (e.Role != RoleWaiter && e.Role != RoleHolder) {
+			continue
+		}
+		since := listed
+		if t, ok := prev.waitingSince(e.Session); ok {
+			since = t
+		}
+		if e.Role == RoleWaiter || !since.Equal(listed) {
+			next.waiting[e.Session] = since
+		}
 	}
 	for i := range l.Entries {
 		e := &l.Entries[i]
@@ -117,7 +133,8 @@ func judgeWatches(l *Lock, in lockInput) {
 		// Nor is one whose watch lists were taken before the node was
 		// listed (a list is reused until it is due again): the node is
 		// newer than them.
-		newer := !c.WatchesAt.IsZero() && !firstAt.Before(c.WatchesAt)
+		listsAt := c.ListsAt(e.Session)
+		newer := !listsAt.IsZero() && !firstAt.Before(listsAt)
 		key := watchKey{e.Session, e.Expect}
 		var at time.Time
 		switch {
@@ -138,6 +155,16 @@ func judgeWatches(l *Lock, in lockInput) {
 	}
 }
 
+// waitingSince is when session id was first listed waiting in the lock
+// (m may be nil).
+func (m *lockMemory) waitingSince(id int64) (time.Time, bool) {
+	if m == nil {
+		return time.Time{}, false
+	}
+	t, ok := m.waiting[id]
+	return t, ok
+}
+
 // flagChildHerd recognises waiters that wait on a child watch of the
 // directory (the herd-children layout, every waiter woken by every change):
 // the servers confirm none of the expected data watches, no waiter has any
@@ -152,6 +179,10 @@ func flagChildHerd(l *Lock, in lockInput, herdMin int) {
 	if c == nil {
 		return
 	}
+	var mem *lockMemory
+	if in.Memory != nil {
+		mem = in.Memory.dirs[in.Dir]
+	}
 	n := 0
 	for _, e := range l.Entries {
 		if e.Role != RoleWaiter || e.Node == "" {
@@ -160,7 +191,7 @@ func flagChildHerd(l *Lock, in lockInput, herdMin int) {
 		if len(e.Watching) > 0 || e.Watch == WatchConfirmed {
 			return
 		}
-		if e.Watch != WatchExpected || c.WatchesAt.IsZero() {
+		if e.Watch != WatchExpected || c.WatchesAt.IsZero() || waitedUnwatched(c, mem, in.Dir, e) {
 			n++
 		}
 	}
@@ -177,4 +208,29 @@ func flagChildHerd(l *Lock, in lockInput, herdMin int) {
 	l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyHerd,
 		Detail: fmt.Sprintf("%d sessions wait on a child watch of %s (the servers count %d child watches but do not list them): every release wakes them all",
 			n, path.Base(in.Dir), child)})
+}
+
+// waitedUnwatched reports whether waiter e's session was already waiting
+// in the lock when its member's watch list was taken, and that list shows
+// it watching no node of the lock but its own. Its node may be newer than
+// the list (a herd's waiter lives a few seconds, and while the servers are
+// busy snapshots are up to 16 s apart: every node is on its first
+// snapshot), but its session queues again and again: a session waiting
+// on a node of the lock, even one gone since, has that watch in the list.
+func waitedUnwatched(c *Cluster, mem *lockMemory, dir string, e LockEntry) bool {
+	since, ok := mem.waitingSince(e.Session)
+	listsAt := c.ListsAt(e.Session)
+	if !ok || listsAt.IsZero() || !since.Before(listsAt) {
+		return false
+	}
+	s, ok := c.Session(e.Session)
+	if !ok {
+		return false
+	}
+	for _, w := range s.Watches {
+		if d, name := path.Split(w); path.Clean(d) == dir && name != e.Node {
+			return false
+		}
+	}
+	return true
 }
