@@ -30,6 +30,19 @@ type Snapshot struct {
 	Scanning bool
 }
 
+// lateGrace is how long after its interval the next snapshot may take to
+// come: its polls wait at most the poll timeout (2 s by default), a walk
+// it starts at most walkWait (1 s), and the scan of known directories a
+// few round trips.
+const lateGrace = 5 * time.Second
+
+// Overdue says how long past due the snapshot after s is at now: 0 while
+// it may still come in time (s.Cost.Interval and lateGrace after s was
+// taken). A user must not read an old snapshot as the current state.
+func (s *Snapshot) Overdue(now time.Time) time.Duration {
+	return max(now.Sub(s.At.Add(s.Cost.Interval+lateGrace)), 0)
+}
+
 // Cost is what one snapshot asked of the servers, so that the inspector's
 // load on a production ensemble can be stated, not guessed.
 type Cost struct {

@@ -40,6 +40,10 @@ const changeBatch = 100 * time.Millisecond
 // clearNoticeMsg clears the notice with the given sequence number.
 type clearNoticeMsg struct{ seq int }
 
+// clockMsg is the status line's clock: once a second, so that a snapshot
+// that is late says so (inspect.Snapshot.Overdue).
+type clockMsg time.Time
+
 // quitMsg quits after the user confirmed it.
 type quitMsg struct{}
 
@@ -90,6 +94,7 @@ type Model struct {
 
 	lastNotices  string // notices of the previous snapshot, to show changes only
 	snap         *inspect.Snapshot
+	now          time.Time // the clock's last tick; zero before the first
 	loadDone     bool
 	exitWhenDone bool // quit as soon as the load feed closes
 	quit         bool // the user asked to quit (vs the feeds ending)
@@ -119,7 +124,7 @@ func (m Model) Init() tea.Cmd {
 	if m.feeds.needWatches != nil {
 		m.feeds.needWatches(showsWatches(m.current()))
 	}
-	cmds := []tea.Cmd{m.listenSnapshots(), m.listenChanges(), m.listenLoad()}
+	cmds := []tea.Cmd{m.listenSnapshots(), m.listenChanges(), m.listenLoad(), m.tickClock()}
 	for _, v := range m.views {
 		cmds = append(cmds, v.Init())
 	}
@@ -127,6 +132,14 @@ func (m Model) Init() tea.Cmd {
 }
 
 func (m Model) current() viewID { return m.order[m.active] }
+
+// tickClock arms the next clockMsg while snapshots are fed.
+func (m Model) tickClock() tea.Cmd {
+	if m.feeds.snapshots == nil {
+		return nil
+	}
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return clockMsg(t) })
+}
 
 func (m Model) listenSnapshots() tea.Cmd {
 	if m.feeds.snapshots == nil {
@@ -214,6 +227,9 @@ func (m Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.snap = msg.Snapshot
 		cmd := m.broadcast(msg)
 		return m, tea.Batch(cmd, m.snapshotNotices(msg.Snapshot), m.listenSnapshots())
+	case clockMsg:
+		m.now = time.Time(msg)
+		return m, m.tickClock()
 	case common.LoadMsg:
 		return m, tea.Batch(m.broadcast(msg), m.listenLoad())
 	case common.ChangesMsg:
@@ -620,9 +636,15 @@ func (m Model) summary() string {
 				sessions = "sessions: confirming…"
 			}
 		}
+		polled := "polled " + c.At.Format("15:04:05")
+		if late := m.snap.Overdue(m.now); late > 0 && !m.now.IsZero() {
+			// What is on screen is that old: the next poll is still
+			// under way (a busy server, a slow network).
+			polled = fmt.Sprintf("polling… (last poll %s, %s ago)", c.At.Format("15:04:05"),
+				m.now.Sub(c.At).Truncate(time.Second))
+		}
 		parts = append(parts, members, sessions,
-			common.Plural(len(m.snap.Locks), "lock", "locks"),
-			"polled "+c.At.Format("15:04:05"))
+			common.Plural(len(m.snap.Locks), "lock", "locks"), polled)
 	}
 	if f := m.filters[m.current()]; f != "" {
 		parts = append(parts, fmt.Sprintf("filter %q (esc clears)", f))

@@ -314,3 +314,36 @@ func runCmds(cmd tea.Cmd) {
 		}
 	}
 }
+
+// TestStatusSaysWhenLate: the status line's "polled" time is the state on
+// screen; once the next snapshot is overdue (a poll under way for tens of
+// seconds on a busy ensemble) it says that the screen is that old, not
+// that it is current (CI's herd-children capture read "polled 06:32:07"
+// 40 s later).
+func TestStatusSaysWhenLate(t *testing.T) {
+	snap := tuitest.Cluster(t, "standalone")
+	snap.Cost.Interval = 16 * time.Second
+	at := snap.Cluster.At
+	tests := []struct {
+		name  string
+		clock time.Duration // after the snapshot
+		want  string
+	}{
+		{"no tick yet", 0, "polled " + at.Format("15:04:05")},
+		{"within the interval", 15 * time.Second, "polled " + at.Format("15:04:05")},
+		{"within the grace", 20 * time.Second, "polled " + at.Format("15:04:05")},
+		{"late", 40 * time.Second, "polling… (last poll " + at.Format("15:04:05") + ", 40s ago)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msgs := []tea.Msg{common.SnapshotMsg{Snapshot: snap}}
+			if tt.clock > 0 {
+				msgs = append(msgs, clockMsg(at.Add(tt.clock)))
+			}
+			m := screen(t, 160, 24, inspectViews, msgs...)
+			if got := m.summary(); !strings.Contains(got, tt.want) {
+				t.Errorf("status %q, want %q in it", got, tt.want)
+			}
+		})
+	}
+}
