@@ -75,8 +75,13 @@ func TestParseSrvrErrors(t *testing.T) {
 		name, reply, want string
 	}{
 		{"empty", "", `fourlw: srvr: reply has no Mode line: ""`},
-		{"bad number", "Received: lots\nMode: leader\n", `fourlw: srvr: Received "lots": strconv.ParseInt: parsing "lots": invalid syntax`},
-		{"bad latency", "Latency min/avg/max: 1/2\nMode: leader\n", `fourlw: srvr: Latency min/avg/max "1/2": want min/avg/max`},
+		// A field's value is named in words a user reads, never in Go's
+		// parser text ("strconv.ParseInt: parsing ...: invalid syntax").
+		{"bad number", "Received: lots\nMode: leader\n", `fourlw: srvr: answer not understood: Received "lots" is not a number`},
+		{"too large", "Outstanding: 99999999999999999999\nMode: leader\n", `fourlw: srvr: answer not understood: Outstanding "99999999999999999999" is out of range`},
+		{"bad zxid", "Zxid: 0xzz\nMode: leader\n", `fourlw: srvr: answer not understood: Zxid "0xzz" is not a number`},
+		{"bad latency", "Latency min/avg/max: 1/2\nMode: leader\n", `fourlw: srvr: answer not understood: Latency min/avg/max "1/2" is not min/avg/max`},
+		{"bad latency number", "Latency min/avg/max: 1/x/3\nMode: leader\n", `fourlw: srvr: answer not understood: Latency min/avg/max "1/x/3" is not a number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -444,12 +449,16 @@ func TestParseConf(t *testing.T) {
 func TestCheckReply(t *testing.T) {
 	tests := []struct {
 		name, file, cmd string
+		listed          string // the whitelist line the error suggests
 		wantReply       bool
 		wantWhitelist   bool
 		wantNotServing  bool
 	}{
-		{name: "mntr refused", file: "mntr_not_whitelisted.txt", cmd: "mntr", wantWhitelist: true},
-		{name: "cons refused", file: "cons_not_whitelisted.txt", cmd: "cons", wantWhitelist: true},
+		{name: "mntr refused", file: "mntr_not_whitelisted.txt", cmd: "mntr", listed: "srvr, mntr", wantWhitelist: true},
+		{name: "cons refused", file: "cons_not_whitelisted.txt", cmd: "cons", listed: "srvr, cons", wantWhitelist: true},
+		// A whitelist without srvr: the hint names it once ("srvr, srvr"
+		// was printed).
+		{name: "srvr refused", file: "srvr_not_whitelisted.txt", cmd: "srvr", listed: "srvr", wantWhitelist: true},
 		{name: "not serving", file: "mntr_not_serving.txt", cmd: "mntr", wantNotServing: true},
 		{name: "ruok", file: "ruok_leader.txt", cmd: "ruok", wantReply: true},
 		{name: "isro", file: "isro_leader.txt", cmd: "isro", wantReply: true},
@@ -469,7 +478,7 @@ func TestCheckReply(t *testing.T) {
 				if nw.Cmd != tt.cmd || nw.Addr != "127.0.0.1:2181" || nw.Fix() != "4lw.commands.whitelist=*" {
 					t.Errorf("ErrNotWhitelisted = %+v, Fix %q", nw, nw.Fix())
 				}
-				want := `fourlw: ` + tt.cmd + ` refused by 127.0.0.1:2181: not in its four-letter-word whitelist; add "4lw.commands.whitelist=*" to zoo.cfg (or list the commands, such as "4lw.commands.whitelist=srvr, ` + tt.cmd + `") and restart the server`
+				want := `fourlw: ` + tt.cmd + ` refused by 127.0.0.1:2181: not in its four-letter-word whitelist; add "4lw.commands.whitelist=*" to zoo.cfg (or list the commands, such as "4lw.commands.whitelist=` + tt.listed + `") and restart the server`
 				if err.Error() != want {
 					t.Errorf("error text\n%s\nwant\n%s", err, want)
 				}

@@ -39,8 +39,18 @@ const ConfigLine = "4lw.commands.whitelist=*"
 
 func (e *ErrNotWhitelisted) Error() string {
 	return fmt.Sprintf("fourlw: %s refused by %s: not in its four-letter-word whitelist; add %q to zoo.cfg "+
-		"(or list the commands, such as \"4lw.commands.whitelist=srvr, %s\") and restart the server",
-		e.Cmd, e.Addr, ConfigLine, e.Cmd)
+		"(or list the commands, such as %q) and restart the server",
+		e.Cmd, e.Addr, ConfigLine, e.listed())
+}
+
+// listed is a whitelist line that allows srvr, the one command allowed by
+// default, and the refused command (once, when that is srvr).
+func (e *ErrNotWhitelisted) listed() string {
+	cmds := "srvr"
+	if e.Cmd != "srvr" {
+		cmds += ", " + e.Cmd
+	}
+	return "4lw.commands.whitelist=" + cmds
 }
 
 // Fix returns the configuration line that enables the command.
