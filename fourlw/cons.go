@@ -67,7 +67,7 @@ func parseConnLine(line string) (Conn, error) {
 	c.Addr = endpoint(s[:lb])
 	var err error
 	if c.Interest, err = strconv.Atoi(s[lb+1 : open]); err != nil {
-		return c, fmt.Errorf("connection line %q: interest ops: %w", abbreviate(line), err)
+		return c, fmt.Errorf("connection line %q: interest ops %w", abbreviate(line), plainNumber(err))
 	}
 	for _, kv := range strings.Split(s[open+2:len(s)-1], ",") {
 		k, v, ok := strings.Cut(kv, "=")
@@ -77,14 +77,14 @@ func parseConnLine(line string) (Conn, error) {
 		num := func() int64 {
 			n, e := strconv.ParseInt(v, 10, 64)
 			if e != nil && err == nil {
-				err = fmt.Errorf("connection line %q: %s: %w", abbreviate(line), k, e)
+				err = fmt.Errorf("connection line %q: %s %w", abbreviate(line), k, plainNumber(e))
 			}
 			return n
 		}
 		hex := func() uint64 {
 			n, e := parseHex(v)
 			if e != nil && err == nil {
-				err = fmt.Errorf("connection line %q: %s: %w", abbreviate(line), k, e)
+				err = fmt.Errorf("connection line %q: %s %w", abbreviate(line), k, plainNumber(e))
 			}
 			return n
 		}

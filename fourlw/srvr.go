@@ -1,6 +1,7 @@
 package fourlw
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -67,7 +68,7 @@ func parseStat(cmd, reply string) (Stat, error) {
 		field := func(f func() error) {
 			if err == nil {
 				if e := f(); e != nil {
-					err = fmt.Errorf("fourlw: %s: %s %q: %w", cmd, key, val, e)
+					err = fmt.Errorf("fourlw: %s: answer not understood: %s %q %w", cmd, key, val, plainNumber(e))
 				}
 			}
 		}
@@ -80,7 +81,7 @@ func parseStat(cmd, reply string) (Stat, error) {
 			field(func() error {
 				parts := strings.Split(val, "/")
 				if len(parts) != 3 {
-					return fmt.Errorf("want min/avg/max")
+					return errors.New("is not min/avg/max")
 				}
 				var e1, e2, e3 error
 				st.LatencyMin, e1 = strconv.ParseInt(parts[0], 10, 64)
@@ -106,7 +107,7 @@ func parseStat(cmd, reply string) (Stat, error) {
 			field(func() error {
 				parts := strings.Split(val, "/")
 				if len(parts) != 3 {
-					return fmt.Errorf("want last/min/max")
+					return errors.New("is not last/min/max")
 				}
 				var e1, e2, e3 error
 				st.LastProposalSize, e1 = strconv.ParseInt(parts[0], 10, 64)

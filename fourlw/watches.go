@@ -102,11 +102,11 @@ func ParseWchs(reply string) (WatchSummary, error) {
 		return w, fmt.Errorf("fourlw: wchs: unrecognised reply %q", abbreviate(reply))
 	}
 	if _, err := fmt.Sscanf(lines[0], "%d connections watching %d paths", &w.Connections, &w.Paths); err != nil {
-		return w, fmt.Errorf("fourlw: wchs: %q: %w", lines[0], err)
+		return w, fmt.Errorf("fourlw: wchs: answer not understood: %q", abbreviate(lines[0]))
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(lines[1], "Total watches:")))
 	if err != nil {
-		return w, fmt.Errorf("fourlw: wchs: %q: %w", lines[1], err)
+		return w, fmt.Errorf("fourlw: wchs: answer not understood: %q %w", abbreviate(lines[1]), plainNumber(err))
 	}
 	w.Watches = n
 	return w, nil
