@@ -27,25 +27,23 @@ func newDemoCmd(g *globalOptions) *cobra.Command {
 		if out == "" {
 			out = "zkherd-demo-" + time.Now().Format("20060102-150405")
 		}
-		lo := &loadOptions{noTUI: o.noTUI, timeoutSet: cmd.Flags().Changed("session-timeout"), req: loadrun.Request{
+		lo := &loadOptions{noTUI: o.noTUI, req: loadrun.Request{
 			Scenario: demoScenario, Out: out, Clients: o.clients, Duration: o.duration,
 			ClientsGiven: cmd.Flags().Changed("clients"), DurationGiven: cmd.Flags().Changed("duration"),
+			SessionTimeout: g.sessionTimeout, SessionTimeoutGiven: cmd.Flags().Changed("session-timeout"),
 		}}
-		ov, err := lo.overrides(g)
+		job, err := loadrun.Prepare(&lo.req)
 		if err != nil {
 			return err
 		}
-		plan, err := loadrun.NewPlan(demoScenario, ov, out)
+		r, err := lo.runner(g, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		if err != nil {
 			return err
 		}
+		plan := job.Plan()
 		fmt.Fprintf(cmd.ErrOrStderr(), "zkherd demo: %s with %d clients; report in %s\n",
 			demoScenario, plan.Spec.Effective().Clients, filepath.Base(plan.Out))
-		r, err := lo.runner(g, cmd.OutOrStdout(), cmd.ErrOrStderr(), true)
-		if err != nil {
-			return err
-		}
-		return r.Run(cmd.Context(), plan)
+		return lo.do(cmd.Context(), g, r, job, true, cmd.OutOrStdout(), cmd.ErrOrStderr())
 	})
 	cmd.Flags().StringVar(&o.out, "out", "", "report directory (default ./zkherd-demo-<time>)")
 	cmd.Flags().BoolVar(&o.noTUI, "no-tui", false, "print a progress line instead of the live dashboard")

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,10 +17,10 @@ import (
 	"github.com/zkherd/zkherd/ensemble"
 	"github.com/zkherd/zkherd/exporter"
 	"github.com/zkherd/zkherd/internal/buildinfo"
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/loadrun"
-	"github.com/zkherd/zkherd/scenarios"
 	"github.com/zkherd/zkherd/tui"
 )
 
@@ -28,7 +30,6 @@ type loadOptions struct {
 	req          loadrun.Request
 	noTUI        bool
 	serverConfig string // --server-config (ensemble.ParseServerConfig)
-	timeoutSet   bool
 
 	metricsAddr   string        // --metrics-addr: serve Prometheus metrics there
 	metricsLinger time.Duration // how long the endpoint outlives the run
@@ -44,7 +45,7 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 		q.ClientsGiven, q.DurationGiven, q.OpsGiven, q.RateGiven = f.Changed("clients"), f.Changed("duration"), f.Changed("ops"), f.Changed("rate")
 		q.JoinGiven, q.ProcessesGiven, q.SweepGiven = f.Changed("join"), f.Changed("processes"), f.Changed("sweep")
 		launchGiven(f, q)
-		o.timeoutSet = f.Changed("session-timeout")
+		q.SessionTimeout, q.SessionTimeoutGiven = g.sessionTimeout, f.Changed("session-timeout")
 		if q.RateGiven {
 			var err error
 			if q.Rate, q.Stages, err = loadrun.ParseRate(o.rate); err != nil {
@@ -106,28 +107,8 @@ func runCleanup(ctx context.Context, g *globalOptions, cmd *cobra.Command, stdou
 	return loadrun.Cleanup(ctx, loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg}, stdout)
 }
 
-// overrides checks the scenario flags and the shared ones a run uses,
-// and turns them into overrides.
-func (o *loadOptions) overrides(g *globalOptions) (scenarios.Overrides, error) {
-	ov, err := o.req.Overrides()
-	if err != nil {
-		return ov, err
-	}
-	if err := g.checkAuth(); err != nil {
-		return ov, err
-	}
-	if o.timeoutSet {
-		if err := loadrun.CheckSessionTimeout(g.sessionTimeout); err != nil {
-			return ov, err
-		}
-		ov.SessionTimeout = g.sessionTimeout
-	}
-	return ov, nil
-}
-
-// runner is the load application layer for this command's flags, with
-// the dashboard when asked for and on a terminal.
-func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer, dashboard bool) (*loadrun.Runner, error) {
+// runner is the load application layer for this command's flags.
+func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadrun.Runner, error) {
 	if err := g.checkAuth(); err != nil {
 		return nil, err
 	}
@@ -139,17 +120,66 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer, dashboa
 	if err != nil {
 		return nil, usageErr("--server-config %v", pkgerr.Reason(err))
 	}
-	r := &loadrun.Runner{
+	return &loadrun.Runner{
 		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.req.SourceAddrs, ServerConfig: scfg, Log: stderr},
 		Stdout:  stdout,
 		Stderr:  stderr,
 		Version: buildinfo.Version(),
 		Joiners: o.joiners(g),
-	}
+	}, nil
+}
+
+// show starts the reader of r's events that draws on the terminal: the
+// dashboard when asked for and on a terminal (quitting it calls stop),
+// else the progress line on stderr. The summary waits for it
+// (TerminalFree); wait returns once it is done, with the dashboard's
+// failure as the user reads it.
+func (o *loadOptions) show(ctx context.Context, g *globalOptions, r *loadrun.Runner, stop func(), dashboard bool, stdout, stderr io.Writer) (wait func() error) {
+	// Events are read to their end, even after Ctrl-C (the run stops
+	// gracefully and says so); the dashboard ends with ctx (a hang-up).
+	all := context.WithoutCancel(ctx)
+	free := make(chan struct{})
+	r.TerminalFree = free
+	var derr error
 	if dashboard && !o.noTUI && loadrun.IsTerminal(stdout) && loadrun.IsTerminal(os.Stdin) {
-		r.Display = tui.LoadDashboard(tui.InspectOptions{SessionTimeout: g.sessionTimeout, Auth: g.auth})
+		events := r.Subscribe(all, loadrun.WantDetail)
+		go func() {
+			defer close(free)
+			derr = tui.LoadDashboard(ctx, events, stop, tui.InspectOptions{SessionTimeout: g.sessionTimeout, Auth: g.auth})
+		}()
+	} else {
+		events := r.Subscribe(all, 0)
+		go func() {
+			defer close(free)
+			loadrun.PrintProgress(stderr, events)
+		}()
 	}
-	return r, nil
+	return func() error {
+		<-free
+		if derr != nil {
+			return usageErr("load dashboard: %v (use --no-tui)", pkgerr.Reason(derr))
+		}
+		return nil
+	}
+}
+
+// do runs job on r with the terminal's reader of its events, and the
+// other readers already subscribed; the dashboard's failure, or its quit
+// before the run ended, is the exit.
+func (o *loadOptions) do(ctx context.Context, g *globalOptions, r *loadrun.Runner, job *loadrun.Job, dashboard bool, stdout, stderr io.Writer) error {
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	wait := o.show(ctx, g, r, stop, dashboard, stdout, stderr)
+	err := r.Do(runCtx, job)
+	derr := wait()
+	quit := runCtx.Err() != nil && ctx.Err() == nil // the dashboard stopped the run
+	switch {
+	case derr != nil && (err == nil || quit):
+		return derr
+	case quit && errors.Is(err, context.Canceled):
+		return &exit.Error{Code: exit.Interrupted, Err: errors.New("interrupted: the dashboard was quit before the run measured anything")}
+	}
+	return err
 }
 
 // defaultMetricsLinger outlives a scrape interval of 15 s, Prometheus's
@@ -161,35 +191,59 @@ func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stde
 	if o.metricsLinger < 0 {
 		return usageErr("--metrics-linger %v: must be 0 or more", o.metricsLinger)
 	}
-	var taps []loadrun.Sink
+	job, err := loadrun.Prepare(&o.req)
+	if err != nil {
+		return err
+	}
+	dashboard := job.Live() && o.stream != "-"
+	var streamOut io.Writer
+	if o.stream == "-" {
+		streamOut, stdout = stdout, stderr // stdout is the stream's alone
+	}
+	r, err := o.runner(g, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	// The readers of the run's events beside the terminal's, subscribed
+	// once nothing can fail before the run: each reads its own
+	// subscription to the end (even after Ctrl-C, the run says how it
+	// stopped); read waits for them.
+	type reader struct {
+		want    loadrun.Want
+		consume func(<-chan loadrun.Event)
+	}
+	var (
+		readers []reader
+		read    sync.WaitGroup
+	)
+	defer read.Wait()
 	if o.stream != "" {
-		w := io.Writer(nil)
-		if o.stream == "-" {
-			w, stdout = stdout, stderr // stdout is the stream's alone
-		} else {
+		if streamOut == nil {
 			f, ferr := os.Create(o.stream)
 			if ferr != nil {
 				return usageErr("--stream %s: %v", o.stream, pkgerr.Reason(ferr))
 			}
-			w = f
+			streamOut = f
 		}
-		s := loadrun.NewStreamSink(w)
-		if f, ok := w.(*os.File); ok && o.stream != "-" {
+		s := loadrun.NewStreamSink(streamOut)
+		if f, ok := streamOut.(*os.File); ok && o.stream != "-" {
 			defer func() {
+				read.Wait() // the last line written
 				if cerr := f.Close(); cerr != nil && err == nil {
 					err = usageErr("--stream %s: %v", o.stream, cerr)
 				}
 				if err != nil && s.Lines() == 0 {
-					os.Remove(o.stream) // bad input: nothing ran, nothing left behind
+					os.Remove(o.stream) // nothing ran, nothing left behind
 				}
 			}()
 		}
-		taps = append(taps, s)
 		defer func() {
+			read.Wait()
 			if serr := s.Err(); serr != nil {
 				fmt.Fprintf(stderr, "zkherd: %s; the stream stopped there\n", usermsg.Clean(serr.Error()))
 			}
 		}()
+		readers = append(readers, reader{0, s.Consume})
 	}
 	if o.metricsAddr != "" {
 		var process string
@@ -202,8 +256,8 @@ func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stde
 			return lerr
 		}
 		fmt.Fprintf(stderr, "serving the run's metrics on http://%s/metrics\n", ep.Addr())
-		taps = append(taps, l)
 		defer func() {
+			read.Wait() // the last figures kept
 			linger := o.metricsLinger
 			if !l.Started() {
 				linger = 0 // nothing ran: nothing for a last scrape to see
@@ -212,13 +266,15 @@ func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stde
 			}
 			_ = ep.Close(ctx, linger)
 		}()
+		readers = append(readers, reader{loadrun.WantIntervals, l.Consume})
 	}
-	return loadrun.Do(ctx, &o.req, func() (scenarios.Overrides, error) { return o.overrides(g) },
-		func(dashboard bool) (*loadrun.Runner, error) {
-			r, err := o.runner(g, stdout, stderr, dashboard && o.stream != "-")
-			if r != nil {
-				r.Taps = taps
-			}
-			return r, err
-		})
+	for _, rd := range readers {
+		events := r.Subscribe(context.Background(), rd.want)
+		read.Add(1)
+		go func() {
+			defer read.Done()
+			rd.consume(events)
+		}()
+	}
+	return o.do(ctx, g, r, job, dashboard, stdout, stderr)
 }

@@ -32,8 +32,8 @@ func (o *loadOptions) joiners(g *globalOptions) loadrun.Joiners {
 	if exe, err := os.Executable(); err == nil {
 		j.Executable = exe
 	}
-	if o.timeoutSet {
-		j.Args = append(j.Args, "--session-timeout", g.sessionTimeout.String())
+	if o.req.SessionTimeoutGiven {
+		j.Args = append(j.Args, "--session-timeout", o.req.SessionTimeout.String())
 	}
 	for _, f := range []struct{ flag, value string }{
 		{"--tls-ca", g.tlsFiles.CA}, {"--tls-cert", g.tlsFiles.Cert}, {"--tls-key", g.tlsFiles.Key},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -34,10 +35,10 @@ func BenchmarkLoadInterval(b *testing.B) {
 	}
 	packed := hdrhistogram.NewPacked(metrics.LowestTrackable, int64(time.Minute/time.Microsecond), metrics.SignificantFigures)
 	packed.MergeFrom(h)
-	pi := &metrics.PhaseInterval{Raw: packed, Corrected: packed}
+	ev := loadrun.EventInterval{Run: "fair-lock", Phase: "acquire", Values: loadrun.IntervalValues(&metrics.PhaseInterval{Raw: packed, Corrected: packed})}
 	b.ResetTimer()
 	for range b.N {
-		l.Interval("fair-lock", "acquire", pi)
+		l.apply(ev)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/value")
 }
@@ -59,12 +60,12 @@ func BenchmarkLoadScrape(b *testing.B) {
 	}
 	packed := hdrhistogram.NewPacked(metrics.LowestTrackable, int64(time.Minute/time.Microsecond), metrics.SignificantFigures)
 	packed.MergeFrom(h)
-	l.Starting(0, scenarios.Run{Spec: scenarios.Spec{Name: "fair-lock", Recipe: scenarios.FairLock, Clients: 1000}}, "")
+	l.apply(loadrun.EventStarting{Run: scenarios.Run{Spec: scenarios.Spec{Name: "fair-lock", Recipe: scenarios.FairLock, Clients: 1000}}})
 	for _, p := range metrics.Phases() {
-		l.Interval("fair-lock", p, &metrics.PhaseInterval{Raw: packed, Corrected: packed})
+		l.apply(loadrun.EventInterval{Run: "fair-lock", Phase: p, Values: loadrun.IntervalValues(&metrics.PhaseInterval{Raw: packed, Corrected: packed})})
 	}
-	l.Progress(loadgen.Progress{Name: "fair-lock", Recipe: scenarios.FairLock, Ops: 1000, Clients: 1000, SessionsConnected: 1000,
-		Totals: figures.Totals{figures.Operations: 1000, figures.Releases: 1000, figures.Wakeups: 1000, figures.ZKRequests: 4000}})
+	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair-lock", Recipe: scenarios.FairLock, Ops: 1000, Clients: 1000, SessionsConnected: 1000,
+		Totals: figures.Totals{figures.Operations: 1000, figures.Releases: 1000, figures.Wakeups: 1000, figures.ZKRequests: 4000}}})
 	handler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	req := httptest.NewRequest("GET", "/metrics", nil)
 	b.ResetTimer()

@@ -13,6 +13,7 @@ import (
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -129,11 +130,11 @@ func TestLoadHistogramHoldsTheRunsValues(t *testing.T) {
 	}
 	packed := hdrhistogram.NewPacked(metrics.LowestTrackable, int64(time.Minute/time.Microsecond), metrics.SignificantFigures)
 	packed.MergeFrom(h)
-	l.Starting(0, scenarios.Run{Spec: scenarios.Spec{Name: "fair", Recipe: scenarios.FairLock, Clients: 3}}, "")
-	l.Interval("fair", "acquire", &metrics.PhaseInterval{Raw: packed, Corrected: packed})
-	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, RunID: "r1", Ops: 5000, Clients: 3,
+	l.apply(loadrun.EventStarting{Run: scenarios.Run{Spec: scenarios.Spec{Name: "fair", Recipe: scenarios.FairLock, Clients: 3}}})
+	l.apply(loadrun.EventInterval{Run: "fair", Phase: "acquire", Values: loadrun.IntervalValues(&metrics.PhaseInterval{Raw: packed, Corrected: packed})})
+	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, RunID: "r1", Ops: 5000, Clients: 3,
 		SessionsConnected: 2, Totals: figures.Totals{figures.Releases: 7, figures.Wakeups: 7}, ErrorsByKind: map[string]int64{"connection loss": 2},
-		ViolationCounts: map[string]int64{"fifo": 0}})
+		ViolationCounts: map[string]int64{"fifo": 0}}})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -183,10 +184,10 @@ func TestOperationsCoverTheRun(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 12})
+	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 12}})
 	want(12)
-	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 3, RampOps: 12})
+	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 3, RampOps: 12}})
 	want(15)
-	l.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 0, RampOps: 12})
+	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 0, RampOps: 12}})
 	want(15)
 }

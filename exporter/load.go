@@ -11,7 +11,7 @@ import (
 
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
-	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -20,9 +20,9 @@ import (
 // range of a lock's acquire from an idle server to a herd on a slow one.
 var LatencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
-// Load is a load run's metrics: a tap on its progress (loadrun.Sink and
-// loadrun.IntervalSink) that keeps the last figures of each scenario and
-// hands them to every scrape. The counters are the run's own counts, not
+// Load is a load run's metrics: it reads the run's events (Consume, a
+// loadrun subscription with loadrun.WantIntervals), keeps the last figures
+// of each scenario and hands them to every scrape. The counters are the run's own counts, not
 // a second count kept here: the last scrape of a finished run reads what
 // report.json says.
 type Load struct {
@@ -150,8 +150,35 @@ func (l *Load) Collect(ch chan<- prometheus.Metric) {
 	l.latency.Collect(ch)
 }
 
-// Starting is loadrun.Sink's: the scenario's series appear at its start.
-func (l *Load) Starting(_ int, run scenarios.Run, _ string) {
+// Consume takes the events of a run until they end.
+func (l *Load) Consume(events <-chan loadrun.Event) {
+	for ev := range events {
+		l.apply(ev)
+	}
+}
+
+// apply takes one event: a scenario's series appear at its start, each
+// progress report keeps the figures every scrape reads, and every value
+// of a closed interval goes into its phase's histogram. Notices are for
+// people, not metrics.
+func (l *Load) apply(ev loadrun.Event) {
+	switch ev := ev.(type) {
+	case loadrun.EventStarting:
+		l.starting(ev.Run)
+	case loadrun.EventProgress:
+		l.progress(ev.Progress)
+	case loadrun.EventInterval:
+		obs := l.latency.WithLabelValues(ev.Run, string(ev.Phase))
+		for _, v := range ev.Values {
+			s := float64(v.Micros) / 1e6
+			for range v.Count {
+				obs.Observe(s)
+			}
+		}
+	}
+}
+
+func (l *Load) starting(run scenarios.Run) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.runs[run.Name]; !ok {
@@ -159,8 +186,7 @@ func (l *Load) Starting(_ int, run scenarios.Run, _ string) {
 	}
 }
 
-// Progress is loadrun.Sink's: it keeps the figures every scrape reads.
-func (l *Load) Progress(p loadgen.Progress) {
+func (l *Load) progress(p loadgen.Progress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f := l.runs[p.Name]
@@ -177,27 +203,6 @@ func (l *Load) Progress(p loadgen.Progress) {
 	f.errorsByKind = cloneMap(p.ErrorsByKind)
 	f.violations = cloneMap(p.ViolationCounts)
 	f.totals = p.Totals.Clone()
-}
-
-// Notice is loadrun.Sink's; notices are for people, not metrics.
-func (l *Load) Notice(string) {}
-
-// Interval is loadrun.IntervalSink's: every value of the interval goes
-// into the phase's histogram, at the value HdrHistogram keeps for it
-// (within 0.1%, its 3 significant digits).
-func (l *Load) Interval(run string, p metrics.Phase, pi *metrics.PhaseInterval) {
-	h := pi.Corrected
-	if h == nil {
-		return
-	}
-	obs := l.latency.WithLabelValues(run, string(p))
-	h.ForEachBucket(func(us, n int64) bool {
-		v := float64(us) / 1e6
-		for range n {
-			obs.Observe(v)
-		}
-		return true
-	})
 }
 
 func cloneMap(m map[string]int64) map[string]int64 {

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -29,8 +30,8 @@ func served(t *testing.T, process string) *Endpoint {
 	for i := range 100 {
 		_ = h.RecordValue(int64(1000 + 100*i))
 	}
-	l.Starting(0, scenarios.Run{Spec: scenarios.Spec{Name: "fair", Recipe: scenarios.FairLock, Clients: 2}}, "")
-	l.Interval("fair", metrics.Acquire, &metrics.PhaseInterval{Raw: h, Corrected: h})
+	l.apply(loadrun.EventStarting{Run: scenarios.Run{Spec: scenarios.Spec{Name: "fair", Recipe: scenarios.FairLock, Clients: 2}}})
+	l.apply(loadrun.EventInterval{Run: "fair", Phase: metrics.Acquire, Values: loadrun.IntervalValues(&metrics.PhaseInterval{Raw: h, Corrected: h})})
 	return ep
 }
 

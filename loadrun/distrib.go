@@ -31,6 +31,7 @@ type Distributed struct {
 // Start starts a distributed run of plan for d.Processes processes, runs
 // this process's share and writes the merged report.
 func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err error) {
+	defer r.closeEvents()
 	if d.Launcher != nil {
 		if err := d.Launcher.Check(ctx); err != nil {
 			return launchError(err)
@@ -70,6 +71,7 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err erro
 		defer func() { completed = ctx.Err() == nil && exit.Code(err, false) <= exit.CheckFailed }()
 	}
 	out := r.executeDistributed(ctx, env, m, plan, d, func(o distrib.Outcome) *loadgen.Result { return o.Merged })
+	r.endEvents()
 	if out.Err != nil && len(out.Results) == 0 {
 		return distribError(out.Err, server)
 	}
@@ -88,6 +90,7 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err erro
 // process's share and prints its own summary; the starter writes the
 // merged report. The target must name servers.
 func (r *Runner) Join(ctx context.Context, id string, d Distributed) error {
+	defer r.closeEvents()
 	env := &Env{Server: r.Target.Server, t: r.Target}
 	server := env.Server.String()
 	s, err := env.session(ctx)
@@ -104,6 +107,7 @@ func (r *Runner) Join(ctx context.Context, id string, d Distributed) error {
 	fmt.Fprintf(r.Stderr, "joined run %s (%s) as process %d of %d; waiting for the others...\n", dp.RunID, dp.Title, m.Index()+1, dp.Processes)
 	plan := &Plan{Runs: dp.Runs, Title: dp.Title}
 	out := r.executeDistributed(ctx, env, m, plan, d, func(o distrib.Outcome) *loadgen.Result { return o.Local })
+	r.endEvents()
 	if out.Err != nil {
 		return distribError(out.Err, server)
 	}
@@ -131,7 +135,7 @@ func (r *Runner) executeDistributed(ctx context.Context, env *Env, m *distrib.Me
 			return fmt.Sprintf("run %d of %d: %s; waiting for every process", i+1, len(plan.Runs), run.Name)
 		},
 	}
-	return r.display()(ctx, plan, env.Where(), func(ctx context.Context, sink Sink) Outcome {
+	return r.show(ctx, plan, env.Where(), func(ctx context.Context, sink sink) Outcome {
 		return x.run(ctx, env.LoadOptions(), plan, sink)
 	})
 }

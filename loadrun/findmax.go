@@ -70,6 +70,7 @@ func (f *FindMax) served(res *loadgen.Result, rate float64) (ok bool, line strin
 // FindMax runs the search and prints the curve and the highest rate
 // served; the report holds every step as a scenario of its own.
 func (r *Runner) FindMax(ctx context.Context, f *FindMax) error {
+	defer r.closeEvents()
 	plan := f.Plan
 	env, err := r.Target.Open(ctx, plan, plan.clients())
 	if err != nil {
@@ -82,7 +83,7 @@ func (r *Runner) FindMax(ctx context.Context, f *FindMax) error {
 		best    = -1.0
 		partial bool
 	)
-	out := r.display()(ctx, plan, env.Where(), func(ctx context.Context, sink Sink) Outcome {
+	out := r.show(ctx, plan, env.Where(), func(ctx context.Context, sink sink) Outcome {
 		lo, hi, rate := 0.0, math.Inf(1), FindMaxStart
 		for i := range FindMaxSteps {
 			step := *plan
@@ -128,6 +129,7 @@ func (r *Runner) FindMax(ctx context.Context, f *FindMax) error {
 		}
 		return Outcome{Results: results, Partial: partial}
 	})
+	r.endEvents()
 	if out.Err != nil && len(out.Results) == 0 {
 		return runError(out.Err)
 	}

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,7 +14,6 @@ import (
 
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/ensemble/enstest"
-	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/report"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -26,50 +22,51 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// recorder is a Display that counts what reaches the sink Execute is
-// given: every mode shows its runs through it.
+// recorder counts the events of a Runner's subscription: every mode
+// publishes its runs through it.
 type recorder struct {
-	mu        sync.Mutex
-	displays  int
+	done      chan struct{} // closed when the subscription ended
+	plans     int
+	ended     int
 	starting  []string
 	progress  int
 	lastState string
 }
 
-func (r *recorder) display(ctx context.Context, _ *Plan, _ Where, exec func(context.Context, Sink) Outcome) Outcome {
-	r.mu.Lock()
-	r.displays++
-	r.mu.Unlock()
-	return exec(ctx, r)
+// record subscribes to r's events.
+func record(r *Runner) *recorder {
+	rec := &recorder{done: make(chan struct{})}
+	events := r.Subscribe(context.Background(), 0)
+	go func() {
+		defer close(rec.done)
+		for ev := range events {
+			switch ev := ev.(type) {
+			case EventPlan:
+				rec.plans++
+			case EventStarting:
+				rec.starting = append(rec.starting, ev.Run.Name)
+			case EventProgress:
+				rec.progress++
+				rec.lastState = ev.State
+			case EventEnded:
+				rec.ended++
+			}
+		}
+	}()
+	return rec
 }
 
-func (r *recorder) Starting(_ int, run scenarios.Run, _ string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.starting = append(r.starting, run.Name)
-}
-
-func (r *recorder) Progress(p loadgen.Progress) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.progress++
-	r.lastState = p.State
-}
-
-func (r *recorder) Notice(string) {}
-
-// runner returns a Runner on servers with a recorder as its display.
+// runner returns a Runner on servers with a recorder of its events.
 func runner(t *testing.T, servers []string) (*Runner, *recorder, *bytes.Buffer) {
 	t.Helper()
-	rec := &recorder{}
 	var stdout bytes.Buffer
-	return &Runner{
+	r := &Runner{
 		Target:  Target{Server: connstr.ConnectString{Servers: servers}, Log: &bytes.Buffer{}},
 		Stdout:  &stdout,
 		Stderr:  &bytes.Buffer{},
 		Version: "test",
-		Display: rec.display,
-	}, rec, &stdout
+	}
+	return r, record(r), &stdout
 }
 
 type reportJSON struct {
@@ -102,15 +99,19 @@ func readReport(t *testing.T, dir string) reportJSON {
 	return rep
 }
 
-// checkShown fails unless the runs went through Execute's sink: one
-// display, a Starting per run, progress reports ending with "done".
+// checkShown fails unless the runs were published to the subscription,
+// which closed once the mode call returned: one plan, a start per run,
+// progress reports ending with "done", one end.
 func checkShown(t *testing.T, rec *recorder, runs int) {
 	t.Helper()
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if rec.displays != 1 || len(rec.starting) != runs || rec.progress == 0 || rec.lastState != "done" {
-		t.Errorf("display: %d displays, starting %v, %d progress reports (last %q); want 1 display, %d runs started, progress ending done",
-			rec.displays, rec.starting, rec.progress, rec.lastState, runs)
+	select {
+	case <-rec.done:
+	case <-time.After(time.Minute):
+		t.Fatal("the events' channel is still open a minute after the run returned")
+	}
+	if rec.plans != 1 || rec.ended != 1 || len(rec.starting) != runs || rec.progress == 0 || rec.lastState != "done" {
+		t.Errorf("events: %d plans, %d ends, starting %v, %d progress reports (last %q); want 1 plan, 1 end, %d runs started, progress ending done",
+			rec.plans, rec.ended, rec.starting, rec.progress, rec.lastState, runs)
 	}
 }
 
@@ -242,14 +243,5 @@ func TestReportWaitGraph(t *testing.T) {
 		if n := strings.Count(string(html), want); n < 1 {
 			t.Errorf("report.html has %q %d times, want it drawn", want, n)
 		}
-	}
-}
-
-// TestDisplayErrorAdvice: the dashboard (package tui) names no flag; the
-// advice to do without it is added here, once.
-func TestDisplayErrorAdvice(t *testing.T) {
-	err := runError(fmt.Errorf("%w: %w", ErrDisplay, errors.New("open /dev/tty: no such device")))
-	if got, want := err.Error(), "load dashboard: open /dev/tty: no such device (use --no-tui)"; got != want {
-		t.Errorf("got %q, want %q", got, want)
 	}
 }

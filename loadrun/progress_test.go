@@ -33,8 +33,8 @@ func TestProgressFitsTerminal(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			s := &LineSink{w: &buf, terminal: true}
-			s.Progress(tt.pr)
+			s := &progressLine{w: &buf, terminal: true}
+			s.progress(tt.pr)
 			line := strings.TrimPrefix(buf.String(), "\r\033[K")
 			if n := utf8.RuneCountInString(line); n >= report.Width {
 				t.Errorf("progress line is %d columns, want fewer than %d: %q", n, report.Width, line)

@@ -48,11 +48,15 @@ type Request struct {
 	Hosts      []string
 	SSHOptions []string
 
+	// SessionTimeout is every client's session timeout, when given.
+	SessionTimeout time.Duration
+
 	// Given says which values the user gave: a zero given is a mistake,
 	// one not given means the scenario's own.
 	ClientsGiven, DurationGiven, OpsGiven, RateGiven bool
 	ProcessesGiven, JoinGiven, SweepGiven            bool
 	SpawnGiven, HostsGiven                           bool
+	SessionTimeoutGiven                              bool
 }
 
 // Mode is the kind of run a Request asks for.
@@ -148,8 +152,7 @@ func (q *Request) checkJoin() error {
 }
 
 // Overrides checks the scenario values of q and turns them into
-// overrides of the scenario (all but the session timeout, a setting the
-// command shares with others).
+// overrides of the scenario.
 func (q *Request) Overrides() (scenarios.Overrides, error) {
 	var ov scenarios.Overrides
 	if q.Scenario == "" {
@@ -198,6 +201,12 @@ func (q *Request) Overrides() (scenarios.Overrides, error) {
 	if q.OpsGiven {
 		ov.Ops = q.Ops
 	}
+	if q.SessionTimeoutGiven {
+		if err := CheckSessionTimeout(q.SessionTimeout); err != nil {
+			return ov, err
+		}
+		ov.SessionTimeout = q.SessionTimeout
+	}
 	return ov, nil
 }
 
@@ -209,89 +218,111 @@ func CheckSessionTimeout(d time.Duration) error {
 	return nil
 }
 
-// Do runs what q asks for (q.Mode): one plan, a sweep, or a run spread
-// over processes, started or joined: the one dispatch between the modes.
-// overrides gives the scenario overrides (q.Overrides with the command's
-// shared settings); runner makes the runner, with the dashboard or not,
-// once the scenario is known to be valid, so that a mistake in the
-// scenario is reported before one about the servers.
-func Do(ctx context.Context, q *Request, overrides func() (scenarios.Overrides, error), runner func(dashboard bool) (*Runner, error)) error {
+// Job is a Request checked and made ready to run (Prepare): one plan, a
+// sweep, a search for the highest rate, or a run spread over processes,
+// started or joined.
+type Job struct {
+	req     Request // as given: the launcher of a started run reads it
+	mode    Mode
+	plan    *Plan
+	sweep   *Sweep
+	findMax *FindMax
+	dist    Distributed
+	join    string
+}
+
+// Prepare checks q (its mode, its values, the scenario) and makes its job,
+// so that a mistake in the request or the scenario is reported before one
+// about the servers (the Runner's).
+func Prepare(q *Request) (*Job, error) {
 	mode, err := q.Mode()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	d := Distributed{Processes: q.processes(), RunID: q.RunID, JoinTimeout: q.JoinTimeout}
 	if mode == ModeJoin { // the plan comes from the run joined
-		r, err := runner(false)
-		if err != nil {
-			return err
-		}
-		if len(r.Target.Server.Servers) == 0 {
-			return exit.Usagef("--join needs --server: the servers of the run to join")
-		}
-		return r.Join(ctx, q.Join, Distributed{JoinTimeout: q.JoinTimeout})
+		return &Job{req: *q, mode: mode, join: q.Join, dist: Distributed{JoinTimeout: q.JoinTimeout}}, nil
 	}
 	var counts []int
 	if mode == ModeSweep {
 		if counts, err = ParseSweep(q.Sweep); err != nil {
-			return err
+			return nil, err
 		}
 		if q.ClientsGiven {
-			return exit.Usagef("--sweep sets the clients of each run; drop --clients")
+			return nil, exit.Usagef("--sweep sets the clients of each run; drop --clients")
 		}
 	}
-	ov, err := overrides()
+	ov, err := q.Overrides()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var (
-		plan *Plan
-		sw   *Sweep
-	)
+	j := &Job{req: *q, mode: mode, dist: d}
 	if mode == ModeSweep {
-		sw, err = NewSweep(q.Scenario, counts, ov, q.Out)
+		j.sweep, err = NewSweep(q.Scenario, counts, ov, q.Out)
 	} else {
-		plan, err = NewPlan(q.Scenario, ov, q.Out)
-		if plan != nil {
-			plan.AbortOnFail = q.AbortOnFail
+		j.plan, err = NewPlan(q.Scenario, ov, q.Out)
+		if j.plan != nil {
+			j.plan.AbortOnFail = q.AbortOnFail
 		}
 	}
 	if err == nil && q.AbortOnFail {
-		err = checkAbort(mode, plan)
+		err = checkAbort(mode, j.plan)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var fm *FindMax
 	if q.FindMax != "" {
 		switch {
 		case mode != ModePlain:
-			return exit.Usagef("--find-max runs in one process; drop --sweep, --processes and --join")
+			return nil, exit.Usagef("--find-max runs in one process; drop --sweep, --processes and --join")
 		case q.RateGiven || q.Arrival != "":
-			return exit.Usagef("--find-max chooses the rate (constant arrivals): drop --rate and --arrival")
+			return nil, exit.Usagef("--find-max chooses the rate (constant arrivals): drop --rate and --arrival")
 		case q.AbortOnFail:
-			return exit.Usagef("--find-max and --abort-on-fail: the search runs past rates over its target; drop --abort-on-fail")
+			return nil, exit.Usagef("--find-max and --abort-on-fail: the search runs past rates over its target; drop --abort-on-fail")
 		}
-		if fm, err = NewFindMax(plan, q.FindMax); err != nil {
-			return err
+		if j.findMax, err = NewFindMax(j.plan, q.FindMax); err != nil {
+			return nil, err
 		}
 	}
-	r, err := runner(mode == ModePlain && fm == nil)
-	if err != nil {
-		return err
+	return j, nil
+}
+
+// Live reports whether the job is one plan run once in this process, the
+// kind of job the dashboard shows (not a sweep, a search or a distributed
+// run).
+func (j *Job) Live() bool { return j.mode == ModePlain && j.findMax == nil }
+
+// Plan is the plan of the job (a sweep's last, the one with most
+// clients), nil for a join, whose plan comes from the run joined.
+func (j *Job) Plan() *Plan {
+	if j.sweep != nil {
+		return j.sweep.Plans[len(j.sweep.Plans)-1]
 	}
-	if fm != nil {
-		return r.FindMax(ctx, fm)
-	}
-	switch mode {
-	case ModeSweep:
-		return r.Sweep(ctx, sw)
-	case ModeStart:
-		if q.HostsGiven && len(r.Target.Server.Servers) == 0 {
+	return j.plan
+}
+
+// Do runs the job: the one dispatch between the modes.
+func (r *Runner) Do(ctx context.Context, j *Job) error {
+	defer r.closeEvents()
+	switch {
+	case j.mode == ModeJoin:
+		if len(r.Target.Server.Servers) == 0 {
+			return exit.Usagef("--join needs --server: the servers of the run to join")
+		}
+		return r.Join(ctx, j.join, j.dist)
+	case j.findMax != nil:
+		return r.FindMax(ctx, j.findMax)
+	case j.mode == ModeSweep:
+		return r.Sweep(ctx, j.sweep)
+	case j.mode == ModeStart:
+		if j.req.HostsGiven && len(r.Target.Server.Servers) == 0 {
 			return exit.Usagef("--hosts needs --server: servers every host reaches (a local ensemble listens on this machine's loopback only)")
 		}
-		return r.Start(ctx, plan, Distributed{Processes: q.processes(), RunID: q.RunID, JoinTimeout: q.JoinTimeout, Launcher: q.launcher(r)})
+		d := j.dist
+		d.Launcher = j.req.launcher(r)
+		return r.Start(ctx, j.plan, d)
 	}
-	return r.Run(ctx, plan)
+	return r.Run(ctx, j.plan)
 }
 
 // ParseRate reads --rate: operations per second ("300") or a schedule of

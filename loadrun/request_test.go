@@ -67,15 +67,15 @@ func TestRequestOverrides(t *testing.T) {
 	}
 }
 
-// TestDoChecksBeforeTheRunner: Do reports a mistake in the request or the
-// scenario before it makes the runner (whose mistakes are the servers'),
-// and a join needs servers.
+// TestDoChecksBeforeTheRunner: Prepare reports a mistake in the request
+// or the scenario before the command makes the runner (whose mistakes
+// are the servers'), and a join needs servers.
 func TestDoChecksBeforeTheRunner(t *testing.T) {
 	tests := []struct {
 		name    string
 		q       Request
 		wantErr string
-		runner  bool // whether the runner is made
+		runner  bool // whether Prepare makes a job
 	}{
 		{"unknown scenario", Request{Scenario: "no-such-scenario"}, "no-such-scenario", false},
 		{"bad clients", Request{Scenario: "fair-lock", ClientsGiven: true}, "--clients 0", false},
@@ -84,16 +84,15 @@ func TestDoChecksBeforeTheRunner(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			made := false
-			err := Do(context.Background(), &tt.q, tt.q.Overrides, func(bool) (*Runner, error) {
-				made = true
-				return &Runner{}, nil
-			})
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("Do() error = %v, want one saying %q", err, tt.wantErr)
+			job, err := Prepare(&tt.q)
+			if made := err == nil; made != tt.runner {
+				t.Fatalf("Prepare() error = %v; want a job: %v", err, tt.runner)
 			}
-			if made != tt.runner {
-				t.Errorf("runner made = %v, want %v", made, tt.runner)
+			if err == nil {
+				err = (&Runner{}).Do(context.Background(), job)
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want one saying %q", err, tt.wantErr)
 			}
 		})
 	}

@@ -3,58 +3,48 @@ package loadrun
 import (
 	"context"
 	"io"
+	"sync"
 
 	"github.com/zkherd/zkherd/report"
 )
 
 // Runner runs load plans for a command: where they go, where its output
-// goes, how progress is shown.
+// goes. It runs one mode call (Run, Sweep, FindMax, Start, Join or Do)
+// and publishes what it says while it goes to its subscribers
+// (Subscribe, events.go).
 type Runner struct {
 	Target Target
-	// Stdout receives the summary; Stderr progress and notices.
+	// Stdout receives the summary; Stderr the few lines a mode prints
+	// outside its events (a distributed run's waiting, a sweep's model).
 	Stdout, Stderr io.Writer
 	// Version is zkherd's version, written into reports.
 	Version string
-	// Display shows the runs while they go; nil prints a progress line on
-	// Stderr.
-	Display Display
-	// Taps receive everything the display's sink does, for the whole run
-	// (ramp-up, window, drain): the metrics endpoint and the JSON stream.
-	// A tap that is an IntervalSink also gets every closed interval.
-	Taps []Sink
+	// TerminalFree, if set, is waited for after the last event and
+	// before the summary is written: the subscriber that draws on the
+	// terminal (the dashboard, the progress line) closes it once it has
+	// given the terminal back.
+	TerminalFree <-chan struct{}
 	// Joiners is how processes this one launches reach the servers.
 	Joiners Joiners
-}
 
-// display is the Display with the taps joined to its sink.
-func (r *Runner) display() Display {
-	d := r.Display
-	if d == nil {
-		d = lineDisplay(r.Stderr)
-	}
-	if len(r.Taps) == 0 {
-		return d
-	}
-	return func(ctx context.Context, plan *Plan, where Where, exec func(context.Context, Sink) Outcome) Outcome {
-		return d(ctx, plan, where, func(ctx context.Context, sink Sink) Outcome {
-			return exec(ctx, tee{display: sink, taps: r.Taps})
-		})
-	}
+	once   sync.Once
+	events *hub
 }
 
 // Run runs plan on the target, prints the summary, writes the report and
 // returns the exit (see Report.Finish).
 func (r *Runner) Run(ctx context.Context, plan *Plan) error {
+	defer r.closeEvents()
 	env, err := r.Target.Open(ctx, plan, plan.clients())
 	if err != nil {
 		return err
 	}
 	defer env.Close()
 	var early *report.Run // the report as written when the runs ended
-	out := r.display()(ctx, plan, env.Where(), func(ctx context.Context, sink Sink) Outcome {
-		o := Execute(ctx, env, plan, sink)
-		// Written now, not once the display is done: the dashboard waits
-		// for q, and the terminal may be gone by then.
+	out := r.show(ctx, plan, env.Where(), func(ctx context.Context, sink sink) Outcome {
+		o := execution{}.run(ctx, env.LoadOptions(), plan, sink)
+		// Written now, before EventEnded: the dashboard waits for q, and
+		// the terminal may be gone by then.
 		if plan.Out != "" && len(o.Results) > 0 {
 			rep := r.report(plan.Title, env, plan.Out)
 			if b := rep.Build(o.Results, o.Partial); report.WriteDir(plan.Out, b) == nil {
@@ -63,6 +53,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan) error {
 		}
 		return o
 	})
+	r.endEvents()
 	if out.Err != nil && len(out.Results) == 0 {
 		return runError(out.Err)
 	}

@@ -16,7 +16,7 @@ import (
 // StreamSink writes one JSON object per progress report (once a second)
 // on its writer, each in one write, so that a run's progress survives a
 // crash of zkherd and can be piped into jq while it goes (`--stream`).
-// It is a tap (Runner.Taps): it sees what the dashboard sees.
+// It reads a subscription (Consume): it sees what the dashboard sees.
 type StreamSink struct {
 	mu    sync.Mutex
 	w     io.Writer
@@ -99,8 +99,18 @@ func NewStreamLine(now time.Time, p loadgen.Progress) StreamLine {
 	return l
 }
 
-// Progress writes the report as one line.
-func (s *StreamSink) Progress(p loadgen.Progress) {
+// Consume writes a line for every progress report of events until they
+// end.
+func (s *StreamSink) Consume(events <-chan Event) {
+	for ev := range events {
+		if p, ok := ev.(EventProgress); ok {
+			s.progress(p.Progress)
+		}
+	}
+}
+
+// progress writes the report as one line.
+func (s *StreamSink) progress(p loadgen.Progress) {
 	b, err := json.Marshal(NewStreamLine(time.Now(), p))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,12 +127,6 @@ func (s *StreamSink) Progress(p loadgen.Progress) {
 		s.err = fmt.Errorf("loadrun: --stream: %w", err)
 	}
 }
-
-// Starting is Sink's; the first progress line says a scenario started.
-func (s *StreamSink) Starting(int, scenarios.Run, string) {}
-
-// Notice is Sink's; notices are for people.
-func (s *StreamSink) Notice(string) {}
 
 // Lines is how many lines were written.
 func (s *StreamSink) Lines() int {

@@ -18,8 +18,8 @@ import (
 func TestStreamLines(t *testing.T) {
 	var buf bytes.Buffer
 	s := NewStreamSink(&buf)
-	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "ramping up"})
-	s.Progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "running", Ops: 10, RampOps: 4,
+	s.progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "ramping up"})
+	s.progress(loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, State: "running", Ops: 10, RampOps: 4,
 		Totals:    figures.Totals{figures.Operations: 10, figures.Releases: 10, figures.Wakeups: 10, figures.ServerPackets: 60},
 		MainPhase: metrics.Acquire, Main: metrics.Summary{Count: 10, CorrectedP99: 4.5}})
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
@@ -74,8 +74,8 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 func TestStreamStopsAtFirstError(t *testing.T) {
 	w := &failingWriter{}
 	s := NewStreamSink(w)
-	s.Progress(loadgen.Progress{Name: "a"})
-	s.Progress(loadgen.Progress{Name: "a"})
+	s.progress(loadgen.Progress{Name: "a"})
+	s.progress(loadgen.Progress{Name: "a"})
 	if s.Err() == nil || !strings.Contains(s.Err().Error(), "disk full") || w.n != 1 {
 		t.Errorf("Err = %v after %d writes, want disk full after 1", s.Err(), w.n)
 	}

@@ -90,6 +90,7 @@ func sweepShape(r scenarios.Recipe) scalemodel.Shape {
 // the largest count), fits a scale model per recipe and reports model
 // against measurements.
 func (r *Runner) Sweep(ctx context.Context, sw *Sweep) error {
+	defer r.closeEvents()
 	last := sw.Plans[len(sw.Plans)-1]
 	env, err := r.Target.Open(ctx, last, last.clients())
 	if err != nil {
@@ -101,7 +102,7 @@ func (r *Runner) Sweep(ctx context.Context, sw *Sweep) error {
 		partial bool
 		fit     = newSweepFit()
 	)
-	out := r.display()(ctx, last, env.Where(), func(ctx context.Context, sink Sink) Outcome {
+	out := r.show(ctx, last, env.Where(), func(ctx context.Context, sink sink) Outcome {
 		for i, p := range sw.Plans {
 			x := execution{announce: func(_ int, run scenarios.Run) string {
 				return fmt.Sprintf("sweep %d of %d: %s with %d clients", i+1, len(sw.Plans), run.Name, run.Clients)
@@ -121,6 +122,7 @@ func (r *Runner) Sweep(ctx context.Context, sw *Sweep) error {
 		}
 		return Outcome{Results: results, Partial: partial}
 	})
+	r.endEvents()
 	if out.Err != nil {
 		return runError(out.Err)
 	}

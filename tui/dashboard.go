@@ -3,60 +3,61 @@ package tui
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/tui/loadview"
 )
 
-// LoadDashboard is the load dashboard as a load run's display: it shows
-// the runs live, with the cluster views of the same ensemble as tabs
-// (polled by a read-only session of their own with inspect's settings;
-// its ConnectString is the run's server). Quitting the dashboard stops
-// the runs gracefully, like Ctrl-C: the report is partial.
-func LoadDashboard(inspect InspectOptions) loadrun.Display {
-	return func(ctx context.Context, plan *loadrun.Plan, where loadrun.Where, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
-		// What connects gets the connect string and the TLS settings; the
-		// label (which may carry the ensemble's configuration) is shown.
-		inspect.ConnectString, inspect.TLS = where.Server.String(), where.TLS
-		return dashboard(ctx, plan, where.Label, &inspect, exec)
+// LoadDashboard shows a load run from its events (a loadrun subscription
+// with loadrun.WantDetail) until they end and the user quits: the runs
+// live, with the cluster views of the same ensemble as tabs (polled by a
+// read-only session of their own with inspect's settings; what connects
+// gets the run's connect string and TLS settings, the label is only
+// shown). It draws nothing until the run's plan arrives, and returns nil
+// at once if the events end before it.
+//
+// It only reads the run. Quitting before the run is done, or a terminal
+// that fails, calls stop (which should end the run's context: the run
+// stops gracefully, like Ctrl-C, and its report is partial). It returns
+// the terminal's failure, nil when the user quit or ctx ended.
+func LoadDashboard(ctx context.Context, events <-chan loadrun.Event, stop func(), inspect InspectOptions) error {
+	var plan loadrun.EventPlan
+	for ev := range events {
+		if p, ok := ev.(loadrun.EventPlan); ok {
+			plan = p
+			break
+		}
 	}
-}
-
-// dashboard runs exec while the dashboard shows it; label names the
-// servers for people.
-func dashboard(ctx context.Context, plan *loadrun.Plan, label string, inspect *InspectOptions, exec func(context.Context, loadrun.Sink) loadrun.Outcome) loadrun.Outcome {
-	runCtx, stopRun := context.WithCancel(ctx)
-	defer stopRun()
+	if plan.Plan == nil {
+		return nil // the run ended before it started
+	}
+	inspect.ConnectString, inspect.TLS = plan.Where.Server.String(), plan.Where.TLS
 	report := ""
-	if plan.Out != "" {
-		report = filepath.Join(plan.Out, "report.html")
+	if plan.Plan.Out != "" {
+		report = filepath.Join(plan.Plan.Out, "report.html")
 	}
-	feed := loadview.NewFeed(plan.Title, label, report, plan.Runs)
+	feed := loadview.NewFeed(plan.Plan.Title, plan.Where.Label, report, plan.Plan.Runs)
 	updates := make(chan loadview.Snapshot, 64)
-	var (
-		out  loadrun.Outcome
-		done = make(chan struct{})
-	)
+	translated := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(translated)
 		defer close(updates)
-		out = exec(runCtx, loadview.Sink{Feed: feed, Updates: updates})
-		updates <- feed.Final(out.Results, out.Partial || runCtx.Err() != nil)
+		for ev := range events {
+			if s, ok := feed.Event(ev); ok {
+				updates <- s // RunLoad reads until updates closes
+			}
+		}
 	}()
-	terr := RunLoad(ctx, updates, LoadOptions{Inspect: inspect})
-	if terr != nil {
-		stopRun() // the user quit, or the terminal failed: stop gracefully
+	err := RunLoad(ctx, updates, LoadOptions{Inspect: &inspect})
+	if err != nil {
+		stop() // the user quit, or the terminal failed: stop gracefully
 	}
-	<-done
-	// A terminal that went away (SIGHUP ended ctx) fails the screen's
-	// writes too: that is the hang-up, not a dashboard failure.
-	if terr != nil && !errors.Is(terr, ErrQuit) && !errors.Is(terr, context.Canceled) && ctx.Err() == nil && out.Err == nil {
-		out.Err = fmt.Errorf("%w: %w", loadrun.ErrDisplay, terr)
+	<-translated // the run ended: its events are all read
+	if errors.Is(err, ErrQuit) || errors.Is(err, context.Canceled) || ctx.Err() != nil {
+		// A terminal that went away (SIGHUP ended ctx) fails the
+		// screen's writes too: that is the hang-up, not a failure.
+		return nil
 	}
-	if errors.Is(terr, ErrQuit) && len(out.Results) > 0 {
-		out.Partial = true
-	}
-	return out
+	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -142,6 +143,22 @@ func (f *Feed) Progress(p loadgen.Progress) Snapshot {
 	}
 	snap.Duration = p.Duration
 	return snap
+}
+
+// Event takes one event of the run and returns the snapshot to draw,
+// if the event changes what is drawn (a notice shows with the next one).
+func (f *Feed) Event(ev loadrun.Event) (Snapshot, bool) {
+	switch ev := ev.(type) {
+	case loadrun.EventStarting:
+		return f.Starting(ev.Index), true
+	case loadrun.EventProgress:
+		return f.Progress(ev.Progress), true
+	case loadrun.EventNotice:
+		f.Notice(ev.Line)
+	case loadrun.EventEnded:
+		return f.Final(ev.Outcome.Results, ev.Outcome.Partial), true
+	}
+	return Snapshot{}, false
 }
 
 // Final marks the runs done with their results' figures.
