@@ -3,6 +3,7 @@ package recipes
 import (
 	"encoding/binary"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,39 +46,39 @@ type wireSeen struct {
 	// the session on that value: every bound the client derives from the
 	// session timeout must use it (Curator does too).
 	negotiated atomic.Int64
-	// wrote is when the client last began a write; touched is when the
-	// last write that a read followed began. Both are nanoseconds since
-	// base (monotonic).
-	wrote, touched atomic.Int64
-	base           time.Time
+	// touched is when the last request the server answered began to be
+	// written (nanoseconds since base, monotonic): see answered.
+	touched atomic.Int64
+	base    time.Time
 }
 
 func newWireSeen() *wireSeen { return &wireSeen{base: time.Now()} }
 
 func (w *wireSeen) now() int64 { return int64(time.Since(w.base)) }
 
-// write notes a write about to begin.
-func (w *wireSeen) write() { w.wrote.Store(w.now()) }
-
-// heard notes bytes read from a server. The server renews a session's
-// timeout whenever a packet from the client reaches it; the last write
-// before a read (the request or ping the read most likely answers) is a
-// time no later than such a renewal, so the server cannot expire the
-// session sooner than the session timeout after it. (The read's own time
-// would be later than the renewal by a round trip and by however late
-// this process's goroutines ran: on a loaded machine, enough for another
-// session to be granted the lock first.) It assumes the write reached the
-// server, which a read that came back after it shows for a reply; a
-// watch notification that alone follows a write that was lost could make
-// it up to a round trip late.
-func (w *wireSeen) heard() {
-	if wr := w.wrote.Load(); wr > w.touched.Load() {
-		w.touched.Store(wr)
+// answered notes that the server answered a request whose write began at
+// sent. The server renews a session's timeout whenever a packet from the
+// client reaches it, so it renewed this one no sooner than sent, and
+// cannot expire it sooner than the session timeout after that. Only an
+// answer proves the request reached a live session: bytes read after a
+// write may have arrived before it (a watch notification, or a reply to
+// an earlier request, read late by a process that was paused, SIGSTOP or
+// a long GC, while the servers expired its session), and taking them for
+// the server's word renewed a session already gone (issue 21: a waiter
+// paused past its session was granted on resuming). The time the read
+// returns would not do either: it is later than the renewal by a round
+// trip and by however late this process's goroutines ran.
+func (w *wireSeen) answered(sent int64) {
+	for {
+		t := w.touched.Load()
+		if sent <= t || w.touched.CompareAndSwap(t, sent) {
+			return
+		}
 	}
 }
 
 // touchedAt is when the server last renewed the session, at the latest
-// (see heard); base before any read.
+// (see answered); base before any answer.
 func (w *wireSeen) touchedAt() time.Time { return w.base.Add(time.Duration(w.touched.Load())) }
 
 // connectResponse notes the session timeout of a ConnectResponse (its
@@ -114,6 +115,21 @@ type handshakeConn struct {
 	timeo  [4]byte // the response's timeout field, as read so far
 	seen   *wireSeen
 
+	// sent holds when each request still unanswered began to be written,
+	// in the order written (the ConnectRequest first): the server answers
+	// a session's requests in that order (watch notifications aside), so
+	// each reply answers the oldest. Written by go-zookeeper's send loop,
+	// read by its receive loop.
+	sentMu   sync.Mutex
+	sent     []int64
+	sentHead int // sent[:sentHead] are answered
+	// The reply frames' headers, parsed as their bytes come in (only the
+	// receive loop reads): a frame's length and xid so far, and the bytes
+	// of its body still to pass.
+	frameHead [8]byte
+	frameHave int
+	frameLeft int
+
 	// Only readAhead touches these, on recvLoop's goroutine, after done.
 	ahead []byte // read from the connection but not yet by the caller
 	buf   []byte // ahead's backing array, readAheadSize bytes once used
@@ -136,11 +152,71 @@ func (c *handshakeConn) SetWriteDeadline(t time.Time) error {
 	return c.Conn.SetWriteDeadline(c.capped(t))
 }
 
+// Write notes when each request began to be written (see sent). It
+// assumes what go-zookeeper v1.0.4 does: every request, the ConnectRequest
+// and pings included, is one Write (conn.sendData, sendLoop,
+// authenticate), and every request gets one reply.
 func (c *handshakeConn) Write(b []byte) (int, error) {
 	if c.seen != nil {
-		c.seen.write()
+		c.sentMu.Lock()
+		c.sent = append(c.sent, c.seen.now())
+		c.sentMu.Unlock()
 	}
 	return c.Conn.Write(b)
+}
+
+// answered credits the oldest request not yet answered: a reply to it
+// came in.
+func (c *handshakeConn) answered() {
+	c.sentMu.Lock()
+	if c.sentHead == len(c.sent) {
+		c.sentMu.Unlock()
+		return // a reply to nothing written: credits nothing
+	}
+	sent := c.sent[c.sentHead]
+	c.sentHead++
+	switch {
+	case c.sentHead == len(c.sent):
+		c.sent, c.sentHead = c.sent[:0], 0
+	case c.sentHead >= 64 && c.sentHead*2 >= len(c.sent):
+		// Requests always in flight: keep the queue from growing.
+		c.sent = c.sent[:copy(c.sent, c.sent[c.sentHead:])]
+		c.sentHead = 0
+	}
+	c.sentMu.Unlock()
+	c.seen.answered(sent)
+}
+
+// watchXid is the xid of a watch notification, which answers no request.
+const watchXid = -1
+
+// frames reads the reply frames' headers in p, bytes read from the
+// server after the handshake, and credits each reply (any frame but a
+// watch notification) to the request it answers.
+func (c *handshakeConn) frames(p []byte) {
+	if c.seen == nil {
+		return
+	}
+	for len(p) > 0 {
+		if c.frameLeft > 0 {
+			k := min(c.frameLeft, len(p))
+			c.frameLeft -= k
+			p = p[k:]
+			continue
+		}
+		k := copy(c.frameHead[c.frameHave:], p)
+		c.frameHave += k
+		p = p[k:]
+		if c.frameHave < len(c.frameHead) {
+			return
+		}
+		c.frameHave = 0
+		length := int(binary.BigEndian.Uint32(c.frameHead[:4]))
+		c.frameLeft = max(0, length-4)
+		if int32(binary.BigEndian.Uint32(c.frameHead[4:8])) != watchXid {
+			c.answered()
+		}
+	}
 }
 
 func (c *handshakeConn) Read(b []byte) (int, error) {
@@ -163,7 +239,7 @@ func (c *handshakeConn) Read(b []byte) (int, error) {
 	}
 	if c.read >= 4 && c.read >= 4+c.length {
 		if c.seen != nil {
-			c.seen.heard()
+			c.answered() // the ConnectRequest's
 			if c.read >= 12 {
 				c.seen.connectResponse(int32(binary.BigEndian.Uint32(c.timeo[:])))
 			}
@@ -190,9 +266,7 @@ func (c *handshakeConn) readAhead(b []byte) (int, error) {
 	if len(c.ahead) == 0 {
 		if len(b) >= readAheadSize {
 			n, err := c.Conn.Read(b)
-			if n > 0 && c.seen != nil {
-				c.seen.heard()
-			}
+			c.frames(b[:n])
 			return n, err
 		}
 		if c.buf == nil {
@@ -203,9 +277,7 @@ func (c *handshakeConn) readAhead(b []byte) (int, error) {
 		if n == 0 {
 			return 0, err
 		}
-		if c.seen != nil {
-			c.seen.heard()
-		}
+		c.frames(c.ahead)
 		// err (with n > 0) is the connection's end: reported by the next read.
 	}
 	n := copy(b, c.ahead)

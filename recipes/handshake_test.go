@@ -123,3 +123,72 @@ func TestReadAheadKeepsPackets(t *testing.T) {
 		t.Fatalf("after the last packet: read %d, %v; want 0, EOF", n, err)
 	}
 }
+
+// TestOnlyAnswersRenew: the time the server last renewed the session (at
+// the latest) moves to a request's write only when the reply to that
+// request comes in. A watch notification read after the write, or a reply
+// to an earlier request, may have been sent before the write reached the
+// server (a process paused past its session reads on resuming what the
+// server sent before expiring it): taken as the server's word, it renewed
+// a session already gone, and a waiter paused past its session was
+// granted the lock on resuming.
+func TestOnlyAnswersRenew(t *testing.T) {
+	client, server := net.Pipe()
+	defer client.Close()
+	defer server.Close()
+	seen := newWireSeen()
+	c := &handshakeConn{Conn: client, seen: seen}
+	c.done.Store(true)
+	frame := func(xid int32, body int) []byte {
+		b := binary.BigEndian.AppendUint32(nil, uint32(4+body))
+		b = binary.BigEndian.AppendUint32(b, uint32(xid))
+		return append(b, make([]byte, body)...)
+	}
+	// write sends a request through c while the server side reads it
+	// (net.Pipe has no buffer).
+	write := func(xid int32) {
+		t.Helper()
+		req := frame(xid, 8)
+		got := make(chan error, 1)
+		go func() { _, err := io.ReadFull(server, make([]byte, len(req))); got <- err }()
+		if _, err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// deliver has the server send f and reads it through c as recvLoop does.
+	deliver := func(f []byte) {
+		t.Helper()
+		go server.Write(f)
+		var head [4]byte
+		if _, err := io.ReadFull(c, head[:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, make([]byte, binary.BigEndian.Uint32(head[:]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := seen.touchedAt()
+	write(1)
+	deliver(frame(watchXid, 40)) // a notification: answers nothing
+	if got := seen.touchedAt(); !got.Equal(start) {
+		t.Fatalf("after a notification the session counts as renewed at %v, want unchanged", got.Sub(start))
+	}
+	write(2)
+	deliver(frame(1, 16)) // the reply to request 1, not to 2
+	first := seen.touchedAt()
+	if !first.After(start) {
+		t.Fatal("the reply to request 1 renewed nothing")
+	}
+	deliver(frame(2, 16))
+	second := seen.touchedAt()
+	if !second.After(first) {
+		t.Fatalf("the reply to request 2 renewed the session at %v after request 1's write, want later", second.Sub(first))
+	}
+	deliver(frame(5, 16)) // a reply to nothing written
+	if got := seen.touchedAt(); !got.Equal(second) {
+		t.Fatalf("a reply to nothing moved the renewal by %v", got.Sub(second))
+	}
+}
