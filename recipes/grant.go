@@ -201,6 +201,9 @@ func (c *lockCore) lock(ctx context.Context, try bool) error {
 	start := time.Now()
 	c.acquiring.Store(true)
 	a, err := c.acquire(ctx, try, &tr)
+	if err == nil {
+		err = c.confirmGrant(ctx, a.node, &tr)
+	}
 	c.acquiring.Store(false)
 	stats := AcquireStats{Start: start, Node: a.node, Err: err}
 	if c.handOff != nil {
@@ -230,6 +233,57 @@ func (c *lockCore) lock(ctx context.Context, try bool) error {
 		return fmt.Errorf("recipes: lock %s: %w", c.path, err)
 	}
 	return err
+}
+
+// confirmGrant checks, before an acquisition returns, that the session
+// holding node is still alive, when the server has not been heard for
+// longer than a grant's monitor allows (silenceLimit) or the connection is
+// down. An acquisition decides it holds the lock from what the server
+// said: a listing, a notification. A process paused (GC, SIGSTOP, a frozen
+// VM) reads on resuming what the server sent before it expired the
+// session, and a waiter would return a grant already lost, with the next
+// waiter granted meanwhile: the fair lock's hand-off grants on the release
+// mark alone, with no request after it (issue 21; fair-lock-chaos with
+// pause-client, the oracle's mutex model failing on a grant returned after
+// the next one). While the server was heard within the limit, the session
+// cannot have expired yet (see wireSeen.answered), so on a lock's busy
+// path this costs a clock read. Otherwise one request on the session
+// tells: its answer renews the session, which then holds node (if it
+// still exists, nobody else can be granted); an expired session ends the
+// acquisition with ErrLost. The wait for an answer is bounded by ctx and
+// the session timeout; past it, the node is abandoned and the grant
+// reported lost.
+func (c *lockCore) confirmGrant(ctx context.Context, node string, tr *tracer) error {
+	if !c.s.inDoubt() {
+		return nil
+	}
+	silent := c.s.silentFor()
+	bounded, cancel := context.WithTimeout(ctx, c.s.Timeout())
+	defer cancel()
+	var (
+		exists bool
+		stat   *zk.Stat
+	)
+	err := retryConn(bounded, c.s, func() (err error) {
+		start := time.Now()
+		exists, stat, err = c.s.Conn().Exists(node)
+		tr.request(OpExists, start, err)
+		return err
+	})
+	switch {
+	case err == nil && exists && stat.EphemeralOwner == c.s.ID():
+		return nil
+	case err == nil:
+		return c.ownGone(ctx, node)
+	case sessionEnded(err):
+		return fmt.Errorf("%w: %w before its grant could be confirmed (the server silent for %v)", ErrLost, err, silent.Round(time.Millisecond))
+	}
+	c.abandon(ctx, node, tr, err)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%w: granted while the server was silent for %v, and no server confirmed the session within %v: %w",
+		ErrLost, silent.Round(time.Millisecond), c.s.Timeout(), err)
 }
 
 func (c *lockCore) unlock(ctx context.Context) error {
@@ -578,7 +632,7 @@ func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acqui
 		return err
 	})
 	if errors.Is(err, zk.ErrNoNode) {
-		return acquired{}, c.ownGone(node)
+		return acquired{}, c.ownGone(ctx, node)
 	}
 	if err != nil {
 		return acquired{}, fmt.Errorf("recipes: watch %s: %w", node, err)
@@ -586,7 +640,7 @@ func (c *lockCore) watchOwn(ctx context.Context, node string, tr *tracer) (acqui
 	if stat.EphemeralOwner != c.s.ID() {
 		// (Under the herd lock's fixed name) deleted and created since by
 		// another session: its czxid is not our token.
-		return acquired{}, c.ownGone(node)
+		return acquired{}, c.ownGone(ctx, node)
 	}
 	return acquired{node: node, token: stat.Czxid, own: ch}, nil
 }
@@ -641,7 +695,7 @@ func (c *lockCore) ownEvent(ctx context.Context, ev zk.Event, ok bool, a *acquir
 	case !ok || ev.Type == zk.EventNotWatching:
 		return nil // the session's end follows
 	case ev.Type == zk.EventNodeDeleted:
-		return c.ownGone(a.node)
+		return c.ownGone(ctx, a.node)
 	}
 	rearmed, err := c.watchOwn(ctx, a.node, tr)
 	if err != nil {
@@ -651,10 +705,19 @@ func (c *lockCore) ownEvent(ctx context.Context, ev zk.Event, ok bool, a *acquir
 	return nil
 }
 
-// ownGone explains why our node is missing.
-func (c *lockCore) ownGone(node string) error {
+// ownGone explains why our node is missing: deleted by another client,
+// or with the session, which the server expires unknown to a process that
+// was paused (its notifications of the deletion, sent before the expiry,
+// read on resuming). While the server has been silent too long for the
+// session to be sure (inDoubt), one request tells which.
+func (c *lockCore) ownGone(ctx context.Context, node string) error {
 	if err := c.s.alive(); err != nil {
 		return err
+	}
+	if c.s.inDoubt() {
+		if err := c.s.confirmAlive(ctx); sessionEnded(err) {
+			return err
+		}
 	}
 	return fmt.Errorf("%w: node %s %w", ErrLost, node, errDeletedByOther)
 }
@@ -809,7 +872,7 @@ func (c *lockCore) acquireOnChildren(ctx context.Context, try bool, kind string,
 		}
 		found, granted := decide(children, ours)
 		if !found {
-			return acquired{}, c.ownGone(node)
+			return acquired{}, c.ownGone(ctx, node)
 		}
 		if granted {
 			return own, nil
@@ -851,7 +914,7 @@ func acquireSequential(ctx context.Context, c *lockCore, try bool, tr *tracer, k
 		}
 		found, wait := pick(children, ours)
 		if !found {
-			return acquired{}, c.ownGone(node)
+			return acquired{}, c.ownGone(ctx, node)
 		}
 		if wait == "" {
 			return own, nil

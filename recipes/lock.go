@@ -224,7 +224,7 @@ func (l *Lock) acquire(ctx context.Context, try bool, tr *tracer) (acquired, err
 			}
 			found, p, tail := scanListing(children, ours)
 			if !found {
-				return acquired{}, c.ownGone(node)
+				return acquired{}, c.ownGone(ctx, node)
 			}
 			if p == "" {
 				if err := armOwn(); err != nil {

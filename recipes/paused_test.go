@@ -483,3 +483,70 @@ func TestUnlockAfterPauseWithoutServer(t *testing.T) {
 		t.Errorf("waiter's Unlock: %v", err)
 	}
 }
+
+// TestGrantAfterPausePastSession: a waiter paused while it waits, whose
+// predecessor is released during the pause, reads the release on resuming
+// (the notification arrived before the servers expired its session and
+// sat unread), but its session ended meanwhile and the next waiter holds
+// the lock: its Lock must not return nil. The fair lock's hand-off grants
+// on the release mark alone, with no request after it, and Lock returned
+// nil for a grant already lost (fair-lock-chaos with pause-client, the
+// oracle's mutex model failing on a grant returned after the next).
+func TestGrantAfterPausePastSession(t *testing.T) {
+	servers := configServers(t, shortSessions)
+	for _, name := range []string{"lock", "write", "election"} {
+		t.Run(name, func(t *testing.T) {
+			path := testPath(t)
+			ctx := testCtx(t, 60*time.Second)
+			holderS := newTestSession(t, servers, WithSessionTimeout(askedTimeout))
+			pausedS, pz := pausedSession(t, servers)
+			nextS := newTestSession(t, servers, WithSessionTimeout(askedTimeout))
+			holder := grantees(holderS, path)[name]
+			paused := grantees(pausedS, path)[name]
+			next := grantees(nextS, path)[name]
+			if err := holder.acquire(ctx); err != nil {
+				t.Fatal(err)
+			}
+			pausedGot := make(chan error, 1)
+			go func() { pausedGot <- paused.acquire(ctx) }()
+			waitFor(t, 10*time.Second, "the paused waiter's node", func() bool { return len(children(t, holderS, path)) == 2 })
+			nextGot := make(chan error, 1)
+			go func() { nextGot <- next.acquire(ctx) }()
+			waitFor(t, 10*time.Second, "the next waiter's node", func() bool { return len(children(t, holderS, path)) == 3 })
+
+			pz.Pause()
+			if err := holder.release(ctx); err != nil {
+				t.Fatalf("holder's release: %v", err)
+			}
+			select {
+			case err := <-nextGot:
+				if err != nil {
+					t.Fatalf("next waiter: %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the next waiter was not granted within 20 s of the pause")
+			}
+			pz.Resume()
+			select {
+			case err := <-pausedGot:
+				t.Logf("the paused waiter's acquisition: %v", err)
+				switch {
+				case err == nil:
+					t.Errorf("the paused waiter's acquisition returned nil after its session expired and the next waiter was granted")
+				case errors.Is(err, errDeletedByOther):
+					t.Errorf("the paused waiter's acquisition: %v; its node went with its session, not another client's delete", err)
+				case !errors.Is(err, ErrLost) && !errors.Is(err, ErrSessionExpired):
+					t.Errorf("the paused waiter's acquisition: %v, want ErrLost or ErrSessionExpired", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the paused waiter's acquisition still waiting 20 s after its resume")
+			}
+			if err := next.release(ctx); err != nil {
+				t.Errorf("next waiter's release: %v", err)
+			}
+			if n := countNodes(t, holderS, path); n != 0 {
+				t.Errorf("%d nodes left under %s", n, path)
+			}
+		})
+	}
+}

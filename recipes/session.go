@@ -391,6 +391,27 @@ func (s *Session) SuspendedFor() time.Duration {
 // latest (see wireSeen.heard).
 func (s *Session) silentFor() time.Duration { return time.Since(s.seen.touchedAt()) }
 
+// inDoubt reports whether the session may have expired unknown to this
+// process: the connection is down, or the server has not been heard for
+// as long as a grant's monitor allows (silenceLimit). A process that was
+// paused is in doubt on resuming until the server answers a request.
+func (s *Session) inDoubt() bool {
+	return s.State() != StateConnected || s.silentFor() >= silenceLimit(s.Timeout())
+}
+
+// confirmAlive sends one request on the session and waits for its answer,
+// across reconnections, for up to the session timeout or until ctx ends:
+// nil when a server answered (and so renewed the session), the session's
+// end (ErrSessionExpired, ErrSessionClosed), or why it could not tell.
+func (s *Session) confirmAlive(ctx context.Context) error {
+	bounded, cancel := context.WithTimeout(ctx, s.Timeout())
+	defer cancel()
+	return retryConn(bounded, s, func() error {
+		_, _, err := s.Conn().Exists("/")
+		return err
+	})
+}
+
 // Suspensions counts the connection drops so far (transitions to
 // StateSuspended), so that a watcher woken after a quick drop and
 // reconnection can tell that the connection was down in between.
