@@ -20,6 +20,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if role := os.Getenv(childRoleEnv); role != "" {
+		os.Exit(runChild(role)) // a child process of sigstop_test.go
+	}
 	code := m.Run()
 	stopShared()
 	stopConfigured()
