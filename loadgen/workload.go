@@ -356,10 +356,15 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 		// which let the oracle linearize any overlap) and every holder
 		// whose node another client deleted looked told.
 		told := lost || isClosed(h.lost)
+		// Held across a pause: one began before the release did. A pause
+		// that lands in the release leaves its outcome to the release: a
+		// delete the server applied before the session expired released
+		// the grant for good, and nil is the truth.
+		pausedHolding, node := c.pauses.Load() != pauses, nodeOf(h)
 		err = r.release(s, h.release, h.stillHeld)
 		c.holding.Store(false)
-		if c.pauses.Load() != pauses {
-			r.grantPaused(s, nodeOf(h), err)
+		if pausedHolding {
+			r.grantPaused(s, node, err)
 		}
 		recordRelease(c.hist, relKind, part, gs, granted, relStart, told, err)
 		c.tap.seen.rest()
