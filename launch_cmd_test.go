@@ -433,3 +433,63 @@ func TestHostsBadInput(t *testing.T) {
 		t.Errorf("runs left on the servers: %v", runs)
 	}
 }
+
+// TestIndexedProcesses runs three processes the way a Kubernetes Indexed
+// Job does: the same arguments, --index 0..2; those numbered 1 and 2
+// start first and wait for the run that 0 starts, then join it.
+func TestIndexedProcesses(t *testing.T) {
+	bin := buildZkherd(t)
+	ens := enstest.Start(t, 1)
+	out := filepath.Join(t.TempDir(), "report")
+	id := fmt.Sprintf("indexed-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := func(i int) []string {
+		return []string{"load", "--scenario", "fair-lock", "--clients", "3", "--duration", "2s", "--processes", "3", "--run-id", id,
+			"--index", strconv.Itoa(i), "--server", ens.ConnectString(), "--no-tui", "--out", out}
+	}
+	type proc struct {
+		cmd   *exec.Cmd
+		lines *lineRecorder
+		out   bytes.Buffer
+	}
+	start := func(i int) *proc {
+		p := &proc{cmd: exec.CommandContext(ctx, bin, args(i)...)}
+		p.cmd.Stdout = &p.out
+		stderr, err := p.cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		p.lines = recordLines(stderr)
+		return p
+	}
+	var procs []*proc
+	for i := 1; i < 3; i++ {
+		p := start(i)
+		procs = append(procs, p)
+		if !p.lines.waitFor(ctx, func(l string) bool { return strings.Contains(l, "run "+id+" is not started yet; waiting") }) {
+			t.Fatalf("process %d did not wait for the run:\n%s", i, p.lines.text())
+		}
+	}
+	procs = append(procs, start(0))
+	for i, p := range procs {
+		<-p.lines.done
+		if err := p.cmd.Wait(); err != nil {
+			t.Errorf("process %d: %v\n%s", i, err, p.lines.text())
+		}
+	}
+	if got := procs[2].out.String(); !strings.Contains(got, "fair-lock, 3 processes") || !strings.Contains(got, "RESULT: PASS") {
+		t.Errorf("process 0's summary:\n%s\nwant the merged run of 3 processes, passed", got)
+	}
+	for _, p := range procs[:2] {
+		if !strings.Contains(p.out.String(), "results published") {
+			t.Errorf("a joining process said:\n%s\nwant its results published", p.out.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
+		t.Errorf("no merged report: %v", err)
+	}
+}

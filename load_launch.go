@@ -11,16 +11,18 @@ import (
 )
 
 // registerLaunchFlags adds the flags that start a distributed run's
-// other processes: --spawn, --hosts, --ssh-option.
+// other processes (--spawn, --hosts, --ssh-option) or number them
+// (--index).
 func registerLaunchFlags(f *pflag.FlagSet, q *loadrun.Request) {
 	f.IntVar(&q.Spawn, "spawn", 0, "start the run for this many processes, this one included, and the others on this machine (zkherd load --join, stopped with this one)")
+	f.IntVar(&q.Index, "index", 0, "with --processes and --run-id: this process's number in a run whose processes start together (a Kubernetes Indexed Job's $(JOB_COMPLETION_INDEX)): 0 starts the run, the others wait for it and join")
 	f.StringSliceVar(&q.Hosts, "hosts", nil, "start the run with one more process on each of these hosts ([user@]host, comma-separated) over ssh, stopped with this one: zkherd from the host's PATH if it is this binary, else this binary copied there; needs --server")
 	f.StringArrayVar(&q.SSHOptions, "ssh-option", nil, "with --hosts: an ssh option as ssh -o takes it, such as Port=2222 or IdentityFile=~/.ssh/load (repeatable)")
 }
 
 // launchGiven records which of the launch flags the user gave.
 func launchGiven(f *pflag.FlagSet, q *loadrun.Request) {
-	q.SpawnGiven, q.HostsGiven = f.Changed("spawn"), f.Changed("hosts")
+	q.SpawnGiven, q.HostsGiven, q.IndexGiven = f.Changed("spawn"), f.Changed("hosts"), f.Changed("index")
 }
 
 // joiners is how the processes this one launches reach the servers as it

@@ -23,6 +23,10 @@ type Distributed struct {
 	RunID string
 	// JoinTimeout bounds the wait for every process at each step.
 	JoinTimeout time.Duration
+	// WaitForRun makes a joining process wait up to JoinTimeout for the
+	// run to be started rather than refuse it (--index: the processes of
+	// a Kubernetes Job start in any order).
+	WaitForRun bool
 	// Launcher, when set, starts the other processes once the run exists
 	// (--spawn, --hosts); nil leaves them to be started by hand.
 	Launcher launch.Launcher
@@ -98,7 +102,7 @@ func (r *Runner) Join(ctx context.Context, id string, d Distributed) error {
 		return err
 	}
 	defer s.Close()
-	m, err := distrib.Join(ctx, s, env.Server.Chroot, id)
+	m, err := r.join(ctx, s, env, id, d)
 	if err != nil {
 		return distribError(err, server)
 	}

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkherd/zkherd/distrib"
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/launch"
+	"github.com/zkherd/zkherd/recipes"
 )
 
 // Joiners is how the processes a starter launches (--spawn, --hosts)
@@ -73,3 +75,28 @@ func launchError(err error) error {
 	}
 	return exit.AsUsage(reason(err))
 }
+
+// join joins the run id; with d.WaitForRun, a run not started yet is
+// waited for, up to d.JoinTimeout.
+func (r *Runner) join(ctx context.Context, s *recipes.Session, env *Env, id string, d Distributed) (*distrib.Member, error) {
+	deadline := time.Now().Add(d.JoinTimeout)
+	said := false
+	for {
+		m, err := distrib.Join(ctx, s, env.Server.Chroot, id)
+		if err == nil || !d.WaitForRun || !errors.Is(err, distrib.ErrNoRun) || time.Now().After(deadline) {
+			return m, err
+		}
+		if !said {
+			fmt.Fprintf(r.Stderr, "run %s is not started yet; waiting up to %v (--join-timeout) for process 0 to start it\n", id, d.JoinTimeout)
+			said = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(runPoll):
+		}
+	}
+}
+
+// runPoll is how often a joining process looks for a run not started yet.
+const runPoll = 500 * time.Millisecond

@@ -47,6 +47,10 @@ type Request struct {
 	Spawn      int
 	Hosts      []string
 	SSHOptions []string
+	// Index is this process's number in a run of Processes processes
+	// started together, as a Kubernetes Indexed Job's pods are: 0 starts
+	// the run RunID, the others join it.
+	Index int
 
 	// SessionTimeout is every client's session timeout, when given.
 	SessionTimeout time.Duration
@@ -55,7 +59,7 @@ type Request struct {
 	// one not given means the scenario's own.
 	ClientsGiven, DurationGiven, OpsGiven, RateGiven bool
 	ProcessesGiven, JoinGiven, SweepGiven            bool
-	SpawnGiven, HostsGiven                           bool
+	SpawnGiven, HostsGiven, IndexGiven               bool
 	SessionTimeoutGiven                              bool
 }
 
@@ -81,6 +85,8 @@ func (q *Request) Mode() (Mode, error) {
 		return ModePlain, nil
 	case q.SweepGiven && (q.JoinGiven || q.ProcessesGiven || launched):
 		return 0, exit.Usagef("--sweep runs in one process; it cannot be combined with --join, --processes, --spawn or --hosts")
+	case q.IndexGiven:
+		return q.indexMode()
 	case launched:
 		return ModeStart, q.checkLaunch()
 	case q.SweepGiven:
@@ -120,6 +126,25 @@ func (q *Request) checkLaunch() error {
 		}
 	}
 	return nil
+}
+
+// indexMode checks --index and says which part this process plays.
+func (q *Request) indexMode() (Mode, error) {
+	switch {
+	case q.JoinGiven || q.SpawnGiven || q.HostsGiven:
+		return 0, exit.Usagef("--index numbers processes started together with --processes and --run-id; drop --join, --spawn and --hosts")
+	case !q.ProcessesGiven || q.RunID == "":
+		return 0, exit.Usagef("--index needs --processes and --run-id, the same in every process (in a Kubernetes Job: --run-id from the Job's uid, --index $(JOB_COMPLETION_INDEX))")
+	case q.Processes < 1 || q.Processes > maxProcesses:
+		return 0, exit.Usagef("--processes %d: choose 1 to %d", q.Processes, maxProcesses)
+	case q.Index < 0 || q.Index >= q.Processes:
+		return 0, exit.Usagef("--index %d: choose 0 (starts the run) to %d, below --processes %d", q.Index, q.Processes-1, q.Processes)
+	case q.JoinTimeout <= 0:
+		return 0, exit.Usagef("--join-timeout %v: must be above 0", q.JoinTimeout)
+	case q.Index == 0:
+		return ModeStart, nil
+	}
+	return ModeJoin, nil
 }
 
 // processes is how many processes a started run has.
@@ -241,7 +266,11 @@ func Prepare(q *Request) (*Job, error) {
 	}
 	d := Distributed{Processes: q.processes(), RunID: q.RunID, JoinTimeout: q.JoinTimeout}
 	if mode == ModeJoin { // the plan comes from the run joined
-		return &Job{req: *q, mode: mode, join: q.Join, dist: Distributed{JoinTimeout: q.JoinTimeout}}, nil
+		j := &Job{req: *q, mode: mode, join: q.Join, dist: Distributed{JoinTimeout: q.JoinTimeout}}
+		if q.IndexGiven { // the run's, the same in every process, which may not be started yet
+			j.join, j.dist.WaitForRun = q.RunID, true
+		}
+		return j, nil
 	}
 	var counts []int
 	if mode == ModeSweep {
@@ -317,6 +346,9 @@ func (r *Runner) Do(ctx context.Context, j *Job) error {
 	case j.mode == ModeStart:
 		if j.req.HostsGiven && len(r.Target.Server.Servers) == 0 {
 			return exit.Usagef("--hosts needs --server: servers every host reaches (a local ensemble listens on this machine's loopback only)")
+		}
+		if j.req.IndexGiven && len(r.Target.Server.Servers) == 0 {
+			return exit.Usagef("--index needs --server: servers every process of the run reaches")
 		}
 		d := j.dist
 		d.Launcher = j.req.launcher(r)

@@ -34,6 +34,11 @@ func TestRequestMode(t *testing.T) {
 		{"hosts empty", Request{HostsGiven: true, JoinTimeout: time.Second}, 0, "--hosts: name 1 to 63 hosts"},
 		{"hosts option", Request{Hosts: []string{"-oProxyCommand=x"}, HostsGiven: true, JoinTimeout: time.Second}, 0, "not a host name"},
 		{"ssh option alone", Request{SSHOptions: []string{"Port=2"}}, 0, "--ssh-option goes with --hosts"},
+		{"index 0 starts", Request{Index: 0, IndexGiven: true, Processes: 3, ProcessesGiven: true, RunID: "j1", JoinTimeout: time.Second, Scenario: "x"}, ModeStart, ""},
+		{"index 2 joins", Request{Index: 2, IndexGiven: true, Processes: 3, ProcessesGiven: true, RunID: "j1", JoinTimeout: time.Second, Scenario: "x", Out: "/r"}, ModeJoin, ""},
+		{"index too high", Request{Index: 3, IndexGiven: true, Processes: 3, ProcessesGiven: true, RunID: "j1", JoinTimeout: time.Second}, 0, "--index 3: choose 0 (starts the run) to 2"},
+		{"index without run id", Request{Index: 1, IndexGiven: true, Processes: 3, ProcessesGiven: true, JoinTimeout: time.Second}, 0, "--index needs --processes and --run-id"},
+		{"index with spawn", Request{Index: 1, IndexGiven: true, Spawn: 3, SpawnGiven: true, RunID: "j1", JoinTimeout: time.Second}, 0, "drop --join, --spawn and --hosts"},
 		{"spawn without join timeout", Request{Spawn: 3, SpawnGiven: true}, 0, "--join-timeout 0s"},
 	}
 	for _, tt := range tests {

@@ -15,13 +15,16 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 # Foreign clients, monitoring and remote launch, used by the tests: python3-kazoo
 # (the inspector's foreign layouts), Prometheus and promtool (the metrics
 # endpoints and the shipped alerting rules), an OpenSSH server (the --hosts
-# launcher, started by its test on loopback). Tests run Debian's /usr/bin/python3,
+# launcher, started by its test on loopback), kubectl. Tests run Debian's /usr/bin/python3,
 # which sees python3-kazoo whatever python3 comes first on PATH.
 /usr/bin/python3 -c 'import kazoo' >/dev/null 2>&1 || need+=(python3-kazoo)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || need+=(openssh-client)
+# kubectl checks the Kubernetes manifests (docs/deploy/kubernetes, client-side
+# dry run); chroot (coreutils) runs the image's binary in an empty root.
+command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]} (apt-get)" >&2
