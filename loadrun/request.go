@@ -335,6 +335,9 @@ func (r *Runner) Do(ctx context.Context, j *Job) error {
 	defer r.closeEvents()
 	switch {
 	case j.mode == ModeJoin:
+		if j.req.IndexGiven && len(r.Target.Server.Servers) == 0 {
+			return exit.Usagef("--index needs --server: servers every process of the run reaches")
+		}
 		if len(r.Target.Server.Servers) == 0 {
 			return exit.Usagef("--join needs --server: the servers of the run to join")
 		}
