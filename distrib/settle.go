@@ -19,7 +19,7 @@ import (
 // are unaccounted for: lost items are then not checked (duplicates found
 // among the others still count).
 func (m *Member) settleQueue(ctx context.Context, step int, run scenarios.Run, parts []*Part, res *loadgen.Result) *loadgen.QueueSettlement {
-	if run.Recipe != scenarios.Queue {
+	if !run.Recipe.Spec().Items {
 		return nil
 	}
 	var ledgers []*loadgen.QueueLedger

@@ -132,7 +132,7 @@ func (l *Load) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descClients, prometheus.GaugeValue, float64(f.clients), name)
 		ch <- prometheus.MustNewConstMetric(descConnected, prometheus.GaugeValue, float64(f.connected), name)
-		for _, fig := range figures.For(f.recipe) {
+		for _, fig := range figures.For(scenarios.Recipe(f.recipe).Figures()) {
 			if v, ok := fig.Value(f.totals); ok {
 				ch <- prometheus.MustNewConstMetric(figureDescs[fig.Key], prometheus.GaugeValue, v, name)
 			}

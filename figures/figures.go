@@ -90,8 +90,9 @@ type Figure struct {
 	// Value is the formula over the totals; ok is false when a count it
 	// needs is unknown (server counters that could not be read).
 	Value func(t Totals) (v float64, ok bool)
-	// Recipes lists the recipes it applies to; nil is every recipe.
-	Recipes []string
+	// HandsOut: it applies only to the recipes that hand out something
+	// they later release (Recipe.HandsOut); others apply to every recipe.
+	HandsOut bool
 	// Dashboard: the load dashboard shows it.
 	Dashboard bool
 	// Headline: a comparison's verdict line names how it changed.
@@ -106,19 +107,25 @@ const (
 	WatchFanoutPerAcquisition   = "watch_fanout_per_acquisition"
 )
 
-// lockRecipes release what they hold: the herd measures apply to them.
-var lockRecipes = []string{"fair-lock", "herd-lock", "herd-children", "rwlock", "semaphore", "election"}
+// Recipe is what the figures need of a recipe (scenarios.Recipe.Figures
+// gives it): its name, and whether it hands out something it later
+// releases (a lock, a lease, a leadership): the herd figures apply to it,
+// and its unit of work is an acquisition.
+type Recipe struct {
+	Name     string
+	HandsOut bool
+}
 
 // all is the one list of figures, in the order they are shown.
 var all = []Figure{
 	{Key: WakeupsPerRelease, Label: "wake-ups/release", Long: "wake-ups per release", Short: "wake-ups/release",
-		Value: per(Wakeups, Releases), Recipes: lockRecipes, Dashboard: true, Headline: true},
+		Value: per(Wakeups, Releases), HandsOut: true, Dashboard: true, Headline: true},
 	{Key: ZKRequestsPerAcquisition, Label: "zk requests/%s", Long: "ZooKeeper requests per %s", Short: "zk req/op",
 		Value: per(ZKRequests, Operations), Dashboard: true},
 	{Key: ServerPacketsPerAcquisition, Label: "server packets/%s", Long: "server packets per %s", Short: "server pkts/op",
 		Value: per(ServerPackets, Operations), Dashboard: true, Headline: true},
 	{Key: WatchFanoutPerAcquisition, Label: "watch fan-out/%s", Long: "watch fan-out per %s", Short: "fan-out/op",
-		Value: per(WatchFanout, Operations), Recipes: lockRecipes},
+		Value: per(WatchFanout, Operations), HandsOut: true},
 	{Key: "sessions_opened_per_s", Label: "sessions opened/s", Long: "sessions opened per second", Short: "sessions/s",
 		Value: func(t Totals) (float64, bool) {
 			v, ok := per(SessionsOpened, ElapsedMs)(t)
@@ -166,7 +173,7 @@ func Keys() []string {
 }
 
 // For returns the figures that apply to recipe.
-func For(recipe string) []Figure {
+func For(recipe Recipe) []Figure {
 	var out []Figure
 	for _, f := range all {
 		if f.AppliesTo(recipe) {
@@ -177,26 +184,24 @@ func For(recipe string) []Figure {
 }
 
 // AppliesTo reports whether the figure is one of recipe's.
-func (f Figure) AppliesTo(recipe string) bool {
-	return f.Recipes == nil || slices.Contains(f.Recipes, recipe)
-}
+func (f Figure) AppliesTo(recipe Recipe) bool { return !f.HandsOut || recipe.HandsOut }
 
 // Unit is the unit of work of recipe that labels name: "acquisition" for
 // the recipes that hold something, "operation" otherwise.
-func Unit(recipe string) string {
-	if slices.Contains(lockRecipes, recipe) {
+func Unit(recipe Recipe) string {
+	if recipe.HandsOut {
 		return "acquisition"
 	}
 	return "operation"
 }
 
 // LabelFor is the figure's short label for recipe.
-func (f Figure) LabelFor(recipe string) string { return withUnit(f.Label, recipe) }
+func (f Figure) LabelFor(recipe Recipe) string { return withUnit(f.Label, recipe) }
 
 // LongFor is the figure's report.html label for recipe.
-func (f Figure) LongFor(recipe string) string { return withUnit(f.Long, recipe) }
+func (f Figure) LongFor(recipe Recipe) string { return withUnit(f.Long, recipe) }
 
-func withUnit(label, recipe string) string {
+func withUnit(label string, recipe Recipe) string {
 	if !strings.Contains(label, "%s") {
 		return label
 	}

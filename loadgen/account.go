@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkherd/zkherd/figures"
-	"github.com/zkherd/zkherd/scenarios"
 )
 
 // Accounting: the counts at the window's ends, the Result assembled once
@@ -73,7 +72,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 			// A request on a session with no connection waits for one
 			// (go-zookeeper has no per-request timeout): ask nothing.
 			left = notLookedAt(err)
-			if r.run.Recipe == scenarios.Queue {
+			if r.run.Recipe.Spec().Items {
 				work.notChecked = []string{"lost items: " + err.Error()}
 			}
 		} else {
@@ -200,7 +199,7 @@ func (r *runner) checkerResult(work workResult, left leftoverCheck, foreign fore
 		FencingViolations:         r.chk.fencing.Load(),
 		FIFOBypasses:              r.chk.fifo.Load(),
 		MaxBypass:                 r.chk.maxBypass.Load(),
-		FIFOChecked:               r.run.Recipe == scenarios.FairLock,
+		FIFOChecked:               r.run.Recipe.Spec().FIFO,
 		SemaphoreOverIssued:       r.chk.overIssued.Load(),
 		DoubleLeaders:             r.chk.doubleLeader.Load(),
 		LostItems:                 work.lostItems,

@@ -113,19 +113,13 @@ func (c *checker) violations() []string {
 // makes while it goes (the queue's lost and duplicate items are known
 // only at its end, so they are not here).
 func (c *checker) liveCounts(recipe scenarios.Recipe) map[string]int64 {
+	counts := map[string]*atomic.Int64{
+		"mutual_exclusion": &c.mutex, "fencing": &c.fencing, "foreign_grants": &c.foreignGrant, "fifo": &c.fifo,
+		"semaphore_over_issued": &c.overIssued, "double_leader": &c.doubleLeader,
+	}
 	m := map[string]int64{}
-	switch {
-	case recipe.IsLock() || recipe == scenarios.RWLock:
-		m["mutual_exclusion"] = c.mutex.Load()
-		m["fencing"] = c.fencing.Load()
-		m["foreign_grants"] = c.foreignGrant.Load()
-		if recipe == scenarios.FairLock {
-			m["fifo"] = c.fifo.Load()
-		}
-	case recipe == scenarios.Semaphore:
-		m["semaphore_over_issued"] = c.overIssued.Load()
-	case recipe == scenarios.Election:
-		m["double_leader"] = c.doubleLeader.Load()
+	for _, k := range recipe.Spec().Checks {
+		m[k] = counts[k].Load()
 	}
 	return m
 }

@@ -52,7 +52,7 @@ const zombieWriteEvery = 50 * time.Millisecond
 // targets, before anything is created, and sets up fencing.
 func (r *runner) prepareFaults() error {
 	run := r.run
-	fenced := run.Recipe.IsLock() || run.Recipe == scenarios.Election
+	fenced := run.Recipe.Spec().Fenced
 	if len(run.Faults) == 0 && !fenced {
 		return nil
 	}
@@ -67,11 +67,7 @@ func (r *runner) prepareFaults() error {
 	}
 	fx := &faultRun{r: r, zombie: run.IgnoreLost, holders: make(map[int]faults.Holder)}
 	if fenced {
-		base := "lock"
-		if run.Recipe == scenarios.Election {
-			base = "election"
-		}
-		for _, p := range pathsOf(r.ns, base, run.Locks) {
+		for _, p := range pathsOf(r.ns, run.Recipe.Spec().Base, run.Locks) {
 			fx.fences = append(fx.fences, newFence(p))
 		}
 	}

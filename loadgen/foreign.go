@@ -115,21 +115,9 @@ func (r *runner) startForeign(ctx context.Context) error {
 		return fmt.Errorf("the foreign client's session: %w", err)
 	}
 	f := newForeigner(r, s)
-	switch r.run.Recipe {
-	case scenarios.Queue:
-		f.dirs = []string{r.ns + "/queue"}
-	case scenarios.RWLock:
-		f.dirs = pathsOf(r.ns, "rwlock", r.run.Locks)
-	case scenarios.Semaphore:
-		f.dirs = pathsOf(r.ns, "semaphore", r.run.Locks)
-		f.leases = r.run.Semaphore.Leases
-	case scenarios.Election:
-		f.dirs = pathsOf(r.ns, "election", r.run.Locks)
-	case scenarios.Barrier:
+	if f.dirs, f.leases, err = r.work.foreignTargets(); err != nil {
 		s.Close()
-		return fmt.Errorf("%w: foreign-delete and foreign-write act on waiters and holders, and a barrier has neither", ErrBadOptions)
-	default:
-		f.dirs = pathsOf(r.ns, "lock", r.run.Locks)
+		return err
 	}
 	r.fx.foreign = f
 	return nil
@@ -169,7 +157,7 @@ func (f *foreigner) Act(ctx context.Context, kind scenarios.FaultKind) (faults.F
 	}
 	var cands []string
 	what := ""
-	if f.r.run.Recipe == scenarios.Queue {
+	if f.r.run.Recipe.Spec().Items {
 		claimed := map[string]bool{}
 		for _, n := range names {
 			if item, ok := strings.CutSuffix(n, recipes.ClaimSuffix); ok {
@@ -247,7 +235,7 @@ func (f *foreigner) Act(ctx context.Context, kind scenarios.FaultKind) (faults.F
 	if held := f.deleteDone(p, st.Czxid, true); held {
 		act.What = strings.Replace(act.What, "waiter's node", "holder's node (listed as a waiter's)", 1)
 	}
-	if f.r.run.Recipe == scenarios.Queue {
+	if f.r.run.Recipe.Spec().Items {
 		f.mu.Lock()
 		if id, _, ok := parseItem(data); ok {
 			f.items[id] = true

@@ -8,7 +8,6 @@ import (
 
 	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
-	"github.com/zkherd/zkherd/scenarios"
 )
 
 // checkBudget bounds the whole linearizability check after a run (each
@@ -16,33 +15,15 @@ import (
 // reported as such.
 const checkBudget = 5 * time.Minute
 
-// historyModel is the sequential model a recipe follows, and its
-// parameter.
-func (r *runner) historyModel() (string, int) {
-	switch r.run.Recipe {
-	case scenarios.RWLock:
-		return oracle.RWLock, 0
-	case scenarios.Semaphore:
-		return oracle.Semaphore, r.run.Semaphore.Leases
-	case scenarios.Queue:
-		return oracle.Queue, 0
-	case scenarios.Election:
-		return oracle.Election, 0
-	case scenarios.Barrier:
-		return oracle.Barrier, r.run.Barrier.Size
-	}
-	return oracle.Mutex, 0
-}
-
 // checkHistory merges the clients' histories, once every client has
 // stopped, and checks it. A queue or barrier run spread over processes is
 // not checked here (nil result): see distrib.
 func (r *runner) checkHistory(ctx context.Context) (*oracle.History, *oracle.Result) {
-	model, limit := r.historyModel()
+	model, limit := r.work.model()
 	h := r.hist.History(model, limit)
 	if r.opts.SharedNamespace {
 		h.Scope = "process " + r.opts.RunID + " (its own clock; the grants of every process are ordered by the fencing check)"
-		if r.run.Recipe == scenarios.Queue || r.run.Recipe == scenarios.Barrier {
+		if r.run.Recipe.Spec().SpansProcesses {
 			// Items and barrier rounds span the processes: one process's
 			// operations alone are not a history of the queue or the
 			// barrier. The process that merges the run checks them all.

@@ -68,7 +68,7 @@ func (r *runner) newOccupancy() *occupancy {
 	}
 	o := &occupancy{process: r.opts.Process, kind: "mutual exclusion", counter: func(c *checker) *atomic.Int64 { return &c.mutex }, limit: 1}
 	switch {
-	case r.run.Recipe.IsLock(), r.run.Recipe == scenarios.RWLock:
+	case r.run.Recipe.Spec().Exclusive:
 	case r.run.Recipe == scenarios.Semaphore:
 		o.kind, o.counter, o.limit = "semaphore limit", func(c *checker) *atomic.Int64 { return &c.overIssued }, r.run.Semaphore.Leases
 	case r.run.Recipe == scenarios.Election:

@@ -26,22 +26,6 @@ const (
 	BarrierLeave metrics.Phase = "barrier_leave"
 )
 
-func newOtherWorkload(r *runner) (workload, error) {
-	switch r.run.Recipe {
-	case scenarios.RWLock:
-		return newRWWork(r), nil
-	case scenarios.Semaphore:
-		return newSemWork(r), nil
-	case scenarios.Election:
-		return newElectionWork(r), nil
-	case scenarios.Barrier:
-		return newBarrierWork(r)
-	case scenarios.Queue:
-		return newQueueWork(r)
-	}
-	return nil, fmt.Errorf("%w: recipe %s is not supported by the load generator", ErrBadOptions, r.run.Recipe)
-}
-
 // simple holds what the acquire-hold-release workloads share.
 type simple struct {
 	r      *runner
@@ -49,8 +33,8 @@ type simple struct {
 	guards []*lockGuard
 }
 
-func newSimple(r *runner, base string, fifo bool) simple {
-	s := simple{r: r, paths: pathsOf(r.ns, base, r.run.Locks)}
+func newSimple(r *runner, fifo bool) simple {
+	s := simple{r: r, paths: pathsOf(r.ns, r.run.Recipe.Spec().Base, r.run.Locks)}
 	for _, p := range s.paths {
 		s.guards = append(s.guards, &lockGuard{path: p, fifo: fifo})
 	}
@@ -67,12 +51,15 @@ func (s *simple) recvBuffer() int {
 	return childListBuffer(clientsPer(s.r.run.Clients, len(s.paths)))
 }
 func (s *simple) prepare(_ context.Context, conn *zk.Conn) error { return createDirs(conn, s.paths) }
+func (s *simple) foreignTargets() ([]string, int, error)         { return s.paths, 1, nil }
 
 // rwWork drives the read/write lock: each operation reads with the
 // scenario's read ratio, else writes.
 type rwWork struct{ simple }
 
-func newRWWork(r *runner) *rwWork { return &rwWork{newSimple(r, "rwlock", false)} }
+func newRWWork(r *runner) *rwWork { return &rwWork{newSimple(r, false)} }
+
+func (w *rwWork) model() (string, int) { return oracle.RWLock, 0 }
 
 func (w *rwWork) extraPhases() []metrics.Phase { return []metrics.Phase{ReadAcquire, WriteAcquire} }
 
@@ -111,12 +98,17 @@ type semWork struct {
 }
 
 func newSemWork(r *runner) *semWork {
-	w := &semWork{simple: newSimple(r, "semaphore", false)}
+	w := &semWork{simple: newSimple(r, false)}
 	for _, p := range w.paths {
 		w.limits = append(w.limits, &limitGuard{what: p, limit: int32(r.run.Semaphore.Leases),
 			kind: "semaphore limit", counter: func(c *checker) *atomic.Int64 { return &c.overIssued }})
 	}
 	return w
+}
+
+func (w *semWork) model() (string, int) { return oracle.Semaphore, w.r.run.Semaphore.Leases }
+func (w *semWork) foreignTargets() ([]string, int, error) {
+	return w.paths, w.r.run.Semaphore.Leases, nil
 }
 
 func (w *semWork) prepare(_ context.Context, conn *zk.Conn) error {
@@ -154,8 +146,10 @@ func (w *semWork) loop(c *client) {
 type electionWork struct{ simple }
 
 func newElectionWork(r *runner) *electionWork {
-	return &electionWork{newSimple(r, "election", true)}
+	return &electionWork{newSimple(r, true)}
 }
+
+func (w *electionWork) model() (string, int) { return oracle.Election, 0 }
 
 func (w *electionWork) loop(c *client) {
 	r := w.r
@@ -212,7 +206,7 @@ func newBarrierWork(r *runner) (*barrierWork, error) {
 	if r.opts.SharedNamespace && r.opts.Processes > 1 {
 		w.procs, w.proc = r.opts.Processes, r.opts.Process
 	}
-	for _, p := range pathsOf(r.ns, "barrier", r.run.Clients*w.procs/size) {
+	for _, p := range pathsOf(r.ns, r.run.Recipe.Spec().Base, r.run.Clients*w.procs/size) {
 		w.groups = append(w.groups, &barrierGroup{dir: p, rounds: make(map[int]*[2]int)})
 	}
 	for i := range r.run.Clients {
@@ -231,6 +225,10 @@ func (w *barrierWork) sample()                                     {}
 func (w *barrierWork) depth() int64                                { return 0 }
 func (w *barrierWork) finish(context.Context, *zk.Conn) workResult { return workResult{} }
 func (w *barrierWork) recvBuffer() int                             { return childListBuffer(w.size) }
+func (w *barrierWork) model() (string, int)                        { return oracle.Barrier, w.size }
+func (w *barrierWork) foreignTargets() ([]string, int, error) {
+	return nil, 0, fmt.Errorf("%w: foreign-delete and foreign-write act on waiters and holders, and a barrier has neither", ErrBadOptions)
+}
 func (w *barrierWork) prepare(_ context.Context, conn *zk.Conn) error {
 	var dirs []string
 	for _, g := range w.groups {

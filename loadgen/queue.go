@@ -94,6 +94,10 @@ func newQueueWork(r *runner) (*queueWork, error) {
 }
 
 func (w *queueWork) mainPhase() metrics.Phase { return metrics.EndToEnd }
+func (w *queueWork) model() (string, int)     { return oracle.Queue, 0 }
+func (w *queueWork) foreignTargets() ([]string, int, error) {
+	return []string{w.path}, 1, nil
+}
 func (w *queueWork) extraPhases() []metrics.Phase {
 	return nil
 }

@@ -38,6 +38,14 @@ type workload interface {
 	sample()
 	// depth is the current queue depth, 0 for other recipes.
 	depth() int64
+	// model is the oracle's sequential model of the recipe and its
+	// parameter (oracle.Check).
+	model() (name string, limit int)
+	// foreignTargets are the directories a foreign client deletes or
+	// writes nodes in (foreign-delete, foreign-write faults) and how many
+	// of a directory's first nodes hold; an error when the recipe has
+	// no such nodes.
+	foreignTargets() (dirs []string, holders int, err error)
 	// finish runs once every loop has returned, before the leftover check:
 	// final checks that need the servers. It returns the workload's part
 	// of the Result.
@@ -60,12 +68,25 @@ type workResult struct {
 	ledger *QueueLedger
 }
 
+// workloads builds each recipe's workload: the one table a recipe's
+// workload is registered in (its other properties are its
+// scenarios.RecipeSpec).
+var workloads = map[scenarios.Recipe]func(r *runner) (workload, error){
+	scenarios.FairLock:     func(r *runner) (workload, error) { return newLockWork(r), nil },
+	scenarios.HerdLock:     func(r *runner) (workload, error) { return newLockWork(r), nil },
+	scenarios.HerdChildren: func(r *runner) (workload, error) { return newLockWork(r), nil },
+	scenarios.RWLock:       func(r *runner) (workload, error) { return newRWWork(r), nil },
+	scenarios.Semaphore:    func(r *runner) (workload, error) { return newSemWork(r), nil },
+	scenarios.Election:     func(r *runner) (workload, error) { return newElectionWork(r), nil },
+	scenarios.Barrier:      func(r *runner) (workload, error) { return newBarrierWork(r) },
+	scenarios.Queue:        func(r *runner) (workload, error) { return newQueueWork(r) },
+}
+
 func newWorkload(r *runner) (workload, error) {
-	switch r.run.Recipe {
-	case scenarios.FairLock, scenarios.HerdLock, scenarios.HerdChildren:
-		return newLockWork(r), nil
+	if w, ok := workloads[r.run.Recipe]; ok {
+		return w(r)
 	}
-	return newOtherWorkload(r)
+	return nil, fmt.Errorf("%w: recipe %s is not supported by the load generator", ErrBadOptions, r.run.Recipe)
 }
 
 // pathsOf names n directories under the namespace: base-000, base-001...
@@ -114,9 +135,9 @@ type lockWork struct {
 }
 
 func newLockWork(r *runner) *lockWork {
-	w := &lockWork{r: r, paths: pathsOf(r.ns, "lock", r.run.Locks)}
+	w := &lockWork{r: r, paths: pathsOf(r.ns, r.run.Recipe.Spec().Base, r.run.Locks)}
 	for _, p := range w.paths {
-		w.guards = append(w.guards, &lockGuard{path: p, fifo: r.run.Recipe == scenarios.FairLock})
+		w.guards = append(w.guards, &lockGuard{path: p, fifo: r.run.Recipe.Spec().FIFO})
 	}
 	switch {
 	case r.opts.NewLocker != nil:
@@ -140,6 +161,10 @@ func (w *lockWork) extraPhases() []metrics.Phase { return nil }
 func (w *lockWork) slotOf(i int) int             { return w.r.run.LockFor(i) }
 func (w *lockWork) sample()                      {}
 func (w *lockWork) depth() int64                 { return 0 }
+func (w *lockWork) model() (string, int)         { return oracle.Mutex, 0 }
+func (w *lockWork) foreignTargets() ([]string, int, error) {
+	return w.paths, 1, nil
+}
 func (w *lockWork) finish(context.Context, *zk.Conn) workResult {
 	switch h := recipes.HandOff(w.handOff.Load()); h {
 	case recipes.HandOffMark:

@@ -10,7 +10,6 @@ import (
 
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
-	"github.com/zkherd/zkherd/scenarios"
 )
 
 // StreamSink writes one JSON object per progress report (once a second)
@@ -85,14 +84,14 @@ func NewStreamLine(now time.Time, p loadgen.Progress) StreamLine {
 		l.LatencyMs = &StreamLatency{Count: s.Count, P50ms: s.CorrectedP50, P99ms: s.CorrectedP99, MaxMs: s.CorrectedMax}
 	}
 	l.Figures = map[string]*float64{}
-	for _, f := range figures.For(string(p.Recipe)) {
+	for _, f := range figures.For(p.Recipe.Figures()) {
 		if v, ok := f.Value(p.Totals); ok && !math.IsNaN(v) {
 			l.Figures[f.Key] = &v
 		} else {
 			l.Figures[f.Key] = nil
 		}
 	}
-	if p.Recipe == scenarios.Queue {
+	if p.Recipe.Spec().Items {
 		d := p.QueueDepth
 		l.QueueDepth = &d
 	}

@@ -38,7 +38,7 @@ func TestStreamLines(t *testing.T) {
 	}
 	// The figures table's figures for the recipe, each null while its
 	// counts are not known (the servers' packets, here, on the first line).
-	for _, f := range figures.For(string(scenarios.FairLock)) {
+	for _, f := range figures.For(scenarios.FairLock.Figures()) {
 		figs := first["figures"].(map[string]any)
 		if v, ok := figs[f.Key]; !ok || v != nil {
 			t.Errorf("first line figures.%s = %v (present %v), want null", f.Key, v, ok)

@@ -77,10 +77,10 @@ func NewSweep(scenario string, counts []int, ov scenarios.Overrides, out string)
 	return sw, nil
 }
 
-// sweepShape is the scale model's form for a recipe: the herd locks' cost
-// grows with the waiters, the others' is flat.
+// sweepShape is the scale model's form for a recipe: a line where its
+// cost grows with the waiters (the herd locks), flat otherwise.
 func sweepShape(r scenarios.Recipe) scalemodel.Shape {
-	if r == scenarios.HerdLock || r == scenarios.HerdChildren {
+	if r.Spec().GrowsWithWaiters {
 		return scalemodel.Linear
 	}
 	return scalemodel.Constant

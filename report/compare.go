@@ -123,8 +123,8 @@ func writeSideBySide(w io.Writer, a, b *Scenario, labelA, labelB, ratioHead stri
 		}
 	}
 	for _, f := range figures.All() {
-		if f.AppliesTo(a.Recipe) || f.AppliesTo(b.Recipe) {
-			num(f.LabelFor(a.Recipe), a.Herd.Figure(f.Key), b.Herd.Figure(f.Key), func(v float64) string { return fmtFigure(f, v) })
+		if f.AppliesTo(a.recipe()) || f.AppliesTo(b.recipe()) {
+			num(f.LabelFor(a.recipe()), a.Herd.Figure(f.Key), b.Herd.Figure(f.Key), func(v float64) string { return fmtFigure(f, v) })
 		}
 	}
 	text("checks", passFail(a.Checks.Passed), passFail(b.Checks.Passed))
@@ -144,14 +144,14 @@ func writeSideBySide(w io.Writer, a, b *Scenario, labelA, labelB, ratioHead stri
 
 // figureHeadlines says how each headline figure known in both a and b
 // changed, labelled by label.
-func figureHeadlines(a, b *Scenario, label func(figures.Figure, string) string) []string {
+func figureHeadlines(a, b *Scenario, label func(figures.Figure, figures.Recipe) string) []string {
 	var out []string
 	for _, f := range figures.All() {
-		if !f.Headline || !f.AppliesTo(a.Recipe) || !f.AppliesTo(b.Recipe) {
+		if !f.Headline || !f.AppliesTo(a.recipe()) || !f.AppliesTo(b.recipe()) {
 			continue
 		}
 		if x, y := a.Herd.Figure(f.Key), b.Herd.Figure(f.Key); x > 0 && y > 0 {
-			out = append(out, label(f, a.Recipe)+" "+factor(x, y, "higher", "lower"))
+			out = append(out, label(f, a.recipe())+" "+factor(x, y, "higher", "lower"))
 		}
 	}
 	return out

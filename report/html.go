@@ -268,11 +268,11 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 		bars("Throughput", "operations per second", func(s *Scenario) float64 { return s.ThroughputPerS }, one),
 	}
 	for _, f := range figures.All() {
-		if !f.Headline || !slices.ContainsFunc(ss, func(s *Scenario) bool { return f.AppliesTo(s.Recipe) }) {
+		if !f.Headline || !slices.ContainsFunc(ss, func(s *Scenario) bool { return f.AppliesTo(s.recipe()) }) {
 			continue
 		}
-		long := f.LongFor(first.Recipe)
-		v.Bars = append(v.Bars, bars(strings.ToUpper(long[:1])+long[1:], f.LabelFor(first.Recipe),
+		long := f.LongFor(first.recipe())
+		v.Bars = append(v.Bars, bars(strings.ToUpper(long[:1])+long[1:], f.LabelFor(first.recipe()),
 			func(s *Scenario) float64 { return s.Herd.Figure(f.Key) }, one))
 	}
 	v.Bars = append(v.Bars, bars(main+" p99", "milliseconds", func(s *Scenario) float64 {
@@ -334,11 +334,11 @@ func (b *builder) sideView(ss []*Scenario) *sideView {
 		})
 	}
 	for _, f := range figures.All() {
-		if !slices.ContainsFunc(ss, func(s *Scenario) bool { return f.AppliesTo(s.Recipe) }) {
+		if !slices.ContainsFunc(ss, func(s *Scenario) bool { return f.AppliesTo(s.recipe()) }) {
 			continue
 		}
-		row(f.LongFor(first.Recipe), func(s *Scenario) string {
-			if !f.AppliesTo(s.Recipe) {
+		row(f.LongFor(first.recipe()), func(s *Scenario) string {
+			if !f.AppliesTo(s.recipe()) {
 				return "-"
 			}
 			return fmtFigure(f, s.Herd.Figure(f.Key))
@@ -387,8 +387,8 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		v.Anomalies = fmt.Sprintf("%s values over range (recorded at the top), %s negative (recorded as 0), %s lost, %s under an unknown phase",
 			format.Count(a.OverRange), format.Count(a.Negative), format.Count(a.Lost), format.Count(a.UnknownPhase))
 	}
-	for _, f := range figures.For(s.Recipe) {
-		v.Herd = append(v.Herd, kv{f.LongFor(s.Recipe), fmtFigure(f, s.Herd.Figure(f.Key))})
+	for _, f := range figures.For(s.recipe()) {
+		v.Herd = append(v.Herd, kv{f.LongFor(s.recipe()), fmtFigure(f, s.Herd.Figure(f.Key))})
 	}
 	if names, values := countsLine(s.Herd.Totals); names != "" {
 		v.Herd = append(v.Herd, kv{names, values})

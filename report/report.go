@@ -7,9 +7,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
+	"github.com/zkherd/zkherd/scenarios"
 )
 
 var (
@@ -119,6 +121,9 @@ type Scenario struct {
 	// .hlog files; nil for a scenario read back from JSON.
 	Metrics *metrics.Result `json:"-"`
 }
+
+// recipe is what the figures table needs of the scenario's recipe.
+func (s *Scenario) recipe() figures.Recipe { return scenarios.Recipe(s.Recipe).Figures() }
 
 // Errors counts failed operations.
 type Errors struct {

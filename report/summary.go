@@ -12,6 +12,7 @@ import (
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/internal/usermsg"
+	"github.com/zkherd/zkherd/scenarios"
 )
 
 // Width is the widest line the terminal summary and Compare print: an
@@ -184,11 +185,11 @@ func writeScenario(w io.Writer, s *Scenario) {
 
 	h := s.Herd
 	var items []string
-	for _, f := range figures.For(s.Recipe) {
-		items = append(items, fmtFigure(f, h.Figure(f.Key))+" "+f.LabelFor(s.Recipe))
+	for _, f := range figures.For(s.recipe()) {
+		items = append(items, fmtFigure(f, h.Figure(f.Key))+" "+f.LabelFor(s.recipe()))
 	}
 	line := "cost: "
-	if herdApplies(s.Recipe) {
+	if s.recipe().HandsOut { // the herd measures mean something
 		line = "herd: "
 	}
 	fmt.Fprint(w, wrapItems(line, items, widthOf(w)))
@@ -261,24 +262,18 @@ func (s *Scenario) achievedRate() float64 {
 	return s.ThroughputPerS
 }
 
-// herdApplies reports whether the herd measures (wake-ups per release,
-// watch fan-out) mean something for a recipe: those that hand something
-// over on release.
-func herdApplies(recipe string) bool { return figures.Unit(recipe) == "acquisition" }
-
 // checkList lists the checks that apply to recipe.
 func checkList(recipe string, c Checks) []check {
-	lock := recipe == "fair-lock" || recipe == "herd-lock" || recipe == "herd-children"
-	known := slices.Contains([]string{"fair-lock", "herd-lock", "herd-children", "rwlock", "semaphore",
-		"queue", "election", "barrier"}, recipe)
+	r := scenarios.Recipe(recipe)
+	known, spec := r.Valid(), r.Spec()
 	applies := map[string]bool{
-		"mutual exclusion":      lock || recipe == "rwlock",
-		"fencing":               lock || recipe == "election",
+		"mutual exclusion":      spec.Exclusive,
+		"fencing":               spec.Fenced,
 		"FIFO bypasses":         c.FIFOChecked,
-		"semaphore over-issued": recipe == "semaphore",
-		"double leaders":        recipe == "election",
-		"lost items":            recipe == "queue",
-		"duplicate items":       recipe == "queue",
+		"semaphore over-issued": spec.Limited == "semaphore_over_issued",
+		"double leaders":        spec.Limited == "double_leader",
+		"lost items":            spec.Items,
+		"duplicate items":       spec.Items,
 		"leftover znodes":       true,
 	}
 	var list []check

@@ -38,7 +38,7 @@ func (s *Scenario) CheckThresholds(ts []scenarios.Threshold) {
 func (s *Scenario) figure(t scenarios.Threshold) (float64, bool) {
 	if f, ok := figures.Lookup(t.Metric); ok {
 		v := s.Herd.Figure(f.Key)
-		return v, v >= 0 && f.AppliesTo(s.Recipe)
+		return v, v >= 0 && f.AppliesTo(s.recipe())
 	}
 	switch t.Metric {
 	case scenarios.MetricThroughput:

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-	"slices"
 	"time"
 )
 
@@ -118,8 +117,10 @@ type FaultContext struct {
 var faultKinds = []FaultKindSpec{
 	{Kind: ExpireHolder, NeedsProxies: true,
 		Check: func(_ Fault, c FaultContext) []FaultProblem {
-			if slices.Contains(c.Recipes, Barrier) {
-				return []FaultProblem{{"kind", "expire-holder needs a holder, and a barrier has none; use expire-random"}}
+			for _, r := range c.Recipes {
+				if r.Spec().Holderless {
+					return []FaultProblem{{"kind", fmt.Sprintf("expire-holder needs a holder, and a %s has none; use expire-random", r)}}
+				}
 			}
 			return nil
 		}},

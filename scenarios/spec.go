@@ -50,39 +50,6 @@ const (
 	MaxClients        = 1_000_000        // far beyond one machine; catches typos
 )
 
-// Recipe names the coordination recipe a scenario drives.
-type Recipe string
-
-// The recipes a scenario can drive.
-const (
-	FairLock     Recipe = "fair-lock"     // sequential nodes, each waiter watches its predecessor
-	HerdLock     Recipe = "herd-lock"     // one node, every waiter watches it
-	HerdChildren Recipe = "herd-children" // sequential nodes, every waiter watches the directory's children
-	RWLock       Recipe = "rwlock"        // read/write lock: a mix of readers and writers
-	Semaphore    Recipe = "semaphore"     // N leases
-	Queue        Recipe = "queue"         // producers and consumers
-	Election     Recipe = "election"      // leader election with resignations
-	Barrier      Recipe = "barrier"       // double barrier: enter when Size arrived, leave together
-)
-
-// Recipes lists every recipe in the order documentation shows them.
-func Recipes() []Recipe {
-	return []Recipe{FairLock, HerdLock, HerdChildren, RWLock, Semaphore, Queue, Election, Barrier}
-}
-
-// Valid reports whether r is one of Recipes.
-func (r Recipe) Valid() bool {
-	for _, x := range Recipes() {
-		if r == x {
-			return true
-		}
-	}
-	return false
-}
-
-// IsLock reports whether r is a mutual-exclusion lock (one holder at a time).
-func (r Recipe) IsLock() bool { return r == FairLock || r == HerdLock || r == HerdChildren }
-
 // ArrivalKind says how clients issue operations.
 type ArrivalKind string
 

@@ -156,7 +156,7 @@ func (s Spec) validate(src *source) ErrorList {
 	s.validateFaults(v, e)
 	if s.IgnoreLost {
 		for _, r := range s.recipes() {
-			if !r.IsLock() && r != Election {
+			if !r.Spec().Fenced {
 				v.errorf("ignore_lost", "only lock recipes and election have a Lost signal to ignore, not %s", r)
 				break
 			}

@@ -47,25 +47,10 @@ func NewFeedAt(start time.Time, title, server, report string, runs []scenarios.R
 	f := &Feed{Now: time.Now, title: title, server: server, report: report, start: start}
 	for _, r := range runs {
 		f.panels = append(f.panels, Scenario{
-			Name: r.Name, Recipe: RecipeTitle(r.Recipe), State: "waiting", Clients: r.Clients,
+			Name: r.Name, Recipe: r.Recipe.Spec().Title, State: "waiting", Clients: r.Clients,
 		})
 	}
 	return f
-}
-
-// RecipeTitle names a recipe for the panel's title.
-func RecipeTitle(r scenarios.Recipe) string {
-	switch r {
-	case scenarios.FairLock:
-		return "fair lock"
-	case scenarios.HerdLock:
-		return "herd lock"
-	case scenarios.HerdChildren:
-		return "herd lock (children watch)"
-	case scenarios.RWLock:
-		return "read/write lock"
-	}
-	return string(r)
 }
 
 // Notice adds a one-line message (the generator's log lines).
@@ -127,13 +112,13 @@ func (f *Feed) Progress(p loadgen.Progress) Snapshot {
 		}
 	}
 	sc.Phases = phases
-	sc.Herd = herdOf(string(p.Recipe), p.Totals, sc.Herd)
+	sc.Herd = herdOf(p.Recipe, p.Totals, sc.Herd)
 	if p.Lock != nil && (sc.Lock == nil || p.State != "stopping") {
 		// The picture of the lock under load stays once the clients
 		// leave (stopping), and after (the final progress has none).
 		sc.Lock = p.Lock
 	}
-	if p.Recipe == scenarios.Queue {
+	if p.Recipe.Spec().Items {
 		sc.QueueDepth = append(sc.QueueDepth, float64(p.QueueDepth))
 	}
 	snap := f.snapshotLocked(false, false)
@@ -172,7 +157,7 @@ func (f *Feed) Final(results []*loadgen.Result, partial bool) Snapshot {
 			sc.State = "stopped"
 		}
 		sc.Ops = res.Ops
-		sc.Herd = herdOf(string(res.Run.Recipe), res.Totals, sc.Herd)
+		sc.Herd = herdOf(res.Run.Recipe, res.Totals, sc.Herd)
 		sc.Violations = res.Checks.Violations
 	}
 	return f.snapshotLocked(true, partial)
@@ -205,9 +190,9 @@ func (f *Feed) snapshotLocked(done, partial bool) Snapshot {
 // herdOf is the dashboard's figures of recipe over t; a figure not known
 // now keeps its last known value (the servers are polled once per
 // interval, and a poll can fail).
-func herdOf(recipe string, t figures.Totals, last Herd) Herd {
+func herdOf(recipe scenarios.Recipe, t figures.Totals, last Herd) Herd {
 	var h Herd
-	for _, f := range figures.For(recipe) {
+	for _, f := range figures.For(recipe.Figures()) {
 		if !f.Dashboard {
 			continue
 		}

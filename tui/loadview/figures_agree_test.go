@@ -64,13 +64,13 @@ func TestFiguresAgree(t *testing.T) {
 			live := feed.Progress(loadgen.Progress{Name: run.Name, Recipe: tt.recipe, State: "running", Totals: tt.totals})
 			final := feed.Final([]*loadgen.Result{res}, false)
 
-			for _, f := range figures.For(string(tt.recipe)) {
+			for _, f := range figures.For(tt.recipe.Figures()) {
 				want := f.Of(tt.totals)
 				got, ok := doc.Scenarios[0].Herd[f.Key].(float64)
 				if !ok || got != want {
 					t.Errorf("%s: report.json has %v, want %v", f.Key, doc.Scenarios[0].Herd[f.Key], want)
 				}
-				label := f.LabelFor(string(tt.recipe))
+				label := f.LabelFor(tt.recipe.Figures())
 				m := regexp.MustCompile(`(\S+) ` + regexp.QuoteMeta(label)).FindStringSubmatch(sum.String())
 				if m == nil {
 					t.Errorf("%s: the summary has no %q:\n%s", f.Key, label, sum.String())
