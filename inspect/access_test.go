@@ -73,7 +73,7 @@ func TestChrootPaths(t *testing.T) {
 	in := openInspector(t, Options{Servers: servers, Chroot: "/tenant"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	in.Snapshot(ctx)
+	in.warmUp(ctx) // sessions and ephemerals (dump) asked
 	in.waitWalk()
 	snap := in.Snapshot(ctx)
 	lock := findLock(t, snap, "/app/lock")

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/zkherd/zkherd/fourlw"
@@ -95,6 +96,15 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time) (bool, 
 // (a small, constant-size reply), mntr, cons and dump when their period
 // has passed, wchp when wantWchp says so, and mntr with every wchp.
 //
+// A costly command never asked yet has no period: its cost is not known.
+// At most one such is asked a poll, in the order mntr (the watch count
+// wchp's budget needs), cons, dump, wchp: a start asked mntr, cons and
+// dump in its first poll and wchp in its second, back to back, and on the
+// 206,000-znode server each holds it up while it builds its reply (7-9,
+// 20, 10 and 43 ms; issue 26, finding 9). The first snapshots
+// show the sessions and watches still to come as pending
+// (watchPoll.askedAll).
+//
 // mntr goes with wchp because the child watches a herd waits on are
 // counted, not listed: they are mntr's zk_watch_count less the watches
 // wchp lists (Cluster.ChildWatches), and the two must be of the same
@@ -105,15 +115,38 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time) (bool, 
 // server), so wchp's pacing bounds both.
 func commandsFor(w *watchPoll, wchp bool, now time.Time) []fourlw.Command {
 	cmds := []fourlw.Command{fourlw.CmdSrvr}
-	for _, c := range []fourlw.Command{fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump} {
-		if w == nil || w.due(c, now) || (c == fourlw.CmdMntr && wchp) {
+	firstTime := false // a command never asked is in this poll
+	for _, c := range []fourlw.Command{fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump, fourlw.CmdWchp} {
+		want := c != fourlw.CmdWchp || wchp
+		switch {
+		case w == nil:
+		case !w.asked(c):
+			want = want && !firstTime
+			firstTime = firstTime || want
+		default:
+			want = want && (c == fourlw.CmdWchp || w.due(c, now) || (c == fourlw.CmdMntr && wchp))
+		}
+		if want {
 			cmds = append(cmds, c)
 		}
 	}
-	if wchp {
-		cmds = append(cmds, fourlw.CmdWchp)
+	if slices.Contains(cmds, fourlw.CmdWchp) && !slices.Contains(cmds, fourlw.CmdMntr) {
+		cmds = slices.Insert(cmds, 1, fourlw.CmdMntr) // its count goes with the list
 	}
 	return cmds
+}
+
+// asked reports whether cmd was asked of the member (its period known).
+func (w *watchPoll) asked(cmd fourlw.Command) bool {
+	_, ok := w.next[cmd]
+	return ok
+}
+
+// askedAll reports whether the member was asked cons and dump at least
+// once since it was last down: until then its sessions and ephemerals are
+// still to come.
+func (w *watchPoll) askedAll() bool {
+	return w.asked(fourlw.CmdCons) && w.asked(fourlw.CmdDump)
 }
 
 // updateWatches folds one member's poll into w and fills p's mntr, cons,

@@ -389,3 +389,47 @@ func TestChildHerdWithMntrPacedApart(t *testing.T) {
 	}
 	t.Errorf("no snapshot in 15 s showed the %d waiters in a herd on a child watch; last locks: %+v", waiters, last)
 }
+
+// TestStartSpreadsCostlyCommands: a start asked mntr, cons and dump (and
+// wchp at the next poll) back to back, before any of their costs was
+// known; on the 206,000-znode server each holds it up while it builds its
+// reply (issue 26, finding 9). A command never asked is asked one
+// a poll: mntr, then cons, dump and wchp; once asked, each follows its own
+// period. Until cons and dump were asked the member's sessions are to
+// come.
+func TestStartSpreadsCostlyCommands(t *testing.T) {
+	now := time.Now()
+	w := watchPoll{count: -1, next: map[fourlw.Command]time.Time{}}
+	took := map[fourlw.Command]time.Duration{
+		fourlw.CmdSrvr: time.Millisecond, fourlw.CmdMntr: 100 * time.Microsecond,
+		fourlw.CmdCons: 100 * time.Microsecond, fourlw.CmdDump: 100 * time.Microsecond, fourlw.CmdWchp: 100 * time.Microsecond,
+	}
+	want := [][]fourlw.Command{
+		{fourlw.CmdSrvr, fourlw.CmdMntr},
+		{fourlw.CmdSrvr, fourlw.CmdMntr, fourlw.CmdCons}, // mntr is cheap: every poll
+		{fourlw.CmdSrvr, fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump},
+		{fourlw.CmdSrvr, fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump, fourlw.CmdWchp},
+	}
+	for i, wantCmds := range want {
+		at := now.Add(time.Duration(i) * time.Second)
+		if got := w.askedAll(); got != (i >= 3) {
+			t.Errorf("poll %d: sessions asked for %v, want %v", i+1, got, i >= 3)
+		}
+		wchp, _ := wantWchp(&w, true, false, 100, at)
+		cmds := commandsFor(&w, wchp, at)
+		if !slices.Equal(cmds, wantCmds) {
+			t.Errorf("poll %d asks %v, want %v", i+1, cmds, wantCmds)
+		}
+		p := memberPoll{At: at, Took: map[fourlw.Command]time.Duration{}, Mntr: map[string]string{"zk_watch_count": "7"}}
+		for _, c := range cmds {
+			p.Took[c] = took[c]
+		}
+		if slices.Contains(cmds, fourlw.CmdWchp) {
+			p.Wchp = map[string][]int64{}
+		}
+		updateWatches(&w, &p, time.Second, true, false, 100)
+	}
+	if all := commandsFor(nil, true, now); len(all) != 5 {
+		t.Errorf("the whitelist line's commands %v, want all five", all)
+	}
+}

@@ -116,7 +116,9 @@ type Inspector struct {
 	watches []watchPoll        // per member, guarded by scanMu
 	lowest  map[string]float64 // lowest recent latency per member, guarded by scanMu
 	backoff int                // poll interval multiplier, guarded by scanMu
-	walker  walker             // background tree walk, guarded by scanMu
+	// earlyPolled is when an early snapshot last started polls (scanMu).
+	earlyPolled time.Time
+	walker      walker // background tree walk, guarded by scanMu
 	// pacer paces the walk and the searches together (treePacer).
 	pacer treePacer
 	// walkTruncated: the last walk stopped at MaxScanDirs (scanMu).

@@ -112,7 +112,7 @@ func TestLocksDiscovered(t *testing.T) {
 	in := openInspector(t, Options{Servers: servers, PollInterval: 100 * time.Millisecond})
 	in.SetNeedWatches(true)
 	ctx := context.Background()
-	in.Snapshot(ctx) // learns the watch count: wchp is asked from the next one on
+	in.warmUp(ctx) // learns the watch count, sessions and ephemerals: wchp is asked from the next one on
 	// The first poll with the servers' watch lists lists the nodes: their
 	// watches are expected. A missing or wrong watch is reported when the
 	// two polls after it agree.

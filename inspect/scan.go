@@ -136,15 +136,20 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	cmds := func(i int) []fourlw.Command {
 		now := time.Now()
 		ok, _ := wantWchp(&in.watches[i], need, never, budget, now)
-		if ok {
+		c := commandsFor(&in.watches[i], ok, now)
+		if slices.Contains(c, fourlw.CmdWchp) {
 			asked++
 		}
-		return commandsFor(&in.watches[i], ok, now)
+		return c
 	}
 	var polls []memberPoll
 	if early {
-		if in.scan.polls == 0 {
+		// The first poll asks srvr and one costly command (commandsFor);
+		// while early snapshots last, a member is polled again once a
+		// poll interval has passed, for the next one.
+		if in.scan.polls == 0 || now.Sub(in.earlyPolled) >= in.pollInterval() {
 			in.poller.start(cmds) // the later early ones wait for these
+			in.earlyPolled = now
 		}
 		in.awaitWalk(ctx, earlyWait)
 		polls = in.poller.Latest()
@@ -167,6 +172,13 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 		}
 	}
 	snap := &Snapshot{At: now, Cluster: mergePolls(now, polls)}
+	for i, p := range polls {
+		if p.Err == nil && !p.Pending && !in.watches[i].askedAll() {
+			// Its sessions and ephemerals are still to come (commandsFor
+			// asks one costly command a poll until each was asked once).
+			snap.Cluster.Pending, snap.Cluster.SessionsComplete = true, false
+		}
+	}
 	snap.Cluster.Self = in.SessionID()
 	dropInspectors(&snap.Cluster)
 	snap.Cluster.WatchesNote = strings.Join(notes, "; ")
