@@ -5,8 +5,8 @@
 
 Every 2 s it reads, for the command and every process under it (the
 spawned zkherd processes, the local ZooKeeper's JVM): resident memory and
-its peak (VmRSS, VmHWM), CPU time, and for the JVM its heap in use (jcmd
-GC.heap_info). Each stderr line is stamped with the seconds since the start, so the
+its peak (VmRSS, VmHWM), CPU time, and every 30 s for the JVMs their heap
+in use (jcmd GC.heap_info). Each stderr line is stamped with the seconds since the start, so the
 moment the window opens (the first "running" progress line of the starter)
 gives the time from start to steady state. OUTDIR gets stdout, stderr,
 samples.csv and summary.json.
@@ -107,15 +107,19 @@ def stamp():
 th = threading.Thread(target=stamp)
 th.start()
 peak = {}
+last_heap = -1e9  # jcmd starts a JVM: the heap is read every 30 s only
 samples = open(os.path.join(out, "samples.csv"), "w")
 samples.write("t,pid,name,rss_kib,hwm_kib,cpu_s,heap_mb,old_mb\n")
 while p.poll() is None:
     t = time.time() - start
+    read_heap = t - last_heap >= 30
+    if read_heap:
+        last_heap = t
     for pid in tree(p.pid):
         s = status(pid)
         if not s or s.get("Name") not in ("zkherd", "java"):
             continue
-        heap = heap_mb(pid) if s["Name"] == "java" else None
+        heap = heap_mb(pid) if s["Name"] == "java" and read_heap else None
         rss, hwm = int(s["VmRSS"].split()[0]), int(s["VmHWM"].split()[0])
         h, o = heap if heap else ("", "")
         samples.write(f"{t:.1f},{pid},{s['Name']},{rss},{hwm},{s['cpu_s']},{h and round(h)},{o and round(o)}\n")
