@@ -191,7 +191,13 @@ func flagChildHerd(l *Lock, in lockInput, herdMin int) {
 		if len(e.Watching) > 0 || e.Watch == WatchConfirmed {
 			return
 		}
-		if e.Watch != WatchExpected || c.WatchesAt.IsZero() || waitedUnwatched(c, mem, in.Dir, e) {
+		judged, watched := sessionWatch(c, mem, in.Dir, e)
+		if judged && watched {
+			// Its session watched a node of the lock when the list was
+			// taken: a fair lock's waiter between two watches.
+			return
+		}
+		if e.Watch != WatchExpected || c.WatchesAt.IsZero() || judged {
 			n++
 		}
 	}
@@ -210,27 +216,29 @@ func flagChildHerd(l *Lock, in lockInput, herdMin int) {
 			n, path.Base(in.Dir), child)})
 }
 
-// waitedUnwatched reports whether waiter e's session was already waiting
-// in the lock when its member's watch list was taken, and that list shows
-// it watching no node of the lock but its own. Its node may be newer than
-// the list (a herd's waiter lives a few seconds, and while the servers are
-// busy snapshots are up to 16 s apart: every node is on its first
-// snapshot), but its session queues again and again: a session waiting
-// on a node of the lock, even one gone since, has that watch in the list.
-func waitedUnwatched(c *Cluster, mem *lockMemory, dir string, e LockEntry) bool {
+// sessionWatch judges waiter e by its session: judged is set when the
+// session was already listed waiting in the lock when its member's watch
+// list was taken, and watched when that list shows it watching a node of
+// the lock (gone ones included) other than its own. A herd's waiter lives
+// a few seconds, and while the servers are busy snapshots are up to 16 s
+// apart (every node is on its first snapshot, newer than the lists), but
+// its session queues again and again: judged sessions that watch nothing
+// in the lock wait on something the lists do not show (a child watch),
+// and one that does is a fair lock's waiter (flagChildHerd).
+func sessionWatch(c *Cluster, mem *lockMemory, dir string, e LockEntry) (judged, watched bool) {
 	since, ok := mem.waitingSince(e.Session)
 	listsAt := c.ListsAt(e.Session)
 	if !ok || listsAt.IsZero() || !since.Before(listsAt) {
-		return false
+		return false, false
 	}
 	s, ok := c.Session(e.Session)
 	if !ok {
-		return false
+		return false, false
 	}
 	for _, w := range s.Watches {
 		if d, name := path.Split(w); path.Clean(d) == dir && name != e.Node {
-			return false
+			return true, true
 		}
 	}
-	return true
+	return true, false
 }
