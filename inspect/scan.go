@@ -1002,6 +1002,13 @@ func confirmAnomalies(l Lock, prev, now map[anomalyKey]bool) []Anomaly {
 	return keep
 }
 
+// SystemNode reports whether p (a server path) is in ZooKeeper's own
+// namespace, /zookeeper: every Curator client (its EnsembleTracker) and
+// every client that follows reconfigurations watches /zookeeper/config,
+// and a change there is meant to reach them all: many watchers on it are
+// no herd to warn of (7 Curator sessions were flagged "! herd").
+func SystemNode(p string) bool { return p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/") }
+
 // looseHerds reports nodes outside the lock directories that many sessions
 // watch, as one-node locks: everyone waiting on one node is a herd whatever
 // the recipe.
@@ -1019,7 +1026,7 @@ func (in *Inspector) looseHerds(snap *Snapshot, owners map[string]int64) []Lock 
 	for _, w := range c.Watches {
 		dir, name := path.Split(w.Path)
 		dir = path.Clean(dir)
-		if len(w.Sessions) < herdMin || inLock[dir] {
+		if len(w.Sessions) < herdMin || inLock[dir] || SystemNode(w.Path) {
 			continue
 		}
 		if _, ok := in.rel(w.Path); !ok {

@@ -324,7 +324,7 @@ func (r sessionRows) sessionRow(i int) []string {
 func (r sessionRows) pathRow(i int) []string {
 	w := &r.snap.Cluster.Watches[r.paths[i]]
 	n := common.Count(int64(len(w.Sessions)))
-	if len(w.Sessions) >= inspect.DefaultHerdThreshold {
+	if len(w.Sessions) >= inspect.DefaultHerdThreshold && !inspect.SystemNode(w.Path) {
 		n = r.styles.Bad.Render("! " + n)
 	}
 	owner := "-"
