@@ -376,7 +376,7 @@ func (x *Executor) expireHolder(ctx context.Context, f scenarios.Fault) {
 		}
 	}
 	if len(holders) == 0 {
-		x.skip(f, "nobody held anything for %v", holderWait)
+		x.skip(f, "no holder to expire for %v (nobody held anything, or only paused clients did)", holderWait)
 		return
 	}
 	x.mu.Lock()

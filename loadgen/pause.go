@@ -113,12 +113,22 @@ func (fx *faultRun) PauseClient() (who string, session int64, resume func(), ok 
 	}
 	c := pick[rand.IntN(len(pick))]
 	s := c.session()
+	id := s.ID()
+	fx.mu.Lock()
+	fx.paused[id] = true // before the pause: expire-holder must not pick it
+	fx.mu.Unlock()
 	c.pauses.Add(1)
 	c.pause.Pause()
 	what := "holding nothing"
 	if c.holding.Load() {
 		what = "holding a grant"
 	}
-	who = fmt.Sprintf("client %d (session 0x%x, %s; session timeout %v, asked %v)", c.idx, s.ID(), what, s.Timeout(), s.AskedTimeout())
-	return who, s.ID(), c.pause.Resume, true
+	who = fmt.Sprintf("client %d (session 0x%x, %s; session timeout %v, asked %v)", c.idx, id, what, s.Timeout(), s.AskedTimeout())
+	resume = func() {
+		c.pause.Resume()
+		fx.mu.Lock()
+		delete(fx.paused, id)
+		fx.mu.Unlock()
+	}
+	return who, id, resume, true
 }

@@ -149,3 +149,38 @@ func TestPauseDuringReleaseIsNoLostGrant(t *testing.T) {
 			c.Passed, c.LostGrants, c.LostGrantsReported, c.Violations)
 	}
 }
+
+// TestExpireHolderSparesPausedHolder: expire-holder must not pick a holder
+// whose client is paused. Its expiry ends the session at once (a
+// closeSession), before any session timeout, and the next waiter is
+// granted while the paused holder cannot be told: no library can warn a
+// stopped process of that, and the run counted two holders at once
+// (election-chaos: the leader paused at 20 s and expired the same
+// instant, "2 leaders at once").
+func TestExpireHolderSparesPausedHolder(t *testing.T) {
+	// Sessions of 4 s: the expiry (a cut, up to 2 s for the client to try
+	// to reconnect, which a paused one does not, then closeSession) comes
+	// well before the paused session would time out.
+	ens := enstest.StartConfig(t, 1, ensemble.ServerConfig{MaxSessionTimeout: 4 * time.Second})
+	run := pauseRun(t)
+	run.Hold = scenarios.FixedHold(2 * time.Second)
+	run.Faults = []scenarios.Fault{
+		{At: 3 * time.Second, Kind: scenarios.PauseClient, Duration: 5 * time.Second},
+		{At: 3300 * time.Millisecond, Kind: scenarios.ExpireHolder},
+	}
+	res, err := Run(context.Background(), run, Options{Servers: ens.Servers()})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, e := range res.Events {
+		t.Logf("%6.2fs %s: %s", e.At.Sub(res.WindowStart).Seconds(), e.Kind, e.Detail)
+	}
+	if res.Faults == nil || res.Faults.ClientPauses != 1 {
+		t.Fatalf("client pauses: %+v, want 1", res.Faults)
+	}
+	c := res.Checks
+	if !c.Passed || c.MutualExclusionViolations != 0 {
+		t.Errorf("checks passed %v, mutual exclusion %d, violations %q: want a pass (the paused holder left to its session timeout)",
+			c.Passed, c.MutualExclusionViolations, c.Violations)
+	}
+}
