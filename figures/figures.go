@@ -49,7 +49,7 @@ const (
 	ZKRequests     Count = "zk_requests"
 	ServerPackets  Count = "server_packets"
 	WatchFanout    Count = "watch_fanout"
-	ElapsedMs      Count = "elapsed_ms"
+	WindowMs       Count = "duration_ms"
 	SessionsOpened Count = "sessions_opened"
 )
 
@@ -61,8 +61,8 @@ var counts = []CountSpec{
 	{Count: ZKRequests, Merge: Sum, Doc: "requests the clients sent to ZooKeeper"},
 	{Count: ServerPackets, Merge: Max, Server: true, Doc: "packets received plus sent by the servers, every member (mntr)"},
 	{Count: WatchFanout, Merge: Max, Server: true, Doc: "watches triggered on the servers (mntr's watch counts)"},
-	{Count: SessionsOpened, Merge: Sum, Doc: "client sessions established, the ones that replace an expired session included"},
-	{Count: ElapsedMs, Merge: Max, Doc: "milliseconds from the first session opened to the end of the window (the processes of a run share one clock)"},
+	{Count: SessionsOpened, Merge: Sum, Doc: "client sessions established in the window (re-openings after an expiry; every session in a run bounded by operations, whose window opens with the first)"},
+	{Count: WindowMs, Merge: Max, Doc: "milliseconds the window lasted (before it opens, live: since the first session opened)"},
 }
 
 // Format is how a figure's value is written.
@@ -128,7 +128,7 @@ var all = []Figure{
 		Value: per(WatchFanout, Operations), HandsOut: true},
 	{Key: "sessions_opened_per_s", Label: "sessions opened/s", Long: "sessions opened per second", Short: "sessions/s",
 		Value: func(t Totals) (float64, bool) {
-			v, ok := per(SessionsOpened, ElapsedMs)(t)
+			v, ok := per(SessionsOpened, WindowMs)(t)
 			return 1000 * v, ok
 		}, Dashboard: true},
 }

@@ -157,8 +157,14 @@ func (r *runner) totalsBetween(before, after snapshot, ops int64) figures.Totals
 	t[figures.Operations] = ops
 	t[figures.Wakeups] = after.wakeups - before.wakeups
 	t[figures.ZKRequests] = after.requests - before.requests
-	if !r.start.IsZero() {
-		t[figures.ElapsedMs] = after.at.Sub(r.start).Milliseconds()
+	// The window's length, over which its counts are taken: before it
+	// opens (live progress during the ramp-up), the time since the first
+	// session, over which the counts then run.
+	switch {
+	case !before.at.IsZero():
+		t[figures.WindowMs] = after.at.Sub(before.at).Milliseconds()
+	case !r.start.IsZero():
+		t[figures.WindowMs] = after.at.Sub(r.start).Milliseconds()
 	}
 	if before.serverErr == nil && after.serverErr == nil {
 		d := after.server.sub(before.server)

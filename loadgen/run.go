@@ -592,7 +592,9 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 		for _, c := range r.clients {
 			out.loops.start(work(c))
 		}
+		counts := r.counts.Totals() // the ramp-up's sessions are not the window's
 		out.before = r.snapshot(runCtx)
+		out.before.counts = counts
 		r.noteBefore(out.before)
 		r.openWindow(time.Now())
 		close(r.loopsGo)
