@@ -171,11 +171,12 @@ func probeWritable(dir string) error {
 	return os.Remove(name)
 }
 
-// lagsMembers reports whether a run of the plan has lag-member faults.
+// lagsMembers reports whether a run of the plan has faults that act on
+// the links between members (lag-member).
 func (p *Plan) lagsMembers() bool {
 	for _, run := range p.Runs {
 		for _, f := range run.Faults {
-			if f.Kind == scenarios.LagMember {
+			if f.Kind.NeedsQuorumProxies() {
 				return true
 			}
 		}

@@ -90,6 +90,9 @@ type FaultKindSpec struct {
 	// NeedsProxies: it acts on client connections, through proxies
 	// between the clients and the servers.
 	NeedsProxies bool
+	// NeedsQuorumProxies: it acts on the links between members, through
+	// proxies a local ensemble is started with.
+	NeedsQuorumProxies bool
 	// Foreign: another client carries it out on the run's nodes.
 	Foreign bool
 	// PausesClients: it stops clients as paused processes (the load
@@ -136,7 +139,7 @@ var faultKinds = []FaultKindSpec{
 		Rate: true, DefaultRate: DefaultConnFraction, NeedsProxies: true},
 	{Kind: LagMember, Member: true, Duration: true, DefaultDuration: DefaultFaultDuration,
 		Delay: true, DelayExample: "how late the follower applies transactions, such as delay: 1s",
-		NeedsLocalEnsemble: true, ReadLag: 1,
+		NeedsLocalEnsemble: true, NeedsQuorumProxies: true, ReadLag: 1,
 		Check: func(f Fault, c FaultContext) []FaultProblem {
 			var ps []FaultProblem
 			if f.Delay > MaxLag {
@@ -195,6 +198,10 @@ func (k FaultKind) NeedsProxies() bool { return k.spec().NeedsProxies }
 // Foreign reports the kinds carried out by another client on the run's
 // nodes.
 func (k FaultKind) Foreign() bool { return k.spec().Foreign }
+
+// NeedsQuorumProxies reports whether k acts on the links between members
+// (FaultKindSpec.NeedsQuorumProxies).
+func (k FaultKind) NeedsQuorumProxies() bool { return k.spec().NeedsQuorumProxies }
 
 // Fault is one fault of a scenario. It happens once At, or, when Every is
 // set, every Every (At must then be 0). The other fields apply to some
