@@ -32,6 +32,9 @@ var (
 	ErrFull = errors.New("run already has all its processes")
 	// ErrCancelled means the run was removed while this process waited.
 	ErrCancelled = errors.New("run cancelled by the process that started it")
+	// ErrStarterGone means the process that started the run died: its
+	// session ended, and its owner mark with it.
+	ErrStarterGone = errors.New("the process that started the run is gone")
 	// ErrMissing means some processes never published their results.
 	ErrMissing = errors.New("results missing")
 	// ErrBadPlan is returned by Start for a plan that cannot be run.
@@ -72,6 +75,9 @@ type Member struct {
 	plan   Plan
 	index  int
 	node   string
+	// roster is every process, as the starter saw them at the last
+	// barrier.
+	roster map[int]memberInfo
 }
 
 // runNode is the run's node below chroot.
@@ -103,27 +109,30 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (_
 	if err := znode.CreateParents(conn, root, zk.WorldACL(zk.PermAll)); err != nil {
 		return nil, err
 	}
-	// The run's node and its owner mark at once (loadgen.OwnerMark): a
-	// later run removes the node of a run whose mark is gone.
+	// The run's node, its owner mark (loadgen.OwnerMark: a later run
+	// removes the node of a run whose mark is gone) and this process's
+	// member node, number 0, at once: a process that joins as soon as the
+	// run's node appears cannot take number 0 (its sequential node comes
+	// after m-0000000000).
+	host, _ := os.Hostname()
+	info, err := json.Marshal(memberInfo{Index: 0, Host: host, PID: os.Getpid()})
+	if err != nil {
+		return nil, err
+	}
+	acl := zk.WorldACL(zk.PermAll)
+	node := root + "/members/m-0000000000"
 	if _, err := conn.Multi(
-		&zk.CreateRequest{Path: root, Data: data, Acl: zk.WorldACL(zk.PermAll)},
-		&zk.CreateRequest{Path: root + "/" + loadgen.OwnerMark, Acl: zk.WorldACL(zk.PermAll), Flags: zk.FlagEphemeral}); err != nil {
+		&zk.CreateRequest{Path: root, Data: data, Acl: acl},
+		&zk.CreateRequest{Path: root + "/" + loadgen.OwnerMark, Acl: acl, Flags: zk.FlagEphemeral},
+		&zk.CreateRequest{Path: root + "/members", Acl: acl},
+		&zk.CreateRequest{Path: root + "/steps", Acl: acl},
+		&zk.CreateRequest{Path: node, Data: info, Acl: acl, Flags: zk.FlagEphemeral}); err != nil {
 		if errors.Is(err, zk.ErrNodeExists) {
 			return nil, fmt.Errorf("%w: run id %s is in use on the servers; choose another --run-id", ErrBadPlan, plan.RunID)
 		}
 		return nil, fmt.Errorf("create %s: %w", root, err)
 	}
-	m := &Member{s: s, chroot: chroot, root: root, plan: plan}
-	for _, d := range []string{"members", "steps"} {
-		if _, err := conn.Create(root+"/"+d, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			m.remove()
-			return nil, fmt.Errorf("create %s/%s: %w", root, d, err)
-		}
-	}
-	if err := m.register(); err != nil {
-		m.remove()
-		return nil, err
-	}
+	m := &Member{s: s, chroot: chroot, root: root, plan: plan, node: node}
 	return m, nil
 }
 
@@ -179,7 +188,46 @@ func (m *Member) register() error {
 		conn.Delete(node, -1)
 		return fmt.Errorf("%w: %s has its %d processes", ErrFull, m.plan.RunID, m.plan.Processes)
 	}
+	// The node says whose it is, so that the starter can name a process
+	// whose node expired (it died).
+	host, _ := os.Hostname()
+	info, _ := json.Marshal(memberInfo{Index: m.index, Host: host, PID: os.Getpid()})
+	if _, err := conn.Set(node, info, -1); err != nil {
+		conn.Delete(node, -1)
+		return fmt.Errorf("register in run %s: %w", m.plan.RunID, err)
+	}
 	return nil
+}
+
+// memberInfo is a member node's data.
+type memberInfo struct {
+	Index int    `json:"index"`
+	Host  string `json:"host"`
+	PID   int    `json:"pid"`
+}
+
+// alive returns the members whose nodes are there, by index.
+func (m *Member) alive() (map[int]memberInfo, error) {
+	conn := m.s.Conn()
+	children, _, err := conn.Children(m.root + "/members")
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]memberInfo{}
+	for _, c := range children {
+		data, _, err := conn.Get(m.root + "/members/" + c)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var mi memberInfo
+		if json.Unmarshal(data, &mi) == nil {
+			out[mi.Index] = mi
+		}
+	}
+	return out, nil
 }
 
 // Plan is the run's plan.
@@ -196,15 +244,17 @@ func (m *Member) Namespace(step int) string {
 
 func (m *Member) stepDir(step int) string { return m.root + "/steps/" + strconv.Itoa(step) }
 
-// watchRun returns a ctx that ends with ErrCancelled when the run's node
-// is deleted; stop releases it.
+// watchRun returns a ctx that ends when the run ends under this process:
+// with ErrCancelled when the starter removed it or marked it finished,
+// with ErrStarterGone when the starter died (its session ended, and the
+// run's owner mark with it); stop releases it.
 func (m *Member) watchRun(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		for ctx.Err() == nil {
-			ok, _, ch, err := m.s.Conn().ExistsW(m.root)
+			ok, _, ch, err := m.s.Conn().ExistsW(m.root + "/" + loadgen.OwnerMark)
 			if err == nil && !ok {
-				cancel(ErrCancelled)
+				cancel(m.whyGone())
 				return
 			}
 			if err != nil {
@@ -225,6 +275,20 @@ func (m *Member) watchRun(ctx context.Context) (context.Context, func()) {
 	return ctx, func() { cancel(nil) }
 }
 
+// whyGone says why the run's owner mark is gone: the starter removed
+// the run or finished it (ErrCancelled), or it died (ErrStarterGone).
+func (m *Member) whyGone() error {
+	data, _, err := m.s.Conn().Get(m.root)
+	if errors.Is(err, zk.ErrNoNode) {
+		return ErrCancelled
+	}
+	var plan Plan
+	if err == nil && json.Unmarshal(data, &plan) == nil && plan.State == StateFinished {
+		return ErrCancelled
+	}
+	return ErrStarterGone
+}
+
 // Barrier waits until every process has arrived at run step, or timeout
 // passes, or the run is cancelled. The starter marks the run started once
 // the first barrier opens.
@@ -232,7 +296,7 @@ func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) (
 	defer marked(&err)
 	conn := m.s.Conn()
 	dir := m.stepDir(step)
-	for _, d := range []string{dir, dir + "/barrier", dir + "/parts"} {
+	for _, d := range []string{dir, dir + "/barrier", dir + "/parts", dir + "/live"} {
 		if _, err := conn.Create(d, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			if errors.Is(err, zk.ErrNoNode) {
 				return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
@@ -249,6 +313,8 @@ func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) (
 	case err == nil:
 	case errors.Is(context.Cause(wctx), ErrCancelled):
 		return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
+	case errors.Is(context.Cause(wctx), ErrStarterGone):
+		return m.starterGone()
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case tctx.Err() != nil:
@@ -257,8 +323,15 @@ func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) (
 	default:
 		return fmt.Errorf("run %s: barrier: %w", m.plan.RunID, err)
 	}
-	if m.index == 0 && step == 0 {
-		return m.setState(StateRunning)
+	if m.index == 0 {
+		// Every process is registered: note who they are, to name one
+		// that dies later.
+		if roster, err := m.alive(); err == nil {
+			m.roster = roster
+		}
+		if step == 0 {
+			return m.setState(StateRunning)
+		}
 	}
 	return nil
 }
@@ -306,34 +379,69 @@ func (m *Member) Publish(ctx context.Context, step int, p *Part) (err error) {
 }
 
 // Collect waits until every process published its results for run step,
-// or timeout passes, and returns them. With some missing it returns those
-// there are and an error wrapping ErrMissing.
-func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (_ []*Part, err error) {
+// or timeout passes, or every process that has not published is gone (its
+// member node expired: it died), and returns them. With some missing it
+// returns those there are and an error wrapping ErrMissing; lost names
+// the processes that died without publishing, with their member info
+// as last seen.
+func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (_ []*Part, lost map[int]memberInfo, err error) {
 	defer marked(&err)
 	dir := m.stepDir(step) + "/parts"
 	conn := m.s.Conn()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	for {
 		children, _, ch, err := conn.ChildrenW(dir)
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", dir, err)
+			return nil, nil, fmt.Errorf("list %s: %w", dir, err)
 		}
 		if len(children) >= m.plan.Processes {
-			return m.read(dir, children)
+			parts, err := m.read(dir, children)
+			return parts, nil, err
+		}
+		if lost, err := m.lostOf(children); err == nil && len(lost) > 0 && len(lost)+len(children) >= m.plan.Processes {
+			parts, err := m.read(dir, children)
+			if err != nil {
+				return nil, nil, err
+			}
+			return parts, lost, fmt.Errorf("%w: %d of %d processes published their results; the others are gone", ErrMissing, len(parts), m.plan.Processes)
 		}
 		select {
 		case <-ch:
+		case <-tick.C:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		case <-deadline.C:
 			parts, err := m.read(dir, children)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			return parts, fmt.Errorf("%w: %d of %d processes published their results within %v", ErrMissing, len(parts), m.plan.Processes, timeout)
+			return parts, nil, fmt.Errorf("%w: %d of %d processes published their results within %v", ErrMissing, len(parts), m.plan.Processes, timeout)
 		}
 	}
+}
+
+// lostOf returns the processes that have not published (no p-<index>
+// among parts) and whose member node is gone, as the roster knew them.
+func (m *Member) lostOf(parts []string) (map[int]memberInfo, error) {
+	now, err := m.alive()
+	if err != nil {
+		return nil, err
+	}
+	lost := map[int]memberInfo{}
+	for i := range m.plan.Processes {
+		if _, ok := now[i]; ok || slices.Contains(parts, fmt.Sprintf("p-%03d", i)) {
+			continue
+		}
+		mi, ok := m.roster[i]
+		if !ok {
+			mi = memberInfo{Index: i, Host: "unknown host"}
+		}
+		lost[i] = mi
+	}
+	return lost, nil
 }
 
 func (m *Member) read(dir string, children []string) ([]*Part, error) {
@@ -364,11 +472,26 @@ func (m *Member) Finish(ctx context.Context) (err error) {
 }
 
 // Leave removes this process's member node (a process that is not the
-// starter, done with the run).
+// starter, done with the run). The last process to leave a run whose
+// starter died removes the run: nobody else will.
 func (m *Member) Leave() {
-	if m.node != "" {
-		m.s.Conn().Delete(m.node, -1)
+	if m.node == "" {
+		return
 	}
+	conn := m.s.Conn()
+	conn.Delete(m.node, -1)
+	if ok, _, err := conn.Exists(m.root + "/" + loadgen.OwnerMark); err != nil || ok {
+		return
+	}
+	if left, _, err := conn.Children(m.root + "/members"); err == nil && len(left) == 0 {
+		m.remove()
+	}
+}
+
+// starterGone is the error of a process whose starter died.
+func (m *Member) starterGone() error {
+	return fmt.Errorf("%w: run %s was started by %s (pid %d), whose session ended; this process stopped and left nothing behind",
+		ErrStarterGone, m.plan.RunID, m.plan.Host, m.plan.PID)
 }
 
 func (m *Member) remove() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"time"
@@ -52,7 +53,28 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 	lo.NamespaceClients = run.Clients * m.plan.Processes
 	lo.Process, lo.Processes = m.index, m.plan.Processes
 	lo.RunID = fmt.Sprintf("%s.%d.p%d", m.plan.RunID, step, m.index)
-	local, err := loadgen.Run(ctx, run, lo)
+	// The live part, published while the run goes (live.go).
+	l := newLive()
+	lo.OnInterval = chain2(lo.OnInterval, l.interval)
+	lo.Progress = chain1(lo.Progress, l.progress)
+	runCtx, stopWatch := m.watchRun(ctx)
+	liveCtx, stopLive := context.WithCancel(runCtx)
+	published := make(chan struct{})
+	go func() {
+		defer close(published)
+		m.publishLive(liveCtx, step, l)
+	}()
+	local, err := loadgen.Run(runCtx, run, lo)
+	stopLive()
+	<-published
+	cause := context.Cause(runCtx)
+	stopWatch()
+	if errors.Is(cause, ErrStarterGone) {
+		return Outcome{}, m.starterGone()
+	}
+	if errors.Is(cause, ErrCancelled) {
+		return Outcome{}, fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
+	}
 	if err != nil {
 		// Say so, so that the starter does not wait for results that
 		// will not come.
@@ -69,7 +91,7 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 	}
 	o := Outcome{Local: local}
 	if m.index == 0 {
-		parts, cerr := m.Collect(ctx, step, collectTimeout(run, opts.JoinTimeout))
+		parts, lost, cerr := m.Collect(ctx, step, collectTimeout(run, opts.JoinTimeout))
 		if cerr != nil && !errors.Is(cerr, ErrMissing) {
 			return Outcome{}, cerr
 		}
@@ -80,6 +102,7 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 			}
 			return p.Error != ""
 		})
+		parts = append(parts, m.lostParts(step, lost, &failed)...)
 		merged, err := Merge(run, m.plan.RunID, m.root, parts)
 		if err != nil {
 			return Outcome{}, err
@@ -93,7 +116,7 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 			merged.Checks.NotChecked = append(merged.Checks.NotChecked, failed...)
 		}
 		settled := m.settleQueue(ctx, step, run, parts, merged)
-		m.checkLeftovers(ctx, step, merged)
+		m.checkLeftovers(ctx, step, merged, waitLeftovers(run, lost))
 		checkHistories(ctx, m.plan.Processes, parts, merged, settled)
 		merged.Checks.Passed = len(merged.Checks.Violations) == 0 && len(merged.Checks.NotChecked) == 0
 		o.Merged = merged
@@ -113,10 +136,24 @@ func collectTimeout(run scenarios.Run, join time.Duration) time.Duration {
 
 // checkLeftovers counts recipe nodes left in the shared namespace once
 // every process has published (and so has finished its clients).
-func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Result) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+//
+// A process that died leaves its ephemeral nodes until the servers expire
+// its sessions: the check then looks again for up to wait while nodes
+// are left.
+func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Result, wait time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second+wait)
 	defer cancel()
-	n, some, err := loadgen.Leftovers(ctx, m.s.Conn(), m.chroot+m.Namespace(step))
+	ns := m.chroot + m.Namespace(step)
+	n, some, err := loadgen.Leftovers(ctx, m.s.Conn(), ns)
+	for deadline := time.Now().Add(wait); err == nil && n > 0 && time.Now().Before(deadline); {
+		t := time.NewTimer(200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		n, some, err = loadgen.Leftovers(ctx, m.s.Conn(), ns)
+	}
 	if err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("could not check the shared namespace for leftover znodes: %v", err))
 		return
@@ -128,4 +165,49 @@ func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Resu
 			fmt.Sprintf("leftover znodes: %d recipe node(s) left in the shared namespace after every process finished, e.g. %s", n, some[0]))
 		res.Checks.Passed = false
 	}
+}
+
+// lostParts returns the last live parts of the processes that died
+// before publishing their results, marked lost, and says in failed what
+// each one's loss means for the run.
+func (m *Member) lostParts(step int, lost map[int]memberInfo, failed *[]string) []*Part {
+	var out []*Part
+	for _, i := range slices.Sorted(maps.Keys(lost)) {
+		mi := lost[i]
+		who := fmt.Sprintf("process %d (%s, pid %d)", i, mi.Host, mi.PID)
+		p := m.readLive(step, i)
+		if p == nil {
+			*failed = append(*failed, who+" was lost (its session ended) before it published anything: its clients' figures are missing")
+			continue
+		}
+		p.Lost = true
+		out = append(out, p)
+		*failed = append(*failed, fmt.Sprintf("%s was lost (its session ended) mid-run: its clients' figures are those of its last live part, %s into the run (%d operations); what it did after, and its own end-of-run checks, are unknown",
+			who, p.At.Sub(p.Start).Round(100*time.Millisecond), p.Ops))
+	}
+	return out
+}
+
+// chain1 and chain2 call a caller's hook, if any, then this package's.
+func chain1[A any](a, b func(A)) func(A) {
+	if a == nil {
+		return b
+	}
+	return func(x A) { a(x); b(x) }
+}
+
+func chain2[A, B any](a, b func(A, B)) func(A, B) {
+	if a == nil {
+		return b
+	}
+	return func(x A, y B) { a(x, y); b(x, y) }
+}
+
+// waitLeftovers is how long the leftover check waits for the sessions of
+// processes that died to expire: none without such processes.
+func waitLeftovers(run scenarios.Run, lost map[int]memberInfo) time.Duration {
+	if len(lost) == 0 {
+		return 0
+	}
+	return 2*run.SessionTimeout + 5*time.Second
 }

@@ -24,6 +24,14 @@ type Part struct {
 	// Error, when set, is why the process's run failed: its part has
 	// nothing else.
 	Error string `json:"error,omitempty"`
+	// Live marks a live part (published while the run goes, up to At);
+	// Lost one the starter merged in place of a process that died.
+	Live bool      `json:"live,omitempty"`
+	At   time.Time `json:"at,omitzero"`
+	Lost bool      `json:"lost,omitempty"`
+	// Now, in a live part, is what the process's last progress report
+	// said of the moment (the starter's live view adds them up).
+	Now *LiveFigures `json:"now,omitempty"`
 
 	Start       time.Time `json:"start"`
 	WindowStart time.Time `json:"window_start"`
@@ -169,4 +177,14 @@ func (ph *PartHistory) decode() (*oracle.History, error) {
 		return nil, err
 	}
 	return &oracle.History{Model: ph.Model, Limit: ph.Limit, Partitions: ph.Partitions, Ops: ops, Dropped: ph.Dropped, Start: ph.Start}, nil
+}
+
+// LiveFigures are a live part's figures of the moment.
+type LiveFigures struct {
+	Clients           int              `json:"clients"`
+	SessionsAlive     int              `json:"sessions_alive"`
+	SessionsConnected int              `json:"sessions_connected"`
+	RampOps           int64            `json:"ramp_ops"`
+	Rate              float64          `json:"rate"`
+	ViolationCounts   map[string]int64 `json:"violation_counts,omitempty"`
 }
