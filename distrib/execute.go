@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/zkherd/zkherd/internal/pkgerr"
@@ -57,16 +58,35 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 	l := newLive()
 	lo.OnInterval = chain2(lo.OnInterval, l.interval)
 	lo.Progress = chain1(lo.Progress, l.progress)
+	var v *view
+	if m.index == 0 && opts.Load.Progress != nil {
+		// The starter's reports show every process (view.go).
+		v = newView(l, opts.Load.OnInterval)
+		show := opts.Load.Progress
+		lo.Progress = func(p loadgen.Progress) { l.progress(p); show(v.merged(p)) }
+	}
 	runCtx, stopWatch := m.watchRun(ctx)
 	liveCtx, stopLive := context.WithCancel(runCtx)
-	published := make(chan struct{})
+	var live sync.WaitGroup
+	live.Add(1)
 	go func() {
-		defer close(published)
+		defer live.Done()
 		m.publishLive(liveCtx, step, l)
 	}()
+	if v != nil {
+		live.Add(1)
+		go func() {
+			defer live.Done()
+			m.pollView(liveCtx, step, v, func(line string) {
+				if lo.Logf != nil {
+					lo.Logf("%s", line)
+				}
+			})
+		}()
+	}
 	local, err := loadgen.Run(runCtx, run, lo)
 	stopLive()
-	<-published
+	live.Wait()
 	cause := context.Cause(runCtx)
 	stopWatch()
 	if errors.Is(cause, ErrStarterGone) {
