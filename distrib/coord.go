@@ -1,6 +1,7 @@
 package distrib
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/buildinfo"
 	"github.com/zkherd/zkherd/internal/znode"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/recipes"
@@ -39,6 +41,9 @@ var (
 	ErrMissing = errors.New("results missing")
 	// ErrBadPlan is returned by Start for a plan that cannot be run.
 	ErrBadPlan = errors.New("invalid plan")
+	// ErrVersion means the run was started by another version of zkherd:
+	// its plan and parts may not mean the same to this one.
+	ErrVersion = errors.New("another zkherd version")
 )
 
 // Run states, in the plan.
@@ -62,6 +67,10 @@ type Plan struct {
 	Host    string    `json:"host"`
 	PID     int       `json:"pid"`
 	Created time.Time `json:"created"`
+	// Version is the starter's zkherd version (buildinfo.Version); every
+	// process must run the same (Join refuses another). Start fills it
+	// when empty.
+	Version string `json:"version"`
 }
 
 // maxPartSize bounds a Part: ZooKeeper's default jute.maxbuffer is 1 MiB.
@@ -100,6 +109,7 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (_
 	plan.Host, _ = os.Hostname()
 	plan.PID = os.Getpid()
 	plan.Created = time.Now().UTC()
+	plan.Version = cmp.Or(plan.Version, buildinfo.Version())
 	data, err := json.Marshal(plan)
 	if err != nil {
 		return nil, err
@@ -152,6 +162,9 @@ func Join(ctx context.Context, s *recipes.Session, chroot, id string) (_ *Member
 	var plan Plan
 	if err := json.Unmarshal(data, &plan); err != nil || plan.Processes < 1 {
 		return nil, fmt.Errorf("%w: %s is a load run of one process, not a distributed run", ErrNoRun, id)
+	}
+	if v := buildinfo.Version(); plan.Version != v {
+		return nil, fmt.Errorf("%w: run %s was started by zkherd %s (on %s), this is zkherd %s; run the same zkherd binary in every process", ErrVersion, id, plan.Version, plan.Host, v)
 	}
 	switch plan.State {
 	case StateRunning:

@@ -298,6 +298,10 @@ func TestJoinRejects(t *testing.T) {
 	if err := finished.setState(StateFinished); err != nil {
 		t.Fatal(err)
 	}
+	other, err := Start(ctx, s, "", Plan{RunID: "other", Processes: 2, Runs: []scenarios.Run{run}, Version: "0.1-other"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Conn().Create(loadgen.Root+"/single", []byte(`{"scenario":"fair-lock"}`), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +314,7 @@ func TestJoinRejects(t *testing.T) {
 		{"full", ErrFull},
 		{"running", ErrStarted},
 		{"finished", ErrFinished},
+		{"other", ErrVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id, func(t *testing.T) {
@@ -333,7 +338,7 @@ func TestJoinRejects(t *testing.T) {
 	if _, err := Start(ctx, s, "", Plan{RunID: "full", Processes: 1, Runs: []scenarios.Run{run}}); !errors.Is(err, ErrBadPlan) {
 		t.Errorf("Start with a run id in use = %v, want ErrBadPlan", err)
 	}
-	for _, m := range []*Member{waiting, running, finished} {
+	for _, m := range []*Member{waiting, running, finished, other} {
 		if err := m.Finish(ctx); err != nil {
 			t.Error(err)
 		}
