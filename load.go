@@ -74,6 +74,7 @@ func newLoadCmd(g *globalOptions) *cobra.Command {
 	f.IntVar(&q.SourceAddrs, "source-addrs", 0, "loopback source addresses to spread connections over (default: one per 50 clients, loopback servers only)")
 	f.IntVar(&q.Processes, "processes", 0, "spread the run over this many zkherd processes, this one included: the others join with --join (needs servers they all reach)")
 	f.StringVar(&q.RunID, "run-id", "", "id of the run (default: a new one), for the others to --join")
+	f.StringVar(&q.CoordServer, "coord-server", "", "with --processes, --spawn, --hosts or --join: coordinate the processes (plan, barriers, results) through these servers, host:port[,...][/chroot], not through the servers under test")
 	f.StringVar(&q.Join, "join", "", "join the distributed run with this id, started elsewhere with --processes; needs --server")
 	f.DurationVar(&q.JoinTimeout, "join-timeout", distrib.DefaultJoinTimeout, "how long the processes of a distributed run wait for each other")
 	registerLaunchFlags(f, q)

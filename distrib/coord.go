@@ -87,6 +87,25 @@ type Member struct {
 	// roster is every process, as the starter saw them at the last
 	// barrier.
 	roster map[int]memberInfo
+	// work, when set (UseWork), is a session on the servers under test,
+	// which the coordination does not use (--coord-server): the shared
+	// namespaces live there, below workChroot.
+	work       *recipes.Session
+	workChroot string
+}
+
+// UseWork says the run's clients work on other servers than the
+// coordination's: s is a session on them, chroot their chroot. The
+// starter checks and cleans the shared namespaces there.
+func (m *Member) UseWork(s *recipes.Session, chroot string) { m.work, m.workChroot = s, chroot }
+
+// workConn is a connection to the servers the clients work on, and
+// their chroot.
+func (m *Member) workConn() (*zk.Conn, string) {
+	if m.work != nil {
+		return m.work.Conn(), m.workChroot
+	}
+	return m.s.Conn(), m.chroot
 }
 
 // runNode is the run's node below chroot.
@@ -508,13 +527,27 @@ func (m *Member) starterGone() error {
 }
 
 func (m *Member) remove() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	conn := m.s.Conn()
-	if err := loadgen.RemoveTree(ctx, conn, m.root); err != nil {
+	if m.work != nil {
+		// The shared namespaces on the servers under test.
+		if err := removeRun(m.work.Conn(), runNode(m.workChroot, m.plan.RunID), m.workChroot); err != nil {
+			return fmt.Errorf("remove run %s from the servers under test: %w", m.plan.RunID, err)
+		}
+	}
+	if err := removeRun(m.s.Conn(), m.root, m.chroot); err != nil {
 		return fmt.Errorf("remove run %s: %w", m.plan.RunID, err)
 	}
-	for p := path.Dir(m.root); p != "/" && p != m.chroot && p != "."; p = path.Dir(p) {
+	return nil
+}
+
+// removeRun removes root and everything below it, then its parents up to
+// chroot while they are empty.
+func removeRun(conn *zk.Conn, root, chroot string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := loadgen.RemoveTree(ctx, conn, root); err != nil {
+		return err
+	}
+	for p := path.Dir(root); p != "/" && p != chroot && p != "."; p = path.Dir(p) {
 		if err := conn.Delete(p, -1); err != nil {
 			break
 		}

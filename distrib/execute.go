@@ -30,6 +30,12 @@ type Options struct {
 	Load loadgen.Options
 	// JoinTimeout bounds the wait for every process at each barrier.
 	JoinTimeout time.Duration
+	// CoordRequests, if set, counts the requests this process's
+	// coordination sent so far (RequestCounter); its part carries the
+	// count. CoordWhere names where the coordination went, for the
+	// merged result's note.
+	CoordRequests func() int64
+	CoordWhere    string
 }
 
 // DefaultJoinTimeout is how long processes wait for each other.
@@ -106,6 +112,10 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 	if err != nil {
 		return Outcome{}, err
 	}
+	part.CoordRequests = -1 // not counted
+	if opts.CoordRequests != nil {
+		part.CoordRequests = opts.CoordRequests()
+	}
 	if err := m.Publish(ctx, step, part); err != nil {
 		return Outcome{}, err
 	}
@@ -135,6 +145,9 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 			merged.Partial = true
 			merged.Checks.NotChecked = append(merged.Checks.NotChecked, failed...)
 		}
+		if opts.CoordWhere != "" {
+			merged.Notes = append(merged.Notes, coordNote(opts.CoordWhere, parts))
+		}
 		settled := m.settleQueue(ctx, step, run, parts, merged)
 		m.checkLeftovers(ctx, step, merged, waitLeftovers(run, lost))
 		checkHistories(ctx, m.plan.Processes, parts, merged, settled)
@@ -163,8 +176,9 @@ func collectTimeout(run scenarios.Run, join time.Duration) time.Duration {
 func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Result, wait time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second+wait)
 	defer cancel()
-	ns := m.chroot + m.Namespace(step)
-	n, some, err := loadgen.Leftovers(ctx, m.s.Conn(), ns)
+	conn, chroot := m.workConn()
+	ns := chroot + m.Namespace(step)
+	n, some, err := loadgen.Leftovers(ctx, conn, ns)
 	for deadline := time.Now().Add(wait); err == nil && n > 0 && time.Now().Before(deadline); {
 		t := time.NewTimer(200 * time.Millisecond)
 		select {
@@ -172,7 +186,7 @@ func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Resu
 			t.Stop()
 		case <-t.C:
 		}
-		n, some, err = loadgen.Leftovers(ctx, m.s.Conn(), ns)
+		n, some, err = loadgen.Leftovers(ctx, conn, ns)
 	}
 	if err != nil {
 		res.Notes = append(res.Notes, fmt.Sprintf("could not check the shared namespace for leftover znodes: %v", err))
@@ -230,4 +244,17 @@ func waitLeftovers(run scenarios.Run, lost map[int]memberInfo) time.Duration {
 		return 0
 	}
 	return 2*run.SessionTimeout + 5*time.Second
+}
+
+// coordNote says where the run's coordination went and what it cost, in
+// requests counted by each process up to its part.
+func coordNote(where string, parts []*Part) string {
+	var n int64
+	for _, p := range parts {
+		if p.CoordRequests < 0 || p.Lost {
+			return fmt.Sprintf("coordination (plan, barriers, parts, live parts) on %s; its requests were not counted by every process (TLS connections, or a process lost)", where)
+		}
+		n += p.CoordRequests
+	}
+	return fmt.Sprintf("coordination (plan, barriers, parts, live parts) on %s: %d requests over the %d processes up to their results", where, n, len(parts))
 }

@@ -29,6 +29,9 @@ type Part struct {
 	Live bool      `json:"live,omitempty"`
 	At   time.Time `json:"at,omitzero"`
 	Lost bool      `json:"lost,omitempty"`
+	// CoordRequests counts the requests the process's coordination sent
+	// up to this part; -1 when not counted.
+	CoordRequests int64 `json:"coord_requests"`
 	// Now, in a live part, is what the process's last progress report
 	// said of the moment (the starter's live view adds them up).
 	Now *LiveFigures `json:"now,omitempty"`

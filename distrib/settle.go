@@ -30,7 +30,8 @@ func (m *Member) settleQueue(ctx context.Context, step int, run scenarios.Run, p
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	st, err := loadgen.SettleQueue(ctx, m.s.Conn(), m.chroot+m.Namespace(step), ledgers)
+	conn, chroot := m.workConn()
+	st, err := loadgen.SettleQueue(ctx, conn, chroot+m.Namespace(step), ledgers)
 	if err != nil {
 		res.Checks.NotChecked = append(res.Checks.NotChecked, "lost items: "+err.Error())
 		return nil

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/distrib"
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/launch"
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -30,6 +33,91 @@ type Distributed struct {
 	// Launcher, when set, starts the other processes once the run exists
 	// (--spawn, --hosts); nil leaves them to be started by hand.
 	Launcher launch.Launcher
+	// Coord, when it names servers, carries the run's coordination (plan,
+	// barriers, parts) instead of the servers under test.
+	Coord connstr.ConnectString
+}
+
+// coordination is where a distributed run's coordination goes: a
+// session, its chroot, a line naming it, and the count of its requests
+// (nil over TLS, whose stream cannot be read).
+type coordination struct {
+	s      *recipes.Session
+	chroot string
+	where  string
+	count  *distrib.RequestCounter
+}
+
+// coordinate opens the session of a distributed run's coordination: to
+// d.Coord when it names servers, else to the servers under test.
+func (r *Runner) coordinate(ctx context.Context, env *Env, d Distributed) (coordination, error) {
+	c := coordination{chroot: env.Server.Chroot, where: "the servers under test (" + env.Server.String() + ")"}
+	servers := env.Server.Servers
+	if len(d.Coord.Servers) > 0 {
+		servers, c.chroot = d.Coord.Servers, d.Coord.Chroot
+		c.where = d.Coord.String() + " (--coord-server; no coordination request reaches the servers under test)"
+	}
+	opts := env.t.SessionOptions
+	if env.t.TLS == nil {
+		c.count = &distrib.RequestCounter{}
+		opts = append(slices.Clone(opts), recipes.WithDialer(c.count.Dialer()))
+	}
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	s, err := recipes.NewSession(sctx, servers, opts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return c, ctx.Err()
+		}
+		cause := errors.Unwrap(err) // recipes names the servers and the cause after its own name
+		if cause == nil {
+			cause = err
+		}
+		if len(d.Coord.Servers) > 0 {
+			return c, exit.Usagef("--coord-server %s: cannot connect (%v); start the coordinating ensemble, or drop --coord-server to coordinate through the servers under test", d.Coord.String(), reason(cause))
+		}
+		return c, exit.Usagef("connect %s: %w", env.Server.String(), cause)
+	}
+	c.s = s
+	return c, nil
+}
+
+// sessions opens the session on the servers under test and the
+// coordination's (the same one without --coord-server); the servers
+// under test first, so that a mistake there is named before one about
+// the coordinator.
+func (r *Runner) sessions(ctx context.Context, env *Env, d Distributed) (*recipes.Session, coordination, error) {
+	if len(d.Coord.Servers) == 0 {
+		c, err := r.coordinate(ctx, env, d)
+		return c.s, c, err
+	}
+	work, err := env.session(ctx)
+	if err != nil {
+		return nil, coordination{}, err
+	}
+	c, err := r.coordinate(ctx, env, d)
+	if err != nil {
+		work.Close()
+		return nil, c, err
+	}
+	return work, c, nil
+}
+
+// coordFlag is the --coord-server the other processes need, "" without.
+func (d Distributed) coordFlag() string {
+	if len(d.Coord.Servers) == 0 {
+		return ""
+	}
+	return " --coord-server " + d.Coord.String()
+}
+
+// options are the distrib options of a step with this coordination.
+func (c coordination) options(d Distributed, load loadgen.Options) distrib.Options {
+	o := distrib.Options{Load: load, JoinTimeout: d.JoinTimeout, CoordWhere: c.where}
+	if c.count != nil {
+		o.CoordRequests = c.count.Requests
+	}
+	return o
 }
 
 // Start starts a distributed run of plan for d.Processes processes, runs
@@ -50,20 +138,24 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err erro
 		return err
 	}
 	defer env.Close()
-	s, err := env.session(ctx)
+	work, c, err := r.sessions(ctx, env, d)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer work.Close()
+	defer c.s.Close()
 	server := env.Server.String()
-	m, err := distrib.Start(ctx, s, env.Server.Chroot, distrib.Plan{RunID: id, Processes: d.Processes, Title: plan.Title, Runs: plan.Runs})
+	m, err := distrib.Start(ctx, c.s, c.chroot, distrib.Plan{RunID: id, Processes: d.Processes, Title: plan.Title, Runs: plan.Runs})
 	if err != nil {
 		return distribError(err, server)
 	}
+	if work != c.s {
+		m.UseWork(work, env.Server.Chroot)
+	}
 	defer m.Finish(context.WithoutCancel(ctx))
 	if d.Launcher == nil {
-		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes; start the others with\n  zkherd load --join %s --server %s\n",
-			id, plan.Title, plan.clients(), d.Processes, id, server)
+		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes; start the others with\n  zkherd load --join %s --server %s%s\n",
+			id, plan.Title, plan.clients(), d.Processes, id, server, d.coordFlag())
 	} else {
 		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes\n", id, plan.Title, plan.clients(), d.Processes)
 		closeJoiners, err := r.launched(ctx, d.Launcher, id, server, d)
@@ -74,7 +166,7 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err erro
 		defer func() { closeJoiners(completed) }() // before Finish removes the run
 		defer func() { completed = ctx.Err() == nil && exit.Code(err, false) <= exit.CheckFailed }()
 	}
-	out := r.executeDistributed(ctx, env, m, plan, d, func(o distrib.Outcome) *loadgen.Result { return o.Merged })
+	out := r.executeDistributed(ctx, env, m, plan, d, c, func(o distrib.Outcome) *loadgen.Result { return o.Merged })
 	r.endEvents()
 	if out.Err != nil && len(out.Results) == 0 {
 		return distribError(out.Err, server)
@@ -97,20 +189,24 @@ func (r *Runner) Join(ctx context.Context, id string, d Distributed) error {
 	defer r.closeEvents()
 	env := &Env{Server: r.Target.Server, t: r.Target}
 	server := env.Server.String()
-	s, err := env.session(ctx)
+	work, c, err := r.sessions(ctx, env, d)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	m, err := r.join(ctx, s, env, id, d)
+	defer work.Close()
+	defer c.s.Close()
+	m, err := r.join(ctx, c.s, c.chroot, id, d)
 	if err != nil {
 		return distribError(err, server)
+	}
+	if work != c.s {
+		m.UseWork(work, env.Server.Chroot)
 	}
 	defer m.Leave()
 	dp := m.Plan()
 	fmt.Fprintf(r.Stderr, "joined run %s (%s) as process %d of %d; waiting for the others...\n", dp.RunID, dp.Title, m.Index()+1, dp.Processes)
 	plan := &Plan{Runs: dp.Runs, Title: dp.Title}
-	out := r.executeDistributed(ctx, env, m, plan, d, func(o distrib.Outcome) *loadgen.Result { return o.Local })
+	out := r.executeDistributed(ctx, env, m, plan, d, c, func(o distrib.Outcome) *loadgen.Result { return o.Local })
 	r.endEvents()
 	if out.Err != nil {
 		return distribError(out.Err, server)
@@ -123,10 +219,10 @@ func (r *Runner) Join(ctx context.Context, id string, d Distributed) error {
 
 // executeDistributed runs the plan's steps through Execute, each step
 // being a distrib step; pick says which of its results the plan keeps.
-func (r *Runner) executeDistributed(ctx context.Context, env *Env, m *distrib.Member, plan *Plan, d Distributed, pick func(distrib.Outcome) *loadgen.Result) Outcome {
+func (r *Runner) executeDistributed(ctx context.Context, env *Env, m *distrib.Member, plan *Plan, d Distributed, c coordination, pick func(distrib.Outcome) *loadgen.Result) Outcome {
 	x := execution{
 		step: func(ctx context.Context, i int, _ scenarios.Run, opts loadgen.Options) (*loadgen.Result, bool, error) {
-			o, err := m.Step(ctx, i, distrib.Options{Load: opts, JoinTimeout: d.JoinTimeout})
+			o, err := m.Step(ctx, i, c.options(d, opts))
 			if err != nil {
 				return nil, false, err
 			}

@@ -42,6 +42,9 @@ func (q *Request) launcher(r *Runner) launch.Launcher {
 // for a while when the run completed, and stops them at once otherwise.
 func (r *Runner) launched(ctx context.Context, l launch.Launcher, id, server string, d Distributed) (close func(completed bool), err error) {
 	args := append([]string{"load", "--join", id, "--server", server, "--join-timeout", d.JoinTimeout.String(), "--no-tui"}, r.Joiners.Args...)
+	if len(d.Coord.Servers) > 0 {
+		args = append(args, "--coord-server", d.Coord.String())
+	}
 	what := "the other process"
 	if n := l.Processes(); n != 1 {
 		what = fmt.Sprintf("the other %d processes", n)
@@ -78,11 +81,11 @@ func launchError(err error) error {
 
 // join joins the run id; with d.WaitForRun, a run not started yet is
 // waited for, up to d.JoinTimeout.
-func (r *Runner) join(ctx context.Context, s *recipes.Session, env *Env, id string, d Distributed) (*distrib.Member, error) {
+func (r *Runner) join(ctx context.Context, s *recipes.Session, chroot string, id string, d Distributed) (*distrib.Member, error) {
 	deadline := time.Now().Add(d.JoinTimeout)
 	said := false
 	for {
-		m, err := distrib.Join(ctx, s, env.Server.Chroot, id)
+		m, err := distrib.Join(ctx, s, chroot, id)
 		if err == nil || !d.WaitForRun || !errors.Is(err, distrib.ErrNoRun) || time.Now().After(deadline) {
 			return m, err
 		}

@@ -3,6 +3,7 @@ package loadrun
 import (
 	"context"
 	"errors"
+	"github.com/zkherd/zkherd/connstr"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,10 @@ type Request struct {
 	Join        string
 	JoinTimeout time.Duration
 	Sweep       string
+	// CoordServer, with a run spread over processes, puts its
+	// coordination (plan, barriers, parts) on other servers than those
+	// under test (--coord-server).
+	CoordServer string
 	// Spawn starts the run for this many processes and the others on
 	// this machine; Hosts for one more per host, started there over ssh
 	// with SSHOptions (ssh -o).
@@ -264,9 +269,18 @@ func Prepare(q *Request) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := Distributed{Processes: q.processes(), RunID: q.RunID, JoinTimeout: q.JoinTimeout}
+	var coord connstr.ConnectString
+	if q.CoordServer != "" {
+		if mode != ModeStart && mode != ModeJoin {
+			return nil, exit.Usagef("--coord-server coordinates a run spread over processes; use it with --processes, --spawn, --hosts or --join")
+		}
+		if coord, err = connstr.Parse(q.CoordServer); err != nil {
+			return nil, exit.Usagef("--coord-server %q: %v; give host:port[,host:port...][/chroot]", q.CoordServer, err)
+		}
+	}
+	d := Distributed{Processes: q.processes(), RunID: q.RunID, JoinTimeout: q.JoinTimeout, Coord: coord}
 	if mode == ModeJoin { // the plan comes from the run joined
-		j := &Job{req: *q, mode: mode, join: q.Join, dist: Distributed{JoinTimeout: q.JoinTimeout}}
+		j := &Job{req: *q, mode: mode, join: q.Join, dist: Distributed{JoinTimeout: q.JoinTimeout, Coord: coord}}
 		if q.IndexGiven { // the run's, the same in every process, which may not be started yet
 			j.join, j.dist.WaitForRun = q.RunID, true
 		}
