@@ -26,16 +26,45 @@ var packages = []string{
 // (": ", "(", "; ", a space).
 var prefix = regexp.MustCompile(`(^|[\s(;:])(?:` + strings.Join(packages, "|") + `): `)
 
-// Clean removes package-name prefixes from msg and joins its lines.
+// Clean removes package-name prefixes from msg, says Go's network errors
+// in plain words and joins its lines.
 func Clean(msg string) string {
 	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", " ")), " ")
 	for {
 		next := prefix.ReplaceAllString(msg, "$1")
 		if next == msg {
-			return msg
+			return plainNetwork(msg)
 		}
 		msg = next
 	}
+}
+
+// netPhrases rewrite the text of Go's net and context errors ("dial tcp
+// 127.0.0.1:1: connect: connection refused", "read tcp a->b: i/o
+// timeout", "context deadline exceeded"), which name Go's calls, into
+// what happened, keeping the address and the words an operator searches
+// for ("connection refused"). Most specific first.
+var netPhrases = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`dial tcp: lookup (\S+?)(?: on \S+)?: no such host`), "no host named $1"},
+	{regexp.MustCompile(`dial tcp (\S+): connect: connection refused`), "connection refused by $1"},
+	{regexp.MustCompile(`dial tcp (\S+): i/o timeout`), "no answer from $1"},
+	{regexp.MustCompile(`dial tcp (\S+): connect: `), "cannot connect to $1: "},
+	{regexp.MustCompile(`(?:read|write) tcp \S+->(\S+): i/o timeout`), "no answer from $1"},
+	{regexp.MustCompile(`(?:read|write) tcp \S+->(\S+): connection reset by peer`), "connection reset by $1"},
+	{regexp.MustCompile(`(?:read|write) tcp \S+->(\S+): `), "connection to $1: "},
+	{regexp.MustCompile(`use of closed network connection`), "the connection was closed"},
+	{regexp.MustCompile(`context deadline exceeded`), "no answer in time"},
+}
+
+// plainNetwork applies netPhrases to msg.
+func plainNetwork(msg string) string {
+	for _, p := range netPhrases {
+		msg = p.re.ReplaceAllString(msg, p.with)
+	}
+	return msg
 }
 
 // HasPackagePrefix reports whether msg still names an internal package
@@ -64,7 +93,7 @@ func ConnectFix(msg string, tls bool) string {
 			return "is that ZooKeeper's secureClientPort? check --server"
 		}
 		return "is that ZooKeeper's client port (2181 by default)? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key)"
-	case !tls && (strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "no reply") || strings.Contains(msg, "within the time allowed")):
+	case !tls && (strings.Contains(msg, "EOF") || strings.Contains(msg, "connection reset") || strings.Contains(msg, "deadline exceeded") || strings.Contains(msg, "no answer in time") || strings.Contains(msg, "no reply") || strings.Contains(msg, "within the time allowed")):
 		return "is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key)"
 	case strings.Contains(msg, "connection refused"):
 		return "is ZooKeeper running there? check --server"
@@ -113,7 +142,7 @@ func Unreachable(servers string, err error, tls, timedOut bool) string {
 	if timedOut {
 		reason = "no answer"
 	}
-	return "cannot reach ZooKeeper at " + servers + ": " + reason + " (" + ConnectFix(reason, tls) + ")"
+	return "cannot reach ZooKeeper at " + servers + ": " + plainNetwork(reason) + " (" + ConnectFix(reason, tls) + ")"
 }
 
 // ConnectFailed is the one line for a first session that could not be

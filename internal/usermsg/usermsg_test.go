@@ -14,7 +14,15 @@ import (
 
 func TestClean(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{"inspect: recipes: no session with 127.0.0.1:1: context deadline exceeded", "no session with 127.0.0.1:1: context deadline exceeded"},
+		{"inspect: recipes: no session with 127.0.0.1:1: context deadline exceeded", "no session with 127.0.0.1:1: no answer in time"},
+		// Go's network errors, in plain words with their addresses.
+		{"fourlw: srvr 127.0.0.1:9: dial tcp 127.0.0.1:9: connect: connection refused", "srvr 127.0.0.1:9: connection refused by 127.0.0.1:9"},
+		{"srvr 127.0.0.1:9: dial tcp 127.0.0.1:9: i/o timeout", "srvr 127.0.0.1:9: no answer from 127.0.0.1:9"},
+		{"read tcp 127.0.0.1:5->127.0.0.1:9: i/o timeout", "no answer from 127.0.0.1:9"},
+		{"write tcp 127.0.0.1:5->127.0.0.1:9: connection reset by peer", "connection reset by 127.0.0.1:9"},
+		{"dial tcp 127.0.0.1:9: connect: network is unreachable", "cannot connect to 127.0.0.1:9: network is unreachable"},
+		{"dial tcp: lookup zk.example on 127.0.0.53:53: no such host", "no host named zk.example"},
+		{"read: use of closed network connection", "read: the connection was closed"},
 		{"member 1 (127.0.0.1:1): fourlw: srvr 127.0.0.1:1: connection refused", "member 1 (127.0.0.1:1): srvr 127.0.0.1:1: connection refused"},
 		{"x (fourlw: y); loadgen: z", "x (y); z"},
 		{"--tls-ca: open ca.pem: no such file", "--tls-ca: open ca.pem: no such file"},
@@ -57,11 +65,11 @@ func TestNoSessionLines(t *testing.T) {
 		name, got, want string
 	}{
 		{"no session, last attempt", NoSession(withLast, false),
-			"client 3: no session with 127.0.0.1:1 within the time allowed; last attempt: dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
+			"client 3: no session with 127.0.0.1:1 within the time allowed; last attempt: connection refused by 127.0.0.1:1 (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
 		{"no session, none logged", NoSession(noLast, false),
 			"no session with 127.0.0.1:1 within the time allowed (is ZooKeeper running there? check --server; a server that accepts only TLS needs --tls-ca (and --tls-cert, --tls-key))"},
 		{"connect failed, last attempt", ConnectFailed("127.0.0.1:1", time.Second, withLast, false),
-			"cannot reach ZooKeeper at 127.0.0.1:1 within 1s: dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server)"},
+			"cannot reach ZooKeeper at 127.0.0.1:1 within 1s: connection refused by 127.0.0.1:1 (is ZooKeeper running there? check --server)"},
 		{"connect failed, none logged", ConnectFailed("127.0.0.1:1", time.Second, noLast, false),
 			"cannot reach ZooKeeper at 127.0.0.1:1 within 1s: no answer (check --server)"},
 	}
@@ -84,7 +92,7 @@ func TestUnreachablePrefersHandshake(t *testing.T) {
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
-	if got := Unreachable("127.0.0.1:1", errors.Join(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")), false, false); !strings.Contains(got, ": dial tcp 127.0.0.1:1: connect: connection refused (is ZooKeeper running there? check --server)") {
+	if got := Unreachable("127.0.0.1:1", errors.Join(errors.New("dial tcp 127.0.0.1:1: connect: connection refused")), false, false); !strings.Contains(got, ": connection refused by 127.0.0.1:1 (is ZooKeeper running there? check --server)") {
 		t.Errorf("one refusal: got %q", got)
 	}
 }
