@@ -63,6 +63,7 @@ type watchPoll struct {
 	mntr   map[string]string
 	window *windowInfo // between the last two mntr replies
 	cons   []consEntry
+	consAt time.Time // when cons was taken
 	dump   *dumpInfo
 	next   map[fourlw.Command]time.Time // not asked again before
 	count  int64                        // mntr zk_watch_count, -1 unknown
@@ -161,13 +162,14 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 		return // nothing answered yet: nothing to fold in
 	}
 	if p.Err != nil {
-		w.wchp, w.mntr, w.window, w.cons, w.dump, w.note, w.lastAt = nil, nil, nil, nil, nil, "", time.Time{}
+		w.wchp, w.mntr, w.window, w.cons, w.dump, w.note, w.lastAt, w.consAt = nil, nil, nil, nil, nil, "", time.Time{}, time.Time{}
 		clear(w.next)
 		return
 	}
 	if p.At.Equal(w.lastAt) {
 		// The same poll as last time (the member's next one is in flight).
 		p.Wchp, p.WchpAt, p.Mntr, p.Window, p.Cons, p.Dump = w.wchp, w.wchpAt, w.mntr, reused(w.window), w.cons, w.dump
+		p.ConsAt = w.consAt
 		return
 	}
 	w.lastAt = p.At
@@ -180,7 +182,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 		}
 	}
 	if took, asked := p.Took[fourlw.CmdCons]; asked {
-		w.cons, w.next[fourlw.CmdCons] = p.Cons, period(took)
+		w.cons, w.consAt, w.next[fourlw.CmdCons] = p.Cons, p.At, period(took)
 	}
 	if took, asked := p.Took[fourlw.CmdDump]; asked {
 		w.dump, w.next[fourlw.CmdDump] = p.Dump, period(took)
@@ -198,7 +200,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 			w.wchp, w.note = nil, why
 		}
 	}
-	p.Wchp, p.WchpAt, p.Mntr, p.Cons, p.Dump = w.wchp, w.wchpAt, w.mntr, w.cons, w.dump
+	p.Wchp, p.WchpAt, p.Mntr, p.Cons, p.Dump, p.ConsAt = w.wchp, w.wchpAt, w.mntr, w.cons, w.dump, w.consAt
 	if !mntrAsked {
 		p.Window = reused(w.window)
 	}

@@ -433,3 +433,36 @@ func TestStartSpreadsCostlyCommands(t *testing.T) {
 		t.Errorf("the whitelist line's commands %v, want all five", all)
 	}
 }
+
+// TestSessionsAsOf: cons is paced by its cost (up to 30 s apart on a busy
+// server) and its list reused meanwhile; a snapshot says how old the
+// sessions it shows are once that is more than a few polls ("1 session"
+// was shown as current beside a run of 200 clients).
+func TestSessionsAsOf(t *testing.T) {
+	now := time.Now()
+	w := watchPoll{count: -1, next: map[fourlw.Command]time.Time{}}
+	cons := []consEntry{{Endpoint: "127.0.0.1:5", Session: 7}}
+	first := memberPoll{Addr: "m", At: now, Cons: cons,
+		Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond, fourlw.CmdCons: 30 * time.Millisecond}}
+	updateWatches(&w, &first, time.Second, false, false, 100)
+	for _, tt := range []struct {
+		after time.Duration
+		old   bool
+	}{
+		{0, false},
+		{2 * time.Second, false},
+		{20 * time.Second, true},
+	} {
+		p := memberPoll{Addr: "m", At: now.Add(tt.after), Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond}}
+		if tt.after == 0 {
+			p = first
+		}
+		updateWatches(&w, &p, time.Second, false, false, 100)
+		snap := Snapshot{At: p.At, Cluster: mergePolls(p.At, []memberPoll{p})}
+		at, old := snap.SessionsAsOf()
+		if len(snap.Cluster.Sessions) != 1 || !at.Equal(now) || old != tt.old {
+			t.Errorf("%v after the list: %d sessions as of %v (old %v), want 1 as of the list (old %v)",
+				tt.after, len(snap.Cluster.Sessions), at.Sub(now), old, tt.old)
+		}
+	}
+}

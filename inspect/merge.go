@@ -35,6 +35,8 @@ type memberPoll struct {
 	// WchpAt is when the watch list in Wchp was taken: At when wchp was
 	// asked in this poll, earlier when an older list is reused.
 	WchpAt time.Time
+	// ConsAt is when the connection list in Cons was taken, likewise.
+	ConsAt time.Time
 }
 
 type windowInfo struct {
@@ -101,6 +103,9 @@ func mergePolls(at time.Time, polls []memberPoll) Cluster {
 		}
 		if p.Cons != nil || p.Dump != nil {
 			c.SessionsUnknown = false
+		}
+		if p.Cons != nil && !p.ConsAt.IsZero() && (c.SessionsAt.IsZero() || p.ConsAt.Before(c.SessionsAt)) {
+			c.SessionsAt = p.ConsAt
 		}
 		if p.Wchp == nil {
 			c.WatchesUnknown = true

@@ -43,6 +43,19 @@ func (s *Snapshot) Overdue(now time.Time) time.Duration {
 	return max(now.Sub(s.At.Add(s.Cost.Interval+lateGrace)), 0)
 }
 
+// sessionsOld is how much older than its snapshot a connection list must
+// be to be named: on a quiet server cons is asked every poll or two.
+const sessionsOld = 5 * time.Second
+
+// SessionsAsOf says when the sessions shown were listed, when that is
+// sessionsOld or more before the snapshot (cons paced on a busy server):
+// a count read as current was up to 30 s old ("1 session" beside a run
+// of 200 clients).
+func (s *Snapshot) SessionsAsOf() (time.Time, bool) {
+	at := s.Cluster.SessionsAt
+	return at, !at.IsZero() && s.At.Sub(at) >= sessionsOld
+}
+
 // Cost is what one snapshot asked of the servers, so that the inspector's
 // load on a production ensemble can be stated, not guessed.
 type Cost struct {
@@ -74,6 +87,11 @@ type Cluster struct {
 	// SessionsComplete is true when every member answered cons, so a session
 	// missing from Sessions is connected nowhere.
 	SessionsComplete bool
+	// SessionsAt is when the oldest of the members' connection lists (cons)
+	// was taken: cons is paced by its cost (up to 30 s apart on a busy
+	// server) and reused meanwhile, so Sessions may be that old. Zero when
+	// unknown.
+	SessionsAt time.Time
 	// SessionsUnknown is set when no member answered cons or dump: the
 	// inspector cannot see sessions, and Sessions being empty means nothing.
 	SessionsUnknown bool

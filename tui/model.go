@@ -630,6 +630,9 @@ func (m Model) summary() string {
 		c := &m.snap.Cluster
 		members := fmt.Sprintf("%d/%d members up", c.UpMembers(), len(c.Members))
 		sessions := common.Plural(len(c.Sessions), "session", "sessions")
+		if at, old := m.snap.SessionsAsOf(); old {
+			sessions += " (as of " + at.Format("15:04:05") + ")"
+		}
 		if c.Pending {
 			members += " (polling…)"
 			if c.SessionsUnknown {

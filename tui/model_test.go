@@ -347,3 +347,23 @@ func TestStatusSaysWhenLate(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusSaysSessionsAsOf: the sessions counted on the status line come
+// from cons, paced by its cost; once the list is more than a few polls
+// old the line says as of when.
+func TestStatusSaysSessionsAsOf(t *testing.T) {
+	snap := tuitest.Cluster(t, "standalone")
+	at := snap.At
+	for _, tt := range []struct {
+		listed time.Duration // before the snapshot
+		want   bool
+	}{{time.Second, false}, {20 * time.Second, true}} {
+		s := *snap
+		s.Cluster.SessionsAt = at.Add(-tt.listed)
+		m := screen(t, 160, 24, inspectViews, common.SnapshotMsg{Snapshot: &s})
+		asOf := "(as of " + at.Add(-tt.listed).Format("15:04:05") + ")"
+		if got := m.summary(); strings.Contains(got, asOf) != tt.want {
+			t.Errorf("listed %v before: status %q, want %q in it: %v", tt.listed, got, asOf, tt.want)
+		}
+	}
+}

@@ -377,6 +377,11 @@ func (m Model) View() string {
 		sessions = m.Styles.Dim.Render("sessions: confirming… (waiting for the servers' first answers)")
 	case c.SessionsUnknown:
 		sessions = m.Styles.Warn.Render("sessions unknown (no member answers cons or dump)")
+	default:
+		if at, old := m.snap.SessionsAsOf(); old {
+			// cons is paced by its cost: the list is that old.
+			sessions += m.Styles.Dim.Render(" as of " + at.Format("15:04:05"))
+		}
 	}
 	watches := fmt.Sprintf("%s data watches on %s paths", common.Count(c.ItemisedWatches), common.Count(int64(len(c.Watches))))
 	switch {
