@@ -32,14 +32,23 @@ func (r *runner) recordAcquire(c *client, phase metrics.Phase, call, intended, d
 	c.shard.Record(phase, done.Sub(call))
 }
 
-// opDone counts one completed operation, unless it completed after the
-// window closed.
-func (r *runner) opDone() bool {
+// opDone counts one completed operation and records its values with
+// record (nil: none), unless it completed after the window closed. The
+// count and the values land on the same side of the ramp-up's end: the
+// split (runner.splitRamp) takes the ramp-up's operations and its
+// histograms at one instant, under splitMu, so an operation straddling
+// it is not counted in one and recorded in the other.
+func (r *runner) opDone(record func()) bool {
+	r.splitMu.RLock()
+	defer r.splitMu.RUnlock()
 	if r.stopping() {
 		return false
 	}
 	r.ops.Add(1)
 	r.rec.AddOps(1)
+	if record != nil {
+		record()
+	}
 	return true
 }
 

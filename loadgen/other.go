@@ -330,9 +330,10 @@ func (w *barrierWork) loop(c *client) {
 			r.chk.note("barrier", &r.chk.mutex, "%s round %d: left with %d of %d leaving", g.dir, round, n, g.local)
 		}
 		if counted {
-			c.shard.Record(BarrierLeave, time.Since(leaveStart))
 			if leader {
-				r.opDone()
+				r.opDone(func() { c.shard.Record(BarrierLeave, time.Since(leaveStart)) })
+			} else {
+				c.shard.Record(BarrierLeave, time.Since(leaveStart))
 			}
 		}
 		g.forget(round)

@@ -320,8 +320,7 @@ func (w *queueWork) consume(c *client) {
 			r.chk.note("duplicate item", &r.chk.duplicate, "item %d consumed twice", id)
 		}
 		if inWindow {
-			c.shard.Record(metrics.EndToEnd, acked.Sub(enq))
-			r.opDone()
+			r.opDone(func() { c.shard.Record(metrics.EndToEnd, acked.Sub(enq)) })
 		}
 	}
 }

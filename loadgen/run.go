@@ -92,7 +92,10 @@ type runner struct {
 
 	started atomic.Uint64 // operations started (the ops budget)
 	ops     atomic.Int64  // operations completed in the window
-	rampOps atomic.Int64  // operations completed in the ramp-up (Progress.RampOps)
+	// splitMu makes the ramp-up's split of ops and histograms one instant
+	// for opDone (its writer is the split, its readers every operation).
+	splitMu sync.RWMutex
+	rampOps atomic.Int64 // operations completed in the ramp-up (Progress.RampOps)
 	// counts holds the counts figures need that are counted as they
 	// happen (releases, ...); the others are read at the window's ends
 	// (totalsBetween).
@@ -521,6 +524,20 @@ func (l *loops) seal() {
 	}()
 }
 
+// splitRamp ends the ramp-up's figures at once: its operations and its
+// histograms, under splitMu so that no operation is counted on one side
+// and recorded on the other (opDone); it returns the instant.
+func (r *runner) splitRamp() time.Time {
+	r.splitMu.Lock()
+	defer r.splitMu.Unlock()
+	now := time.Now()
+	rampOps := r.ops.Swap(0)
+	r.rampOps.Store(rampOps)
+	r.rampResult = &Ramp{Duration: now.Sub(r.start), Sessions: int(r.alive.Load()),
+		Ops: rampOps, Metrics: r.rec.Split(now)}
+	return now
+}
+
 // ramped is what the ramp-up leaves: the loops, the counters at the
 // window's start, and why the run cannot go on (sessions refused, faults
 // that could not start, the caller's end).
@@ -571,11 +588,7 @@ func (r *runner) ramp(runCtx context.Context) ramped {
 		r.stopGoverning = governMemory(r.run.Clients)
 	}
 	if out.err == nil && splitRamp {
-		now := time.Now()
-		rampOps := r.ops.Swap(0)
-		r.rampOps.Store(rampOps)
-		r.rampResult = &Ramp{Duration: now.Sub(r.start), Sessions: int(r.alive.Load()),
-			Ops: rampOps, Metrics: r.rec.Split(now)}
+		now := r.splitRamp()
 		counts := r.counts.Totals()
 		out.before = r.snapshot(runCtx)
 		out.before.counts = counts

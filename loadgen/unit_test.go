@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -537,5 +539,53 @@ func TestMntrErrorOneLine(t *testing.T) {
 	r := &runner{}
 	if got := figures.Get(r.totalsBetween(before, after, 10), figures.ServerPacketsPerAcquisition); got != figures.Unknown {
 		t.Errorf("server packets per acquisition = %v, want unknown (not measured)", got)
+	}
+}
+
+// TestRampSplitIsOneInstant: operations that complete while the ramp-up's
+// figures are split are counted on the side their latencies are recorded
+// on. (The count was swapped before the histograms were split: an
+// operation between the two was counted in the window and recorded in
+// the ramp-up; TestRampApartFromWindow saw 9 values for 11 operations on
+// a loaded machine.)
+func TestRampSplitIsOneInstant(t *testing.T) {
+	for attempt := range 20 {
+		rec, err := metrics.NewRecorder(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &runner{rec: rec, stopCh: make(chan struct{}), start: time.Now()}
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for range 8 {
+			shard := rec.NewShard()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					r.opDone(func() {
+						runtime.Gosched() // widen the gap between the count and the value
+						shard.Record(metrics.Acquire, time.Millisecond)
+					})
+				}
+			}()
+		}
+		time.Sleep(time.Millisecond)
+		r.splitRamp()
+		time.Sleep(time.Millisecond)
+		close(stop)
+		wg.Wait()
+		ramp := r.rampResult
+		if got := ramp.Metrics.Summary(metrics.Acquire).Count; got != ramp.Ops {
+			t.Fatalf("attempt %d: ramp-up: %d acquire values for %d operations", attempt, got, ramp.Ops)
+		}
+		if got := rec.Finish(time.Now()).Summary(metrics.Acquire).Count; got != r.ops.Load() {
+			t.Fatalf("attempt %d: window: %d acquire values for %d operations", attempt, got, r.ops.Load())
+		}
 	}
 }

@@ -324,8 +324,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			}
 			foreignExit, foreignDone = f.grant(h.node(), token, granted)
 		}
-		counted := r.opDone()
-		if counted {
+		counted := r.opDone(func() {
 			r.recordAcquire(c, metrics.Acquire, start, intended, granted)
 			if h.phase != "" {
 				r.recordAcquire(c, h.phase, start, intended, granted)
@@ -335,7 +334,7 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 					c.shard.Record(metrics.Handoff, d)
 				}
 			}
-		}
+		})
 		if c.pause != nil && h.exit != nil {
 			h.exit = sync.OnceFunc(h.exit) // parkIfPaused may call it first
 		}
