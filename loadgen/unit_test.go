@@ -589,3 +589,24 @@ func TestRampSplitIsOneInstant(t *testing.T) {
 		}
 	}
 }
+
+// TestBusiestGraphIsTheWidestFan: of two graphs with a release and a
+// holder, the one drawing more waiters watching wins over one with a
+// waiter more in all (TestReportWaitGraph's report once showed a herd of
+// 29 with one watcher drawn: the graph taken as the others raced to
+// create again).
+func TestBusiestGraphIsTheWidestFan(t *testing.T) {
+	holder := []Contender{{Client: 1, Node: "/l/herd-lock"}}
+	racing := &WaitGraph{Holders: holder, Releases: 3, WaitersTotal: 29,
+		Waiters: []Contender{{Client: 2, Watching: "/l/herd-lock"}}, Fan: []WatchCount{{Path: "/l/herd-lock", Waiters: 1}}}
+	fan := &WaitGraph{Holders: holder, Releases: 3, WaitersTotal: 28, Fan: []WatchCount{{Path: "/l/herd-lock", Waiters: 20}}}
+	for i := 2; i < 22; i++ {
+		fan.Waiters = append(fan.Waiters, Contender{Client: i, Watching: "/l/herd-lock"})
+	}
+	r := &runner{}
+	r.keepBusiest(fan)
+	r.keepBusiest(racing)
+	if r.busiest != fan {
+		t.Errorf("kept the graph with %d watching of %d, want the one with 20 watching", watchingIn(r.busiest), r.busiest.WaitersTotal)
+	}
+}

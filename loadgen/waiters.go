@@ -396,8 +396,9 @@ func (r *runner) addLive(p *Progress, lock *WaitGraph) {
 // keepBusiest keeps g as the window's wait graph if it is the busiest so
 // far: a release in its interval (so it says what a release woke), then
 // a holder (so it shows who is waited on), then someone drawn waiting,
-// then the most waiters; a later
-// graph wins a tie.
+// then the most drawn with a pending watch (a herd's fan at its widest,
+// not the moment after a release when all race to create), then the most
+// waiters; a later graph wins a tie.
 func (r *runner) keepBusiest(g *WaitGraph) {
 	if g == nil {
 		return
@@ -406,6 +407,22 @@ func (r *runner) keepBusiest(g *WaitGraph) {
 		return
 	}
 	r.busiest = g
+}
+
+// watchingIn counts the waiters g draws with a pending watch: its fan's
+// (a herd's, on one path) or its listed waiters' (a chain's, one path
+// each), whichever says more.
+func watchingIn(g *WaitGraph) int {
+	fan, listed := 0, 0
+	for _, f := range g.Fan {
+		fan += f.Waiters
+	}
+	for _, w := range g.Waiters {
+		if w.Watching != "" {
+			listed++
+		}
+	}
+	return max(fan, listed)
 }
 
 // busier reports whether a is strictly busier than b (keepBusiest).
@@ -423,6 +440,7 @@ func busier(a, b *WaitGraph) bool {
 		// waiters): right after a herd's release every waiter may be
 		// racing to create, with nothing to draw.
 		cmp.Compare(flag(len(a.Fan)+len(a.Waiters) > 0), flag(len(b.Fan)+len(b.Waiters) > 0)),
+		cmp.Compare(watchingIn(a), watchingIn(b)),
 		cmp.Compare(a.WaitersTotal, b.WaitersTotal),
 	) > 0
 }
