@@ -199,6 +199,13 @@ func (f *foreigner) Act(ctx context.Context, kind scenarios.FaultKind) (faults.F
 	if err != nil {
 		return faults.ForeignAct{}, fmt.Errorf("read %s: %w", p, err)
 	}
+	if st.EphemeralOwner != 0 && !f.r.ownSession(st.EphemeralOwner) {
+		// In a run spread over processes, only this process's clients
+		// are the foreign client's: the others could not tell its doing
+		// from a recipe's fault (queue items, persistent, are anyone's:
+		// the item ledgers account for them).
+		return faults.ForeignAct{}, nil
+	}
 	act := faults.ForeignAct{Path: p, What: what}
 	if kind == scenarios.ForeignWrite {
 		// What Curator's Revoker writes to ask a holder to let go.
@@ -424,4 +431,18 @@ func (f *foreigner) result() foreignResult {
 		deletedHolders:  f.deletedHeld,
 		deletedItems:    int64(len(f.items)),
 	}
+}
+
+// ownSession reports whether session id is one of this process's
+// clients'; outside a run spread over processes every session is.
+func (r *runner) ownSession(id int64) bool {
+	if !r.opts.SharedNamespace {
+		return true
+	}
+	for _, c := range r.clients {
+		if s := c.session(); s != nil && s.ID() == id {
+			return true
+		}
+	}
+	return false
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -113,13 +114,19 @@ func removeRecord(s *recipes.Session, node string, patience time.Duration) error
 // lock's directory (a child would be taken for a contender).
 func heldDir(lock string) string { return path.Dir(lock) + "/held-" + path.Base(lock) }
 
-// enter records client idx of session s as holding lock in mode, checks
-// the other holders, and returns the function that removes the record
-// (before the release).
-func (o *occupancy) enter(c *checker, s *recipes.Session, lock string, idx int, mode string) (exit func()) {
+// enter records client idx of session s as holding lock in mode through
+// node held ("" when the lock names none), checks the other holders, and
+// returns the function that removes the record (before the release).
+func (o *occupancy) enter(c *checker, s *recipes.Session, lock string, idx int, mode, held string) (exit func()) {
 	conn := s.Conn()
 	dir := heldDir(lock)
-	name := fmt.Sprintf("%s-p%d-%016x-%d", mode, o.process, s.ID(), idx)
+	// The record names its holder's node, last (a node's name may hold
+	// dashes): see granted.
+	base := ""
+	if held != "" {
+		base = path.Base(held)
+	}
+	name := fmt.Sprintf("%s-p%d-%016x-%d-%s", mode, o.process, s.ID(), idx, base)
 	node := dir + "/" + name
 	_, err := conn.Create(node, nil, zk.FlagEphemeral, openACL)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -141,10 +148,35 @@ func (o *occupancy) enter(c *checker, s *recipes.Session, lock string, idx int, 
 		c.unchecked(occCheck, fmt.Errorf("list %s: %w", dir, err))
 		return exit
 	}
-	if n, ok := o.judge(name, mode, children); !ok {
+	n, ok := o.judge(name, mode, children)
+	if !ok {
+		// A holder whose node is gone has lost its grant: another client
+		// (foreign-delete, which the starter's foreign client accounts
+		// for) deleted its node while it held. A holder deletes its record
+		// before its node, and an expiry removes both at once, so in any
+		// other world the other holder's node is still there.
+		if nodes, _, err := conn.Children(lock); err == nil {
+			children = granted(children, nodes)
+			n, ok = o.judge(name, mode, children)
+		}
+	}
+	if !ok {
 		c.note(o.kind, o.counter(c), "%s held by %d holder(s) at once across processes (limit %d): %s", lock, n, o.limit, strings.Join(children, ", "))
 	}
 	return exit
+}
+
+// granted keeps the records whose holder's node is among nodes (or
+// unknown: a lock that names no node).
+func granted(records, nodes []string) []string {
+	var out []string
+	for _, r := range records {
+		parts := strings.SplitN(r, "-", 5)
+		if len(parts) < 5 || parts[4] == "" || slices.Contains(nodes, parts[4]) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // judge reads a listing of holder records taken by the holder named own:

@@ -108,3 +108,17 @@ func TestOccupancyJudge(t *testing.T) {
 		})
 	}
 }
+
+func TestGrantedRecords(t *testing.T) {
+	records := []string{
+		"w-p0-00000000000000a1-0-lock-0000000003", // its node is there
+		"w-p1-00000000000000b2-1-lock-0000000001", // its node was deleted: lost
+		"w-p2-00000000000000c3-0-",                // a lock that names no node
+		"w-p2-00000000000000c3-1",                 // an older record
+	}
+	got := granted(records, []string{"lock-0000000003", "lock-0000000004"})
+	want := []string{records[0], records[2], records[3]}
+	if !slices.Equal(got, want) {
+		t.Errorf("granted = %q, want %q", got, want)
+	}
+}

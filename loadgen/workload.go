@@ -349,7 +349,11 @@ func (r *runner) holdLoop(c *client, g *lockGuard, bind func(*recipes.Session) a
 			if h.phase == ReadAcquire {
 				mode = occRead
 			}
-			occExit = r.occ.enter(&r.chk, s, g.path, c.idx, mode)
+			node := ""
+			if h.node != nil {
+				node = h.node()
+			}
+			occExit = r.occ.enter(&r.chk, s, g.path, c.idx, mode, node)
 		}
 		gs := r.granted(c, &h, s, part)
 		var lost bool
