@@ -60,13 +60,13 @@ func freePorts(n int) ([]int, error) {
 // (ssl.clientAuth=need, ZooKeeper's default, as production ensembles
 // run), and the AdminServer answers over HTTPS only, with the same
 // certificate (its TLS settings are the ssl.quorum.* keys).
-func zooCfg(id int, dataDir string, p ports, peers []ports, noFsync, admin bool, tlsFiles *TLSFiles, maxSessionMs int64) string {
+func zooCfg(id int, dataDir string, p ports, peers []ports, noFsync, admin bool, tlsFiles *TLSFiles, cfg ServerConfig) string {
 	var b strings.Builder
 	line := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
 	b.WriteString("# written by zkherd's ensemble package\n")
 	line("tickTime", tickTimeMs)
 	line("initLimit", initLimitTicks)
-	line("syncLimit", syncLimitTicks)
+	line("syncLimit", cfg.syncLimitTicks())
 	line("dataDir", dataDir)
 	if tlsFiles == nil {
 		line("clientPort", p.client)
@@ -95,7 +95,7 @@ func zooCfg(id int, dataDir string, p ports, peers []ports, noFsync, admin bool,
 	// servers take an unknown key as a system property and ignore it.
 	line("clientPortListenBacklog", clientPortListenBacklog)
 	line("minSessionTimeout", minSessionTimeout)
-	line("maxSessionTimeout", maxSessionMs)
+	line("maxSessionTimeout", cfg.maxSessionMs())
 	line("4lw.commands.whitelist", "*") // the inspector needs mntr, cons, wchp, dump...
 	line("preAllocSize", 4096)          // KiB; the 64 MiB default is wasteful for throwaway servers
 	if noFsync {

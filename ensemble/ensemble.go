@@ -140,8 +140,8 @@ type Ensemble struct {
 	clientPort int
 	// props are the -D system properties of the ServerConfig.
 	props []string
-	// maxSessionMs is zoo.cfg's maxSessionTimeout (ServerConfig).
-	maxSessionMs int64
+	// serverConfig is what zoo.cfg takes of the ServerConfig.
+	serverConfig ServerConfig
 	logf         func(format string, args ...any)
 	http         *http.Client
 	peerAddr     func(from, to int, addr string) (string, error)

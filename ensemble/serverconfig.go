@@ -37,6 +37,13 @@ type ServerConfig struct {
 	// must count its leases on the negotiated value, not the asked one.
 	// It is rounded to whole milliseconds, and 0 keeps the default.
 	MaxSessionTimeout time.Duration
+	// SyncLimit is how long a follower and its leader wait for each other
+	// before giving up (zoo.cfg syncLimit, in ticks of 500 ms, rounded up;
+	// the local ensemble's default is 5 s, which detects a stopped member
+	// quickly). On a machine whose CPUs other work keeps busy, a member's
+	// quorum link can stall longer than that: the ensemble then loses its
+	// leader and closes every client's connection. 0 keeps the default.
+	SyncLimit time.Duration
 }
 
 // String names the configuration's departures from the default, "default"
@@ -55,6 +62,9 @@ func (c ServerConfig) String() string {
 	}
 	if c.MaxSessionTimeout > 0 {
 		parts = append(parts, "maxSessionTimeout="+c.MaxSessionTimeout.String())
+	}
+	if c.SyncLimit > 0 {
+		parts = append(parts, "syncLimit="+c.SyncLimit.String())
 	}
 	if len(parts) == 0 {
 		return "default"
@@ -82,6 +92,14 @@ func (c ServerConfig) maxSessionMs() int64 {
 	return max(minSessionTimeout, c.MaxSessionTimeout.Milliseconds())
 }
 
+// syncLimitTicks is the zoo.cfg syncLimit c asks for.
+func (c ServerConfig) syncLimitTicks() int64 {
+	if c.SyncLimit <= 0 {
+		return syncLimitTicks
+	}
+	return (c.SyncLimit.Milliseconds() + tickTimeMs - 1) / tickTimeMs
+}
+
 // properties are the JVM system properties (-Dkey=value) that apply c. All
 // are read once at start-up, so they apply to every start and Restart.
 func (c ServerConfig) properties() []string {
@@ -104,7 +122,8 @@ func (c ServerConfig) properties() []string {
 // ServerConfigHelp describes the form ParseServerConfig reads.
 const ServerConfigHelp = "configuration of the local ensemble's servers, comma-separated: skip-acl (no ACL enforced), " +
 	"digest=ALG (such as digest=SHA-256), container-check=DURATION (reap empty containers that often, such as container-check=1s), " +
-	"max-session-timeout=DURATION (the longest session the servers grant, such as max-session-timeout=2s); default: ZooKeeper's"
+	"max-session-timeout=DURATION (the longest session the servers grant, such as max-session-timeout=2s), " +
+	"sync-limit=DURATION (how long members wait for each other before giving up, default 5s; longer on a busy machine, such as sync-limit=30s); default: ZooKeeper's"
 
 // ParseServerConfig reads a configuration as a user writes it
 // (ServerConfigHelp): "skip-acl,digest=SHA-256,container-check=1s,
@@ -135,8 +154,14 @@ func ParseServerConfig(s string) (ServerConfig, error) {
 				return c, pkgerr.Wrap("ensemble", fmt.Errorf("%s: %q is not a duration of at least %v such as 2s", part, val, time.Duration(minSessionTimeout)*time.Millisecond))
 			}
 			c.MaxSessionTimeout = d
+		case key == "sync-limit" && hasVal:
+			d, err := time.ParseDuration(val)
+			if err != nil || d < time.Second {
+				return c, pkgerr.Wrap("ensemble", fmt.Errorf("%s: %q is not a duration of at least 1s such as 30s", part, val))
+			}
+			c.SyncLimit = d
 		default:
-			return c, pkgerr.Wrap("ensemble", fmt.Errorf("%q: use skip-acl, digest=ALG (such as digest=SHA-256), container-check=DURATION (such as container-check=1s) or max-session-timeout=DURATION (such as max-session-timeout=2s), comma-separated", part))
+			return c, pkgerr.Wrap("ensemble", fmt.Errorf("%q: use skip-acl, digest=ALG (such as digest=SHA-256), container-check=DURATION (such as container-check=1s) max-session-timeout=DURATION (such as max-session-timeout=2s) or sync-limit=DURATION (such as sync-limit=30s), comma-separated", part))
 		}
 	}
 	return c, nil

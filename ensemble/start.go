@@ -40,7 +40,7 @@ func Start(ctx context.Context, opts Options) (*Ensemble, error) {
 		timeout:      cmp.Or(opts.StartTimeout, DefaultStartTimeout),
 		root:         opts.Dir,
 		props:        opts.ServerConfig.properties(),
-		maxSessionMs: opts.ServerConfig.maxSessionMs(),
+		serverConfig: opts.ServerConfig,
 		logf:         opts.Logf,
 		peerAddr:     opts.PeerAddr,
 		http:         &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * time.Second},
@@ -170,7 +170,7 @@ func (e *Ensemble) startAll(ctx context.Context, nodes int, noFsync bool) error 
 			e.mu.Unlock()
 			return err
 		}
-		cfg := zooCfg(m.id, m.dataDir, m.ports, seen, noFsync, e.inst.AdminServer, e.tlsFiles, e.maxSessionMs)
+		cfg := zooCfg(m.id, m.dataDir, m.ports, seen, noFsync, e.inst.AdminServer, e.tlsFiles, e.serverConfig)
 		if err := writeMemberFiles(m, cfg, nodes > 1); err != nil {
 			e.mu.Unlock()
 			return err
