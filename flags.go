@@ -18,6 +18,10 @@ import (
 	"github.com/zkherd/zkherd/tui"
 )
 
+// flagName is how the command line names an input a library's error
+// names (exit.Inputf): the flag of the same name.
+func flagName(input string) string { return "--" + input }
+
 // globalOptions are the flags every command shares.
 type globalOptions struct {
 	server         string

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
 // The long help and examples of the commands are prose, kept as text in
@@ -28,7 +30,10 @@ func help(name string) string {
 // examples, if any, help/NAME.example.txt.
 func newCommand(use, short, name string, args cobra.PositionalArgs, run func(*cobra.Command, []string) error) *cobra.Command {
 	example, _ := helpFiles.ReadFile("help/" + name + ".example.txt")
-	return &cobra.Command{Use: use, Short: short, Long: help(name), Example: strings.TrimSuffix(string(example), "\n"), Args: args, RunE: run}
+	// A library's error names the values at fault; the command names
+	// them as the flags that gave them.
+	runE := func(cmd *cobra.Command, args []string) error { return exit.Named(run(cmd, args), flagName) }
+	return &cobra.Command{Use: use, Short: short, Long: help(name), Example: strings.TrimSuffix(string(example), "\n"), Args: args, RunE: runE}
 }
 
 // newGroup is a command that only holds subs.

@@ -241,7 +241,7 @@ func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stde
 		defer func() {
 			read.Wait()
 			if serr := s.Err(); serr != nil {
-				fmt.Fprintf(stderr, "zkherd: %s; the stream stopped there\n", usermsg.Clean(serr.Error()))
+				fmt.Fprintf(stderr, "zkherd: --stream: %s; the stream stopped there\n", usermsg.Clean(serr.Error()))
 			}
 		}()
 		readers = append(readers, reader{0, s.Consume})

@@ -17,7 +17,7 @@ import (
 // --cleanup`. Every run does the same before it starts.
 func Cleanup(ctx context.Context, t Target, w io.Writer) error {
 	if len(t.Server.Servers) == 0 {
-		return exit.Usagef("--cleanup removes what dead runs left on servers you name: give them with --server")
+		return exit.Inputf("{cleanup} removes what dead runs left on servers you name: give them with {server}")
 	}
 	e := &Env{Server: t.Server, t: t}
 	s, err := e.session(ctx)

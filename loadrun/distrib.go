@@ -244,7 +244,7 @@ func (r *Runner) executeDistributed(ctx context.Context, env *Env, m *distrib.Me
 func distribError(err error, server string) error {
 	switch {
 	case errors.Is(err, distrib.ErrNoRun):
-		return exit.Usagef("%w on %s; check the id printed by the process that started the run, and --server", reason(err), server)
+		return exit.Inputf("%w on %s; check the id printed by the process that started the run, and {server}", reason(err), server)
 	case errors.Is(err, context.Canceled):
 		return err
 	}

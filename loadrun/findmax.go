@@ -35,10 +35,10 @@ type FindMax struct {
 func NewFindMax(plan *Plan, expr string) (*FindMax, error) {
 	t, err := scenarios.ParseThreshold(expr)
 	if err != nil {
-		return nil, exit.Usagef("--find-max %s: %v", expr, reason(err))
+		return nil, exit.Inputf("{find-max} %s: %v", expr, reason(err))
 	}
 	if len(plan.Runs) != 1 {
-		return nil, exit.Usagef("--find-max searches one run's rate; %s is a compare scenario of %d runs", plan.Title, len(plan.Runs))
+		return nil, exit.Inputf("{find-max} searches one run's rate; %s is a compare scenario of %d runs", plan.Title, len(plan.Runs))
 	}
 	if err := checkFigures([]scenarios.Run{{Spec: scenarios.Spec{Thresholds: []scenarios.Threshold{t}}}}); err != nil {
 		return nil, err

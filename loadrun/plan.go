@@ -96,7 +96,7 @@ func checkRamp(runs []scenarios.Run, rateGiven bool) error {
 	for _, r := range runs {
 		ramp := scenarios.RampFor(r)
 		if d := ramp.Done(); d > scenarios.MaxRampTime && !rateGiven {
-			return exit.Usagef("--clients %d: opening them at %.0f sessions/s takes %v before the window opens; give --ramp-up RATE to open them faster (or to accept the wait), or fewer --clients",
+			return exit.Inputf("{clients} %d: opening them at %.0f sessions/s takes %v before the window opens; give {ramp-up} RATE to open them faster (or to accept the wait), or fewer {clients}",
 				r.Clients, ramp.Rate, d.Round(time.Second))
 		}
 	}
@@ -119,38 +119,38 @@ func ScenarioError(err error) error {
 func CheckOutDir(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", exit.Usagef("--out %s: %v", dir, err)
+		return "", exit.Inputf("{out} %s: %v", dir, err)
 	}
 	st, err := os.Stat(abs)
 	switch {
 	case err == nil && !st.IsDir():
-		return "", exit.Usagef("--out %s: exists and is not a directory", dir)
+		return "", exit.Inputf("{out} %s: exists and is not a directory", dir)
 	case err == nil:
 		if err := probeWritable(abs); err != nil {
-			return "", exit.Usagef("--out %s: cannot write there: %v", dir, err)
+			return "", exit.Inputf("{out} %s: cannot write there: %v", dir, err)
 		}
 		return abs, nil
 	case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
-		return "", exit.Usagef("--out %s: %v", dir, err)
+		return "", exit.Inputf("{out} %s: %v", dir, err)
 	}
 	parent := filepath.Dir(abs)
 	for {
 		st, err := os.Stat(parent)
 		if err == nil {
 			if !st.IsDir() {
-				return "", exit.Usagef("--out %s: %s is not a directory", dir, parent)
+				return "", exit.Inputf("{out} %s: %s is not a directory", dir, parent)
 			}
 			if err := probeWritable(parent); err != nil {
-				return "", exit.Usagef("--out %s: cannot create it in %s: %v", dir, parent, err)
+				return "", exit.Inputf("{out} %s: cannot create it in %s: %v", dir, parent, err)
 			}
 			return abs, nil
 		}
 		if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-			return "", exit.Usagef("--out %s: %v", dir, err)
+			return "", exit.Inputf("{out} %s: %v", dir, err)
 		}
 		next := filepath.Dir(parent)
 		if next == parent {
-			return "", exit.Usagef("--out %s: no existing parent directory", dir)
+			return "", exit.Inputf("{out} %s: no existing parent directory", dir)
 		}
 		parent = next
 	}

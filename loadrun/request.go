@@ -85,11 +85,11 @@ func (q *Request) Mode() (Mode, error) {
 	launched := q.SpawnGiven || q.HostsGiven
 	switch {
 	case len(q.SSHOptions) > 0 && !q.HostsGiven:
-		return 0, exit.Usagef("--ssh-option goes with --hosts, which starts processes over ssh")
+		return 0, exit.Inputf("{ssh-option} goes with {hosts}, which starts processes over ssh")
 	case !q.JoinGiven && !q.ProcessesGiven && !q.SweepGiven && !launched:
 		return ModePlain, nil
 	case q.SweepGiven && (q.JoinGiven || q.ProcessesGiven || launched):
-		return 0, exit.Usagef("--sweep runs in one process; it cannot be combined with --join, --processes, --spawn or --hosts")
+		return 0, exit.Inputf("{sweep} runs in one process; it cannot be combined with {join}, {processes}, {spawn} or {hosts}")
 	case q.IndexGiven:
 		return q.indexMode()
 	case launched:
@@ -97,13 +97,13 @@ func (q *Request) Mode() (Mode, error) {
 	case q.SweepGiven:
 		return ModeSweep, nil
 	case q.JoinGiven && q.ProcessesGiven:
-		return 0, exit.Usagef("--join and --processes: a process either starts a distributed run (--processes) or joins one (--join)")
+		return 0, exit.Inputf("{join} and {processes}: a process either starts a distributed run ({processes}) or joins one ({join})")
 	case q.JoinTimeout <= 0:
-		return 0, exit.Usagef("--join-timeout %v: must be above 0", q.JoinTimeout)
+		return 0, exit.Inputf("{join-timeout} %v: must be above 0", q.JoinTimeout)
 	case q.JoinGiven:
 		return ModeJoin, q.checkJoin()
 	case q.Processes < 1 || q.Processes > maxProcesses:
-		return 0, exit.Usagef("--processes %d: choose 1 to %d", q.Processes, maxProcesses)
+		return 0, exit.Inputf("{processes} %d: choose 1 to %d", q.Processes, maxProcesses)
 	}
 	return ModeStart, nil
 }
@@ -113,21 +113,21 @@ func (q *Request) Mode() (Mode, error) {
 func (q *Request) checkLaunch() error {
 	switch {
 	case q.SpawnGiven && q.HostsGiven:
-		return exit.Usagef("--spawn and --hosts: choose one (--spawn starts the processes on this machine, --hosts one on each host)")
+		return exit.Inputf("{spawn} and {hosts}: choose one ({spawn} starts the processes on this machine, {hosts} one on each host)")
 	case q.JoinGiven:
-		return exit.Usagef("--join joins a run started elsewhere; --spawn and --hosts start one: drop one of them")
+		return exit.Inputf("{join} joins a run started elsewhere; {spawn} and {hosts} start one: drop one of them")
 	case q.ProcessesGiven:
-		return exit.Usagef("--spawn and --hosts set the number of processes; drop --processes")
+		return exit.Inputf("{spawn} and {hosts} set the number of processes; drop {processes}")
 	case q.JoinTimeout <= 0:
-		return exit.Usagef("--join-timeout %v: must be above 0", q.JoinTimeout)
+		return exit.Inputf("{join-timeout} %v: must be above 0", q.JoinTimeout)
 	case q.SpawnGiven && (q.Spawn < 1 || q.Spawn > maxProcesses):
-		return exit.Usagef("--spawn %d: choose 1 to %d processes, this one included", q.Spawn, maxProcesses)
+		return exit.Inputf("{spawn} %d: choose 1 to %d processes, this one included", q.Spawn, maxProcesses)
 	case q.HostsGiven && (len(q.Hosts) == 0 || len(q.Hosts) >= maxProcesses):
-		return exit.Usagef("--hosts: name 1 to %d hosts, separated by commas, such as --hosts zk-load-1,zk-load-2", maxProcesses-1)
+		return exit.Inputf("{hosts}: name 1 to %d hosts, separated by commas, such as {hosts} zk-load-1,zk-load-2", maxProcesses-1)
 	}
 	for _, h := range q.Hosts {
 		if h == "" || strings.HasPrefix(h, "-") || strings.ContainsAny(h, " \t'\"") {
-			return exit.Usagef("--hosts %q: not a host name; give names or [user@]host separated by commas", h)
+			return exit.Inputf("{hosts} %q: not a host name; give names or [user@]host separated by commas", h)
 		}
 	}
 	return nil
@@ -137,15 +137,15 @@ func (q *Request) checkLaunch() error {
 func (q *Request) indexMode() (Mode, error) {
 	switch {
 	case q.JoinGiven || q.SpawnGiven || q.HostsGiven:
-		return 0, exit.Usagef("--index numbers processes started together with --processes and --run-id; drop --join, --spawn and --hosts")
+		return 0, exit.Inputf("{index} numbers processes started together with {processes} and {run-id}; drop {join}, {spawn} and {hosts}")
 	case !q.ProcessesGiven || q.RunID == "":
-		return 0, exit.Usagef("--index needs --processes and --run-id, the same in every process (in a Kubernetes Job: --run-id from the Job's uid, --index $(JOB_COMPLETION_INDEX))")
+		return 0, exit.Inputf("{index} needs {processes} and {run-id}, the same in every process (in a Kubernetes Job: {run-id} from the Job's uid, {index} $(JOB_COMPLETION_INDEX))")
 	case q.Processes < 1 || q.Processes > maxProcesses:
-		return 0, exit.Usagef("--processes %d: choose 1 to %d", q.Processes, maxProcesses)
+		return 0, exit.Inputf("{processes} %d: choose 1 to %d", q.Processes, maxProcesses)
 	case q.Index < 0 || q.Index >= q.Processes:
-		return 0, exit.Usagef("--index %d: choose 0 (starts the run) to %d, below --processes %d", q.Index, q.Processes-1, q.Processes)
+		return 0, exit.Inputf("{index} %d: choose 0 (starts the run) to %d, below {processes} %d", q.Index, q.Processes-1, q.Processes)
 	case q.JoinTimeout <= 0:
-		return 0, exit.Usagef("--join-timeout %v: must be above 0", q.JoinTimeout)
+		return 0, exit.Inputf("{join-timeout} %v: must be above 0", q.JoinTimeout)
 	case q.Index == 0:
 		return ModeStart, nil
 	}
@@ -170,13 +170,13 @@ const maxProcesses = 64
 func (q *Request) checkJoin() error {
 	switch {
 	case q.Join == "":
-		return exit.Usagef("--join needs the id of a run, as printed by the process that started it with --processes")
+		return exit.Inputf("{join} needs the id of a run, as printed by the process that started it with {processes}")
 	case q.Scenario != "" || q.ClientsGiven || q.DurationGiven || q.OpsGiven:
-		return exit.Usagef("--join takes the scenario, clients and duration from the run it joins; drop --scenario, --clients, --duration and --ops")
+		return exit.Inputf("{join} takes the scenario, clients and duration from the run it joins; drop {scenario}, {clients}, {duration} and {ops}")
 	case q.RunID != "":
-		return exit.Usagef("--join names the run; drop --run-id")
+		return exit.Inputf("{join} names the run; drop {run-id}")
 	case q.Out != "":
-		return exit.Usagef("--join: the merged report is written by the process that started the run; drop --out")
+		return exit.Inputf("{join}: the merged report is written by the process that started the run; drop {out}")
 	}
 	return nil
 }
@@ -186,38 +186,38 @@ func (q *Request) checkJoin() error {
 func (q *Request) Overrides() (scenarios.Overrides, error) {
 	var ov scenarios.Overrides
 	if q.Scenario == "" {
-		return ov, exit.Usagef("--scenario is required: a built-in name (%s) or a YAML file", strings.Join(scenarios.Names(), ", "))
+		return ov, exit.Inputf("{scenario} is required: a built-in name (%s) or a YAML file", strings.Join(scenarios.Names(), ", "))
 	}
 	switch {
 	case q.ClientsGiven && q.Clients <= 0:
-		return ov, exit.Usagef("--clients %d: must be at least 1", q.Clients)
+		return ov, exit.Inputf("{clients} %d: must be at least 1", q.Clients)
 	case q.DurationGiven && q.Duration <= 0:
-		return ov, exit.Usagef("--duration %v: must be above 0", q.Duration)
+		return ov, exit.Inputf("{duration} %v: must be above 0", q.Duration)
 	case q.OpsGiven && q.Ops == 0:
-		return ov, exit.Usagef("--ops 0: must be at least 1")
+		return ov, exit.Inputf("{ops} 0: must be at least 1")
 	case q.DurationGiven && q.OpsGiven:
-		return ov, exit.Usagef("--duration and --ops: give one bound, not both")
+		return ov, exit.Inputf("{duration} and {ops}: give one bound, not both")
 	case q.SourceAddrs < 0 || q.SourceAddrs > 254:
-		return ov, exit.Usagef("--source-addrs %d: choose 1 to 254 (0 for automatic)", q.SourceAddrs)
+		return ov, exit.Inputf("{source-addrs} %d: choose 1 to 254 (0 for automatic)", q.SourceAddrs)
 	case q.RampUp < 0:
-		return ov, exit.Usagef("--ramp-up %v: must be above 0 sessions per second", q.RampUp)
+		return ov, exit.Inputf("{ramp-up} %v: must be above 0 sessions per second", q.RampUp)
 	case q.RateGiven && q.Rate <= 0 && len(q.Stages) == 0:
-		return ov, exit.Usagef("--rate %v: must be above 0 operations per second", q.Rate)
+		return ov, exit.Inputf("{rate} %v: must be above 0 operations per second", q.Rate)
 	case len(q.Stages) > 0 && (q.DurationGiven || q.OpsGiven):
-		return ov, exit.Usagef("--rate %s is a schedule that sets the run's length (%v): drop --duration and --ops", scenarios.FormatStages(q.Stages), scenarios.StagesDuration(q.Stages))
+		return ov, exit.Inputf("{rate} %s is a schedule that sets the run's length (%v): drop {duration} and {ops}", scenarios.FormatStages(q.Stages), scenarios.StagesDuration(q.Stages))
 	case len(q.Stages) > 0 && q.Arrival != "" && q.Arrival != string(scenarios.Constant):
-		return ov, exit.Usagef("--rate %s with --arrival %s: a schedule of rates paces constant arrivals only", scenarios.FormatStages(q.Stages), q.Arrival)
+		return ov, exit.Inputf("{rate} %s with {arrival} %s: a schedule of rates paces constant arrivals only", scenarios.FormatStages(q.Stages), q.Arrival)
 	case q.Arrival != "" && !slices.Contains(scenarios.ArrivalKinds(), scenarios.ArrivalKind(q.Arrival)):
-		return ov, exit.Usagef("--arrival %s: choose closed, stampede, constant or poisson", q.Arrival)
+		return ov, exit.Inputf("{arrival} %s: choose closed, stampede, constant or poisson", q.Arrival)
 	case q.RateGiven && q.Arrival != "" && !scenarios.ArrivalKind(q.Arrival).Open():
-		return ov, exit.Usagef("--rate with --arrival %s: a rate needs an open model (constant or poisson)", q.Arrival)
+		return ov, exit.Inputf("{rate} with {arrival} %s: a rate needs an open model (constant or poisson)", q.Arrival)
 	}
 	for _, expr := range q.Thresholds {
 		t, err := scenarios.ParseThreshold(expr)
 		if te := (*scenarios.ThresholdError)(nil); errors.As(err, &te) {
-			return ov, exit.Usagef("--threshold %s", te.Detail())
+			return ov, exit.Inputf("{threshold} %s", te.Detail())
 		} else if err != nil {
-			return ov, exit.Usagef("--threshold %v", err)
+			return ov, exit.Inputf("{threshold} %v", err)
 		}
 		ov.Thresholds = append(ov.Thresholds, t)
 	}
@@ -243,7 +243,7 @@ func (q *Request) Overrides() (scenarios.Overrides, error) {
 // CheckSessionTimeout refuses a session timeout servers would not grant.
 func CheckSessionTimeout(d time.Duration) error {
 	if d < time.Second || d > 10*time.Minute {
-		return exit.Usagef("--session-timeout %v: choose between 1s and 10m (servers clamp to their min/max session timeout)", d)
+		return exit.Inputf("{session-timeout} %v: choose between 1s and 10m (servers clamp to their min/max session timeout)", d)
 	}
 	return nil
 }
@@ -292,7 +292,7 @@ func Prepare(q *Request) (*Job, error) {
 			return nil, err
 		}
 		if q.ClientsGiven {
-			return nil, exit.Usagef("--sweep sets the clients of each run; drop --clients")
+			return nil, exit.Inputf("{sweep} sets the clients of each run; drop {clients}")
 		}
 	}
 	ov, err := q.Overrides()
@@ -317,11 +317,11 @@ func Prepare(q *Request) (*Job, error) {
 	if q.FindMax != "" {
 		switch {
 		case mode != ModePlain:
-			return nil, exit.Usagef("--find-max runs in one process; drop --sweep, --processes and --join")
+			return nil, exit.Inputf("{find-max} runs in one process; drop {sweep}, {processes} and {join}")
 		case q.RateGiven || q.Arrival != "":
-			return nil, exit.Usagef("--find-max chooses the rate (constant arrivals): drop --rate and --arrival")
+			return nil, exit.Inputf("{find-max} chooses the rate (constant arrivals): drop {rate} and {arrival}")
 		case q.AbortOnFail:
-			return nil, exit.Usagef("--find-max and --abort-on-fail: the search runs past rates over its target; drop --abort-on-fail")
+			return nil, exit.Inputf("{find-max} and {abort-on-fail}: the search runs past rates over its target; drop {abort-on-fail}")
 		}
 		if j.findMax, err = NewFindMax(j.plan, q.FindMax); err != nil {
 			return nil, err
@@ -350,10 +350,10 @@ func (r *Runner) Do(ctx context.Context, j *Job) error {
 	switch {
 	case j.mode == ModeJoin:
 		if j.req.IndexGiven && len(r.Target.Server.Servers) == 0 {
-			return exit.Usagef("--index needs --server: servers every process of the run reaches")
+			return exit.Inputf("{index} needs {server}: servers every process of the run reaches")
 		}
 		if len(r.Target.Server.Servers) == 0 {
-			return exit.Usagef("--join needs --server: the servers of the run to join")
+			return exit.Inputf("{join} needs {server}: the servers of the run to join")
 		}
 		return r.Join(ctx, j.join, j.dist)
 	case j.findMax != nil:
@@ -362,10 +362,10 @@ func (r *Runner) Do(ctx context.Context, j *Job) error {
 		return r.Sweep(ctx, j.sweep)
 	case j.mode == ModeStart:
 		if j.req.HostsGiven && len(r.Target.Server.Servers) == 0 {
-			return exit.Usagef("--hosts needs --server: servers every host reaches (a local ensemble listens on this machine's loopback only)")
+			return exit.Inputf("{hosts} needs {server}: servers every host reaches (a local ensemble listens on this machine's loopback only)")
 		}
 		if j.req.IndexGiven && len(r.Target.Server.Servers) == 0 {
-			return exit.Usagef("--index needs --server: servers every process of the run reaches")
+			return exit.Inputf("{index} needs {server}: servers every process of the run reaches")
 		}
 		d := j.dist
 		d.Launcher = j.req.launcher(r)
@@ -380,13 +380,13 @@ func ParseRate(text string) (rate float64, stages []scenarios.Stage, err error) 
 	if strings.Contains(text, ":") {
 		st, err := scenarios.ParseStages(text)
 		if err != nil {
-			return 0, nil, exit.Usagef("--rate %s: %s", text, strings.TrimPrefix(err.Error(), scenarios.ErrStages.Error()+": "))
+			return 0, nil, exit.Inputf("{rate} %s: %s", text, strings.TrimPrefix(err.Error(), scenarios.ErrStages.Error()+": "))
 		}
 		return 0, st, nil
 	}
 	r, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
 	if err != nil {
-		return 0, nil, exit.Usagef("--rate %s: give operations per second, such as --rate 300, or stages RATE:DURATION, such as --rate 100:30s,500:30s", text)
+		return 0, nil, exit.Inputf("{rate} %s: give operations per second, such as {rate} 300, or stages RATE:DURATION, such as {rate} 100:30s,500:30s", text)
 	}
 	return r, nil, nil
 }
@@ -395,12 +395,12 @@ func ParseRate(text string) (rate float64, stages []scenarios.Stage, err error) 
 // distributed run, or a plan without thresholds.
 func checkAbort(mode Mode, plan *Plan) error {
 	if mode != ModePlain {
-		return exit.Usagef("--abort-on-fail works in a plain run only, not with --sweep or --processes")
+		return exit.Inputf("{abort-on-fail} works in a plain run only, not with {sweep} or {processes}")
 	}
 	for _, r := range plan.Runs {
 		if len(r.Thresholds) > 0 {
 			return nil
 		}
 	}
-	return exit.Usagef("--abort-on-fail stops a run that crosses a threshold: give one with --threshold, such as --threshold 'errors<=0'")
+	return exit.Inputf("{abort-on-fail} stops a run that crosses a threshold: give one with {threshold}, such as {threshold} 'errors<=0'")
 }

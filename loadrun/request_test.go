@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
 func TestRequestMode(t *testing.T) {
@@ -45,7 +47,7 @@ func TestRequestMode(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.q.Mode()
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				if err == nil || !strings.Contains(asFlags(err), tt.wantErr) {
 					t.Fatalf("Mode() error = %v, want one saying %q", err, tt.wantErr)
 				}
 				return
@@ -67,7 +69,7 @@ func TestRequestOverrides(t *testing.T) {
 		t.Errorf("Overrides() = %+v, want 7 clients, the scenario's duration (not given), one threshold", ov)
 	}
 	q.Thresholds = []string{"x<1"}
-	if _, err := q.Overrides(); err == nil || !strings.HasPrefix(err.Error(), `--threshold "x<1": unknown metric`) {
+	if _, err := q.Overrides(); err == nil || !strings.HasPrefix(asFlags(err), `--threshold "x<1": unknown metric`) {
 		t.Errorf("Overrides() with a bad threshold: error %v, want it to start --threshold \"x<1\": unknown metric", err)
 	}
 }
@@ -96,8 +98,51 @@ func TestDoChecksBeforeTheRunner(t *testing.T) {
 			if err == nil {
 				err = (&Runner{}).Do(context.Background(), job)
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			if err == nil || !strings.Contains(asFlags(err), tt.wantErr) {
 				t.Fatalf("error = %v, want one saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// asFlags is err as zkherd load shows it: the values it names as flags.
+func asFlags(err error) string {
+	return exit.Text(err, func(input string) string { return "--" + input })
+}
+
+// TestErrorsNameNoFlag: the library's errors name the values at fault,
+// never a flag (the command names them its way); as zkherd load shows
+// them, each value is its flag and the message is the one users read.
+func TestErrorsNameNoFlag(t *testing.T) {
+	tests := []struct {
+		name string
+		q    Request
+		want string // as zkherd load shows it
+	}{
+		{"clients", Request{Scenario: "fair-lock", Clients: -2, ClientsGiven: true}, "--clients -2: must be at least 1"},
+		{"two bounds", Request{Scenario: "fair-lock", Duration: time.Second, DurationGiven: true, Ops: 5, OpsGiven: true},
+			"--duration and --ops: give one bound, not both"},
+		{"sweep with clients", Request{Scenario: "fair-lock", Sweep: "2,4", SweepGiven: true, Clients: 3, ClientsGiven: true},
+			"--sweep sets the clients of each run; drop --clients"},
+		{"bad sweep", Request{Scenario: "fair-lock", Sweep: "2,x", SweepGiven: true}, `--sweep 2,x: "x" is not a client count`},
+		{"threshold", Request{Scenario: "fair-lock", Thresholds: []string{"x<1"}}, `--threshold "x<1": unknown metric`},
+		{"session timeout", Request{Scenario: "fair-lock", SessionTimeout: time.Millisecond, SessionTimeoutGiven: true},
+			"--session-timeout 1ms: choose between 1s and 10m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Prepare(&tt.q)
+			if err == nil {
+				t.Fatal("Prepare: no error")
+			}
+			if strings.Contains(err.Error(), "--") {
+				t.Errorf("error %q names a flag", err)
+			}
+			if got := asFlags(err); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("shown as %q, want it to start %q", got, tt.want)
+			}
+			if code := exit.Code(err, false); code != exit.Usage {
+				t.Errorf("exit status %d, want %d (bad input)", code, exit.Usage)
 			}
 		})
 	}

@@ -123,7 +123,7 @@ func (s *StreamSink) progress(p loadgen.Progress) {
 		s.lines++
 	}
 	if err != nil {
-		s.err = fmt.Errorf("loadrun: --stream: %w", err)
+		s.err = fmt.Errorf("loadrun: %w", err)
 	}
 }
 

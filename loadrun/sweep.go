@@ -32,10 +32,10 @@ func ParseSweep(s string) ([]int, error) {
 		f = strings.TrimSpace(f)
 		n, err := strconv.Atoi(strings.ReplaceAll(f, "_", ""))
 		if err != nil || n < 1 {
-			return nil, exit.Usagef("--sweep %s: %q is not a client count (want whole numbers such as 100,500,1000,2000)", s, f)
+			return nil, exit.Inputf("{sweep} %s: %q is not a client count (want whole numbers such as 100,500,1000,2000)", s, f)
 		}
 		if n > MaxSweepClients {
-			return nil, exit.Usagef("--sweep %s: %d clients is more than one machine measures well (at most %d); the model predicts beyond", s, n, MaxSweepClients)
+			return nil, exit.Inputf("{sweep} %s: %d clients is more than one machine measures well (at most %d); the model predicts beyond", s, n, MaxSweepClients)
 		}
 		counts = append(counts, n)
 	}
@@ -43,9 +43,9 @@ func ParseSweep(s string) ([]int, error) {
 	counts = slices.Compact(counts)
 	switch {
 	case len(counts) < 2:
-		return nil, exit.Usagef("--sweep %s: give at least two client counts to fit a model, such as 100,500,1000,2000", s)
+		return nil, exit.Inputf("{sweep} %s: give at least two client counts to fit a model, such as 100,500,1000,2000", s)
 	case len(counts) > MaxSweepPoints:
-		return nil, exit.Usagef("--sweep %s: at most %d client counts", s, MaxSweepPoints)
+		return nil, exit.Inputf("{sweep} %s: at most %d client counts", s, MaxSweepPoints)
 	}
 	return counts, nil
 }

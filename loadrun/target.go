@@ -59,7 +59,7 @@ func (t Target) Open(ctx context.Context, plan *Plan, clients int) (*Env, error)
 	e := &Env{Server: t.Server, t: t}
 	if len(t.Server.Servers) > 0 {
 		if t.ServerConfig != (ensemble.ServerConfig{}) {
-			return nil, exit.Usagef("--server-config configures the local ensemble zkherd starts; servers given with --server keep their own configuration (leave out one or the other)")
+			return nil, exit.Inputf("{server-config} configures the local ensemble zkherd starts; servers given with {server} keep their own configuration (leave out one or the other)")
 		}
 		for _, run := range plan.Runs {
 			if err := run.Spec.ValidateEnsemble(len(t.Server.Servers), false); err != nil {
@@ -184,10 +184,10 @@ func (e *Env) checkChroot(ctx context.Context) error {
 	defer s.Close()
 	ok, _, err := s.Conn().Exists(chroot)
 	if err != nil {
-		return exit.Usagef("could not check the chroot %s on %s: %v (check --server and --auth)", chroot, e.Server.String(), err)
+		return exit.Inputf("could not check the chroot %s on %s: %v (check {server} and {auth})", chroot, e.Server.String(), err)
 	}
 	if !ok {
-		return exit.Usagef("the chroot %s in --server does not exist on %s: create it first, or correct the path after the last address", chroot, strings.Join(e.Server.Servers, ","))
+		return exit.Inputf("the chroot %s in {server} does not exist on %s: create it first, or correct the path after the last address", chroot, strings.Join(e.Server.Servers, ","))
 	}
 	return nil
 }
