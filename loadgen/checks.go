@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/zkherd/zkherd/scenarios"
 )
 
 // maxViolationLines bounds how many violations of one kind are described;
@@ -107,21 +105,6 @@ func (c *checker) violations() []string {
 		out = append(out, c.lines[k]...)
 	}
 	return out
-}
-
-// liveCounts counts the violations so far of the checks a run of recipe
-// makes while it goes (the queue's lost and duplicate items are known
-// only at its end, so they are not here).
-func (c *checker) liveCounts(recipe scenarios.Recipe) map[string]int64 {
-	counts := map[string]*atomic.Int64{
-		"mutual_exclusion": &c.mutex, "fencing": &c.fencing, "foreign_grants": &c.foreignGrant, "fifo": &c.fifo,
-		"semaphore_over_issued": &c.overIssued, "double_leader": &c.doubleLeader,
-	}
-	m := map[string]int64{}
-	for _, k := range recipe.Spec().Checks {
-		m[k] = counts[k].Load()
-	}
-	return m
 }
 
 // excused reports whether an overlap on lock is another client's doing.

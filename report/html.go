@@ -13,6 +13,7 @@ import (
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/scenarios"
 )
 
 //go:embed report.html.tmpl
@@ -369,8 +370,8 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		Notes:      s.Notes,
 	}
 	v.Linearizability, v.LinWindow, v.LinViz = linearizabilityView(s.Linearizability)
-	for _, ch := range checkList(s.Recipe, s.Checks) {
-		v.Checks = append(v.Checks, checkRow{Name: ch.Name, Value: ch.Value(), Bad: ch.Bad()})
+	for _, ch := range s.Checks.List(scenarios.Recipe(s.Recipe)) {
+		v.Checks = append(v.Checks, checkRow{Name: ch.Label, Value: ch.Value(), Bad: ch.Bad()})
 	}
 	for _, t := range s.Thresholds {
 		v.Thresholds = append(v.Thresholds, thresholdRow{Text: t.Text(), Bad: !t.Passed})

@@ -228,32 +228,6 @@ func writeScenario(w io.Writer, s *Scenario) {
 	}
 }
 
-// check is one correctness check's outcome.
-type check struct {
-	Name  string
-	Count int64
-	// Checked is false when the check does not apply (FIFO on a herd lock).
-	Checked bool
-	// Failure says whether a count above zero fails the run.
-	Failure bool
-	Extra   string
-}
-
-// Bad reports whether the check failed.
-func (c check) Bad() bool { return c.Checked && c.Failure && c.Count > 0 }
-
-// Value writes the count, "n/a" when the check does not apply and "not
-// checked" when it could not run (a count of -1).
-func (c check) Value() string {
-	if c.Count < 0 {
-		return "not checked"
-	}
-	if !c.Checked {
-		return "n/a"
-	}
-	return format.Count(c.Count) + c.Extra
-}
-
 // achievedRate is the rate an open-model run's schedule ran at.
 func (s *Scenario) achievedRate() float64 {
 	if s.AchievedRatePerS > 0 {
@@ -262,61 +236,12 @@ func (s *Scenario) achievedRate() float64 {
 	return s.ThroughputPerS
 }
 
-// checkList lists the checks that apply to recipe.
-func checkList(recipe string, c Checks) []check {
-	r := scenarios.Recipe(recipe)
-	known, spec := r.Valid(), r.Spec()
-	applies := map[string]bool{
-		"mutual exclusion":      spec.Exclusive,
-		"fencing":               spec.Fenced,
-		"FIFO bypasses":         c.FIFOChecked,
-		"semaphore over-issued": spec.Limited == "semaphore_over_issued",
-		"double leaders":        spec.Limited == "double_leader",
-		"lost items":            spec.Items,
-		"duplicate items":       spec.Items,
-		"leftover znodes":       true,
-	}
-	var list []check
-	for _, ch := range []check{
-		{"mutual exclusion", c.MutualExclusionViolations, true, true, ""},
-		{"fencing", c.FencingViolations, true, true, ""},
-		{"FIFO bypasses", c.FIFOBypasses, c.FIFOChecked, true, fmt.Sprintf(" (max %d)", c.MaxBypass)},
-		{"semaphore over-issued", c.SemaphoreOverIssued, true, true, ""},
-		{"double leaders", c.DoubleLeaders, true, true, ""},
-		{"lost items", c.LostItems, true, true, ""},
-		{"duplicate items", c.DuplicateItems, true, true, ""},
-		{"leftover znodes", c.LeftoverZnodes, c.LeftoverZnodes >= 0, true, ""},
-	} {
-		if applies[ch.Name] || !known {
-			list = append(list, ch)
-		}
-	}
-	if c.ForeignGrants > 0 {
-		list = append(list, check{"grants of nodes another client deleted", c.ForeignGrants, true, true, ""})
-	}
-	if c.ForeignDeletedItems > 0 {
-		list = append(list, check{"items deleted by another client", c.ForeignDeletedItems, true, false, ""})
-	}
-	if c.ForeignDeletedHolders > 0 {
-		list = append(list, check{"holders whose node another client deleted (told they lost it)", c.ForeignDeletedHolders, true, false, ""})
-	}
-	if c.LostGrants > 0 {
-		list = append(list, check{"lost grants not reported", c.LostGrants - c.LostGrantsReported, true, true,
-			fmt.Sprintf(" (%d of %d lost grants reported)", c.LostGrantsReported, c.LostGrants)})
-	}
-	if c.ForeignRacedGrants > 0 || c.ForeignExcusedOverlaps > 0 {
-		list = append(list, check{"grants racing another client's delete", c.ForeignRacedGrants, true, false,
-			fmt.Sprintf(" (%d overlap(s) of its doing)", c.ForeignExcusedOverlaps)})
-	}
-	return list
-}
-
 // checkItems lists the checks of recipe with their counts, failing ones
 // marked "!".
 func checkItems(recipe string, c Checks) []string {
 	var items []string
-	for _, ch := range checkList(recipe, c) {
-		it := ch.Name + " " + ch.Value()
+	for _, ch := range c.List(scenarios.Recipe(recipe)) {
+		it := ch.Label + " " + ch.Value()
 		if ch.Bad() {
 			it += " !"
 		}

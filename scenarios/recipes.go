@@ -22,8 +22,8 @@ const (
 )
 
 // RecipeSpec is what every layer above the load generator knows of a
-// recipe it loads, written once: the summary, the checks, the figures, the
-// sweep's model and the dashboard read it from here. How its clients run
+// recipe it loads, written once: the checks (loadgen's checkList), the
+// figures, the sweep's model and the dashboard read it from here. How its clients run
 // is its workload in loadgen (one file there, registered in loadgen's
 // workloads table).
 type RecipeSpec struct {
@@ -44,9 +44,6 @@ type RecipeSpec struct {
 	// HandsOut: it grants something that is later released: the herd
 	// figures apply, and its unit of work is an acquisition.
 	HandsOut bool
-	// Checks are the live correctness checks its runs make, by their
-	// report.json key (loadgen's checker counts them while the run goes).
-	Checks []string
 	// Limited is the check of a recipe that grants at most a number of
 	// holders at once (the semaphore's leases, the election's one leader)
 	// instead of mutual exclusion; "" when none.
@@ -69,19 +66,13 @@ type RecipeSpec struct {
 // recipeSpecs is the one list of recipes, in the order documentation
 // shows them.
 var recipeSpecs = []RecipeSpec{
-	{Recipe: FairLock, Title: "fair lock", Base: "lock", Exclusive: true, FIFO: true, Fenced: true, HandsOut: true,
-		Checks: []string{"mutual_exclusion", "fencing", "foreign_grants", "fifo"}},
-	{Recipe: HerdLock, Title: "herd lock", Base: "lock", Exclusive: true, Fenced: true, HandsOut: true, GrowsWithWaiters: true,
-		Checks: []string{"mutual_exclusion", "fencing", "foreign_grants"}},
-	{Recipe: HerdChildren, Title: "herd lock (children watch)", Base: "lock", Exclusive: true, Fenced: true, HandsOut: true, GrowsWithWaiters: true,
-		Checks: []string{"mutual_exclusion", "fencing", "foreign_grants"}},
-	{Recipe: RWLock, Title: "read/write lock", Base: "rwlock", Exclusive: true, HandsOut: true,
-		Checks: []string{"mutual_exclusion", "fencing", "foreign_grants"}},
-	{Recipe: Semaphore, Title: "semaphore", Base: "semaphore", HandsOut: true, Limited: "semaphore_over_issued",
-		Checks: []string{"semaphore_over_issued"}},
+	{Recipe: FairLock, Title: "fair lock", Base: "lock", Exclusive: true, FIFO: true, Fenced: true, HandsOut: true},
+	{Recipe: HerdLock, Title: "herd lock", Base: "lock", Exclusive: true, Fenced: true, HandsOut: true, GrowsWithWaiters: true},
+	{Recipe: HerdChildren, Title: "herd lock (children watch)", Base: "lock", Exclusive: true, Fenced: true, HandsOut: true, GrowsWithWaiters: true},
+	{Recipe: RWLock, Title: "read/write lock", Base: "rwlock", Exclusive: true, HandsOut: true},
+	{Recipe: Semaphore, Title: "semaphore", Base: "semaphore", HandsOut: true, Limited: "semaphore_over_issued"},
 	{Recipe: Queue, Title: "queue", Base: "queue", Items: true, SpansProcesses: true},
-	{Recipe: Election, Title: "election", Base: "election", Fenced: true, HandsOut: true, Limited: "double_leader",
-		Checks: []string{"double_leader"}},
+	{Recipe: Election, Title: "election", Base: "election", Fenced: true, HandsOut: true, Limited: "double_leader"},
 	{Recipe: Barrier, Title: "barrier", Base: "barrier", Holderless: true, SpansProcesses: true},
 }
 
