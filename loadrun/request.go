@@ -17,7 +17,8 @@ import (
 // the user gave them: the command binds its flags to it, and Mode and
 // Overrides check it, so that every rule about which values go together
 // is written once, here, and tested without the command line. Messages
-// name the flags, since that is how the user gave the values.
+// name the values at fault by their flag's name without its dashes
+// (exit.Inputf): the command names them as its flags.
 type Request struct {
 	Scenario string
 	Clients  int
