@@ -2,20 +2,17 @@ package metrics
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/zkherd/zkherd/internal/golden"
+)
 
 var t0 = time.Date(2026, 3, 14, 15, 9, 26, 500_000_000, time.UTC)
 
@@ -34,22 +31,7 @@ func reference(highest time.Duration) *hdrhistogram.Histogram {
 
 func checkGolden(t *testing.T, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", t.Name()+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run with -update if intended)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, got)
 }
 
 func TestGeometryMatchesLibrary(t *testing.T) {

@@ -1,43 +1,23 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/zkherd/zkherd/figures"
+	"github.com/zkherd/zkherd/internal/golden"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
 var t0 = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
 
 func checkGolden(t *testing.T, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", t.Name()+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading golden file (run with -update to create it): %v", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run with -update if intended)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, got)
 }
 
 // lockRun simulates a lock scenario deterministically: clients contend for

@@ -2,15 +2,13 @@ package scenarios
 
 import (
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/zkherd/zkherd/internal/golden"
+)
 
 // TestParseErrors loads every testdata/TestParseErrors/<case>.yaml and
 // compares the error text with <case>.golden.
@@ -37,19 +35,7 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error %T is not a non-empty ErrorList", err)
 			}
 			got := err.Error() + "\n"
-			golden := strings.TrimSuffix(file, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("Load(%s) error:\n%s\nwant:\n%s", file, got, want)
-			}
+			golden.File(t, strings.TrimSuffix(file, ".yaml")+".golden", []byte(got))
 		})
 	}
 }

@@ -8,9 +8,6 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -21,10 +18,9 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/internal/golden"
 	"github.com/zkherd/zkherd/tui/common"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files with the current output")
 
 //go:embed testdata/*.json testdata/*.jsonl
 var fixtures embed.FS
@@ -77,23 +73,7 @@ func Screen(s string) string {
 // file when the test runs with -update.
 func Golden(t *testing.T, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", filepath.FromSlash(t.Name())+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("screen differs from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.Check(t, []byte(got))
 }
 
 // CheckSize fails unless screen has exactly height lines of width cells.
