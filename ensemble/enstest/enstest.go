@@ -10,9 +10,16 @@ import (
 	"github.com/zkherd/zkherd/ensemble"
 )
 
-// startTimeout bounds ensemble start-up: a 3-node ensemble needs 3-5 s on
-// an idle 2-core machine, but several times that when other tests load it.
-const startTimeout = 90 * time.Second
+// startTimeout bounds the start-up of an ensemble of nodes members (and
+// each restart of one): a 3-node ensemble needs 3-5 s on an idle 2-core
+// machine, but many times that when other tests load it, and its members'
+// JVMs share the cores: at load average 50-75 one of 5 members' JVMs took
+// 82 s to start its AdminServer, and 90 s for all 5 was not enough. A
+// member that exits or cannot bind its port fails at once (waitServing);
+// only one that runs but never serves waits the whole bound.
+func startTimeout(nodes int) time.Duration {
+	return 60*time.Second + time.Duration(max(nodes, 1))*30*time.Second
+}
 
 // Start starts an ensemble of nodes (1, 3, 5 or 7) members with fsync off and
 // QuickStart on, in a t.TempDir, and stops it in t.Cleanup. When ZooKeeper
@@ -41,9 +48,13 @@ func StartTLS(t testing.TB, nodes int) *ensemble.Ensemble {
 // QuickStart and Logf are set as Start sets them.
 func StartWith(t testing.TB, opts ensemble.Options) *ensemble.Ensemble {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	bound := startTimeout(opts.Nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	opts.NoFsync, opts.Dir, opts.HeapMB, opts.QuickStart, opts.Logf = true, t.TempDir(), 96, true, t.Logf
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = bound
+	}
 	ens, err := ensemble.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("enstest: %v", err)
