@@ -185,6 +185,11 @@ func TestDistributedKinds(t *testing.T) {
 				if !crossed {
 					t.Errorf("no process consumed another's item: the queue was not shared")
 				}
+				for _, n := range merged.Notes {
+					if strings.HasSuffix(n, loadgen.SharedQueueNote) {
+						t.Errorf("merged note %q: the merged result counted the items itself", n)
+					}
+				}
 			case "faults", "adversary":
 				var faultEvents int
 				for _, e := range merged.Events {

@@ -36,6 +36,8 @@ func (m *Member) settleQueue(ctx context.Context, step int, run scenarios.Run, p
 		res.Checks.NotChecked = append(res.Checks.NotChecked, "lost items: "+err.Error())
 		return nil
 	}
+	// The processes' notes that the items are counted here.
+	res.Notes = slices.DeleteFunc(res.Notes, func(n string) bool { return strings.HasSuffix(n, loadgen.SharedQueueNote) })
 	res.Checks.Unconsumed = st.Unconsumed
 	res.Checks.DuplicateItems = st.Duplicates
 	if st.Unconsumed > 0 {

@@ -342,7 +342,7 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn) (out workResult) 
 		w.mu.Lock()
 		out.ledger = w.ledger()
 		w.mu.Unlock()
-		out.notes = append(out.notes, "lost and duplicated items are counted over every process by the process that merges the run")
+		out.notes = append(out.notes, SharedQueueNote)
 		return out
 	}
 	conn.Sync(w.path) // the admin's server may lag behind the clients' writes

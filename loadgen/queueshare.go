@@ -24,6 +24,11 @@ import (
 // (acknowledged twice, by one process or two). Item ids are unique across
 // the processes: process p numbers its items from p<<itemIDBits.
 
+// SharedQueueNote is the note of a process's own result in a queue run
+// spread over processes: its lost and duplicated items are not its own
+// to count. The merged result drops it.
+const SharedQueueNote = "lost and duplicated items are counted over every process by the process that merges the run"
+
 // itemIDBits leaves room for 2^40 items per process.
 const itemIDBits = 40
 
