@@ -117,7 +117,7 @@ while p.poll() is None:
         last_heap = t
     for pid in tree(p.pid):
         s = status(pid)
-        if not s or s.get("Name") not in ("zkherd", "java"):
+        if not s or s.get("Name") not in ("zkherd", "java") or "VmRSS" not in s:  # exiting
             continue
         heap = heap_mb(pid) if s["Name"] == "java" and read_heap else None
         rss, hwm = int(s["VmRSS"].split()[0]), int(s["VmHWM"].split()[0])
