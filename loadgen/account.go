@@ -46,7 +46,7 @@ func (r *runner) snapshot(ctx context.Context) snapshot {
 // faults and fencing, the checker's, the open model's rate), then the
 // metrics. Every client session is closed on return, and the final
 // progress sent.
-func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, end windowEnd) *Result {
+func (r *runner) account(ctx context.Context, before snapshot, end windowEnd) *Result {
 	windowStart, ops := r.windowStartTime(), r.ops.Load()
 	var throughput float64
 	if w := r.stopAt.Sub(windowStart).Seconds(); w > 0 && !windowStart.IsZero() {
@@ -76,6 +76,7 @@ func (r *runner) account(ctx context.Context, conn *zk.Conn, before snapshot, en
 				work.notChecked = []string{"lost items: " + err.Error()}
 			}
 		} else {
+			conn := r.admin.Conn() // a new one if the first expired (reviveAdmin)
 			work = r.work.finish(fin, conn)
 			if r.opts.SharedNamespace {
 				left = r.checkOwnLeftovers(fin, conn)

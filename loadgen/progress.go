@@ -97,7 +97,10 @@ func (r *runner) countUnreachable(now time.Time, last *time.Time) {
 	if prev.IsZero() || r.windowStartTime().IsZero() || r.stopping() || r.hasFaults() {
 		return
 	}
-	if r.admin.State() != recipes.StateConnected {
+	// Only a connection down is the servers gone: an expired admin
+	// session is the servers' answer (another client may have closed it),
+	// replaced after the window (reviveAdmin).
+	if st := r.admin.State(); st == recipes.StateSuspended || st == recipes.StateConnecting {
 		r.unreachable.Add(int64(now.Sub(prev)))
 	}
 }
@@ -107,7 +110,11 @@ func (r *runner) countUnreachable(now time.Time, last *time.Time) {
 func (r *runner) awaitServers(ctx context.Context) error {
 	wctx, cancel := context.WithTimeout(ctx, r.patience())
 	defer cancel()
-	if err := r.admin.WaitConnected(wctx); err != nil {
+	err := r.admin.WaitConnected(wctx)
+	if err != nil && r.reviveAdmin(wctx) == nil {
+		err = r.admin.WaitConnected(wctx) // the new one's
+	}
+	if err != nil {
 		return fmt.Errorf("no connection to %s within the session timeout (%v) after the window", joinServers(r.opts.Servers), r.patience())
 	}
 	return nil
@@ -255,4 +262,38 @@ func (r *runner) liveTotals() figures.Totals {
 func hostname() string {
 	h, _ := os.Hostname()
 	return h
+}
+
+// reviveAdmin replaces an expired admin session with a new one, after the
+// window (the ticker and poller have stopped: r.admin has one reader
+// then). The servers expire it when they lose quorum, or a member that
+// held it stays away, for longer than its timeout (TestQueueChaos: a
+// member's restart outlasted the next kill); the checks and the
+// namespace's removal need a session, and any new one reads what the
+// run left. It returns nil once r.admin is a new session, else why not.
+func (r *runner) reviveAdmin(ctx context.Context) error {
+	select {
+	case <-r.admin.Done():
+	default:
+		return nil // alive: connected or reconnecting
+	}
+	why := r.admin.Err()
+	fresh, err := r.openAdmin(ctx)
+	if err != nil {
+		return err
+	}
+	r.admin.Close()
+	r.admin = fresh
+	r.logf("the run's admin session ended (%v): a new one checks the run and removes its namespace", why)
+	return nil
+}
+
+// openAdmin opens an admin session: the scenario's session timeout, its
+// log line kept for messages (r.adminLog).
+func (r *runner) openAdmin(ctx context.Context) (*recipes.Session, error) {
+	opts := append(slices.Clone(r.opts.SessionOptions),
+		recipes.WithSessionTimeout(r.run.SessionTimeout), recipes.WithLogger(&r.adminLog))
+	actx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
+	defer cancel()
+	return recipes.NewSession(actx, r.opts.Servers, opts...)
 }

@@ -304,7 +304,7 @@ func (r *runner) execute(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.measure(ctx, runCtx, env.admin)
+	res, err := r.measure(ctx, runCtx)
 	if err = env.close(ctx, err); err != nil && res == nil {
 		return nil, err
 	}
@@ -313,24 +313,24 @@ func (r *runner) execute(ctx context.Context) (*Result, error) {
 
 // measure runs the stages between prepare and the namespace's removal:
 // the ticker and server poller go for as long as the clients do.
-func (r *runner) measure(ctx, runCtx context.Context, admin *recipes.Session) (*Result, error) {
+func (r *runner) measure(ctx, runCtx context.Context) (*Result, error) {
 	bg := r.background(runCtx)
 	defer bg.stop()
 	ramped := r.ramp(runCtx)
 	end := r.window(ctx, runCtx, ramped)
 	r.drain(ramped.loops)
 	bg.stop()
-	res := r.account(ctx, admin.Conn(), ramped.before, end)
+	res := r.account(ctx, ramped.before, end)
 	if end.err != nil {
 		return nil, end.err
 	}
 	return res, nil
 }
 
-// env is what prepare set up and close tears down.
+// env is what prepare set up and close tears down (the admin session is
+// r.admin: a new one replaces it after the window if it expired).
 type env struct {
 	r       *runner
-	admin   *recipes.Session
 	lister  *recipes.Session // nil without one
 	network bool             // startNetwork succeeded
 }
@@ -341,11 +341,7 @@ type env struct {
 // and makes the recorder and the clients. On error it has undone what it
 // did.
 func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
-	adminOpts := append(slices.Clone(r.opts.SessionOptions),
-		recipes.WithSessionTimeout(r.run.SessionTimeout), recipes.WithLogger(&r.adminLog))
-	actx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
-	admin, err := recipes.NewSession(actx, r.opts.Servers, adminOpts...)
-	cancel()
+	admin, err := r.openAdmin(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -366,7 +362,7 @@ func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
 		admin.Close()
 		return nil, err
 	}
-	e = &env{r: r, admin: admin}
+	e = &env{r: r}
 	defer func() {
 		if err != nil {
 			err = e.close(ctx, err)
@@ -443,7 +439,7 @@ func (e *env) close(ctx context.Context, runErr error) error {
 	if e.lister != nil {
 		e.lister.Close()
 	}
-	defer e.admin.Close()
+	defer func() { r.admin.Close() }() // the one open then (reviveAdmin)
 	if r.opts.SharedNamespace {
 		return runErr
 	}
@@ -463,7 +459,7 @@ func (e *env) close(ctx context.Context, runErr error) error {
 			return cmp.Or(runErr, fmt.Errorf("%w: the run's namespace %s stays on the servers (%v); the next zkherd load on them removes it", ErrServerLost, r.ns, err))
 		}
 	}
-	conn := e.admin.Conn()
+	conn := r.admin.Conn()
 	err := removeTree(cctx, conn, r.ns)
 	if err != nil && cctx.Err() == nil {
 		// The admin session ended or cannot reach a server (expired or

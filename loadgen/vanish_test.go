@@ -11,6 +11,7 @@ import (
 
 	"github.com/zkherd/zkherd/ensemble/enstest"
 	"github.com/zkherd/zkherd/faultproxy"
+	"github.com/zkherd/zkherd/recipes"
 )
 
 // TestServersVanishMidWindow (issue 22, finding 2): a proxy in front of
@@ -89,5 +90,72 @@ func TestServersVanishMidWindow(t *testing.T) {
 	}
 	if res.Checks.Passed {
 		t.Errorf("Checks.Passed = true for a run whose servers vanished, want not passed")
+	}
+}
+
+// TestAdminSessionExpiredBeforeChecks: the servers expire the run's admin
+// session before the checks (in TestQueueChaos a member's restart
+// outlasted the next kill and the ensemble lost its quorum for longer
+// than the session timeout). A new admin session checks the run and
+// removes its namespace: before, the checks said "no connection to the
+// servers" while they answered, and the namespace stayed.
+func TestAdminSessionExpiredBeforeChecks(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	proxy, err := faultproxy.New(ctx, ens.Servers()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	run := shortRun(t, "fair-lock", 6, 5*time.Second)
+	run.SessionTimeout = 8 * time.Second
+
+	var once sync.Once
+	expired := make(chan error, 1)
+	res, err := Run(ctx, run, Options{
+		Servers:  []string{proxy.Addr()},
+		Interval: 200 * time.Millisecond,
+		Progress: func(p Progress) {
+			if p.State != "running" {
+				return
+			}
+			once.Do(func() {
+				// The admin session is the run's first: the lowest id.
+				admin := int64(0)
+				for _, s := range proxy.Sessions() {
+					if admin == 0 || s.ID < admin {
+						admin = s.ID
+					}
+				}
+				expired <- proxy.ExpireSession(ctx, admin)
+			})
+		},
+	})
+	select {
+	case eerr := <-expired:
+		if eerr != nil {
+			t.Fatalf("expire the admin session: %v", eerr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the admin session was never expired (err %v)", err)
+	}
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	// (The window may say the servers were unreachable while the admin
+	// session's connection was down, between the expiry and its
+	// reconnection learning of it: that is the admin's view.)
+	if res.Checks.LeftoverZnodes != 0 || slices.ContainsFunc(res.Checks.NotChecked, func(s string) bool { return strings.HasPrefix(s, "leftover znodes:") }) {
+		t.Errorf("leftover znodes %d, not checked %q: want the leftovers checked by a new admin session",
+			res.Checks.LeftoverZnodes, res.Checks.NotChecked)
+	}
+	s, err := recipes.NewSession(ctx, ens.Servers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if runs, _, err := s.Conn().Children("/zkherd/runs"); err == nil && len(runs) != 0 {
+		t.Errorf("namespaces left on the servers: %v", runs)
 	}
 }
