@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/syncbuf"
 
 	"github.com/zkherd/zkherd/ensemble/enstest"
 )
@@ -41,7 +42,7 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		cmd := exec.CommandContext(ctx, bin, "load", "--server", server, "--scenario", scenario,
 			"--clients", "200", "--duration", "60s", "--no-tui", "--out", filepath.Join(t.TempDir(), "out"))
-		out := &lockedBuffer{}
+		out := &syncbuf.Buffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.WaitDelay = 30 * time.Second
@@ -164,23 +165,4 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 			t.Errorf("the queue never showed during the load's run")
 		}
 	})
-}
-
-// lockedBuffer is a strings.Builder that a command's output and the test
-// read and write at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -6,7 +6,6 @@
 package sshtest
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -14,9 +13,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/syncbuf"
 )
 
 // Hosts are the two loopback addresses the server listens on.
@@ -35,7 +35,7 @@ type Server struct {
 	// TmpDir is $TMPDIR in every session.
 	TmpDir string
 
-	log *syncBuffer
+	log *syncbuf.Buffer
 }
 
 // Start starts sshd for the test; it stops when the test ends. As root
@@ -61,7 +61,7 @@ func Start(t testing.TB) *Server {
 		KnownHosts: filepath.Join(dir, "known_hosts"),
 		BinDir:     filepath.Join(dir, "bin"),
 		TmpDir:     filepath.Join(dir, "tmp"),
-		log:        &syncBuffer{},
+		log:        &syncbuf.Buffer{},
 	}
 	for _, d := range []string{s.BinDir, s.TmpDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -173,21 +173,4 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
