@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/recipes"
@@ -288,11 +290,47 @@ func (r *runner) reviveAdmin(ctx context.Context) error {
 	return nil
 }
 
+// adminRecvBuffer is the largest reply the admin session accepts: the
+// checks list what the run left, and queue-chaos left 21,000 to 25,000
+// queue items, a listing of 1.2-1.4 MB, more than the 1 MiB default
+// (TestQueueCheckListsLargeQueue). Assumptions:
+//   - go-zookeeper allocates min(1.5 MiB, this) per connection and grows
+//     the buffer only to the length of a reply that arrives: the limit
+//     costs nothing until a listing that large does.
+//   - The server sends a reply of any size: its jute.maxbuffer (1 MiB by
+//     default) bounds what it reads (requests, transactions), not what it
+//     writes (ZooKeeper 3.8; the test lists 1.4 MB from a default server).
+//     A server that refused one would close the connection: the check
+//     then says "not checked" and why (listingErr).
+//
+// 64 MiB lists about a million queue items (about 60 bytes a name).
+const adminRecvBuffer = 64 << 20
+
+// adminOptions are the options of every session that sets up, checks or
+// removes the run's namespace.
+func (r *runner) adminOptions() []recipes.SessionOption {
+	return append(slices.Clone(r.opts.SessionOptions),
+		recipes.WithSessionTimeout(r.run.SessionTimeout),
+		recipes.WithBufferSizes(recipes.DefaultBufferSize, adminRecvBuffer))
+}
+
+// listingErr explains a failed listing of dir by the admin session: a
+// reply larger than its receive buffer, or else err as it is.
+func (r *runner) listingErr(dir string, err error, tooLargeBefore int64) error {
+	if n, last := r.admin.RepliesTooLarge(); n > tooLargeBefore {
+		return fmt.Errorf("the listing of %s is larger than the checker's %d MiB receive buffer (%s): %w",
+			dir, adminRecvBuffer>>20, last, recipes.ErrReplyTooLarge)
+	}
+	if errors.Is(err, zk.ErrConnectionClosed) {
+		return fmt.Errorf("the connection to the server closed while it listed %s (a reply larger than the server's jute.maxbuffer is one cause): %w", dir, err)
+	}
+	return err
+}
+
 // openAdmin opens an admin session: the scenario's session timeout, its
 // log line kept for messages (r.adminLog).
 func (r *runner) openAdmin(ctx context.Context) (*recipes.Session, error) {
-	opts := append(slices.Clone(r.opts.SessionOptions),
-		recipes.WithSessionTimeout(r.run.SessionTimeout), recipes.WithLogger(&r.adminLog))
+	opts := append(r.adminOptions(), recipes.WithLogger(&r.adminLog))
 	actx, cancel := context.WithTimeout(ctx, max(r.run.SessionTimeout, 5*time.Second))
 	defer cancel()
 	return recipes.NewSession(actx, r.opts.Servers, opts...)

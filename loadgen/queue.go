@@ -346,10 +346,11 @@ func (w *queueWork) finish(ctx context.Context, conn *zk.Conn) (out workResult) 
 		return out
 	}
 	conn.Sync(w.path) // the admin's server may lag behind the clients' writes
+	tooLarge, _ := r.admin.RepliesTooLarge()
 	children, _, err := conn.Children(w.path)
 	listed := time.Now()
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		out.notChecked = append(out.notChecked, fmt.Sprintf("lost items: could not list the queue to count them: %v", err))
+		out.notChecked = append(out.notChecked, fmt.Sprintf("lost items: could not list the queue to count them: %v", r.listingErr(w.path, err, tooLarge)))
 		return out
 	}
 	remaining, unconsumed, err := w.removeItems(ctx, conn, children)

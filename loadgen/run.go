@@ -465,7 +465,7 @@ func (e *env) close(ctx context.Context, runErr error) error {
 		// The admin session ended or cannot reach a server (expired or
 		// cut off on a starved or faulty ensemble): a fresh one removes
 		// the namespace.
-		if fresh, ferr := recipes.NewSession(cctx, r.opts.Servers, r.opts.SessionOptions...); ferr == nil {
+		if fresh, ferr := recipes.NewSession(cctx, r.opts.Servers, r.adminOptions()...); ferr == nil {
 			defer fresh.Close()
 			conn = fresh.Conn()
 			err = removeTree(cctx, conn, r.ns)

@@ -332,6 +332,16 @@ func (l sessionLogger) Printf(format string, args ...any) {
 	}
 }
 
+// RepliesTooLarge says how many replies go-zookeeper refused for exceeding
+// the session's receive buffer (each one dropped the connection and
+// failed its request with zk.ErrConnectionClosed), and go-zookeeper's
+// last line about one, so that a caller of Conn can tell that failure
+// from a lost server.
+func (s *Session) RepliesTooLarge() (n int64, last string) {
+	last, _ = s.tooLargeMsg.Load().(string)
+	return s.tooLarge.Load(), last
+}
+
 // Conn is the underlying go-zookeeper connection, for operations no recipe
 // covers. Do not Close it; close the Session.
 func (s *Session) Conn() *zk.Conn { return s.conn }

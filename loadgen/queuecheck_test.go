@@ -1,0 +1,99 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+
+	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/recipes"
+	"github.com/zkherd/zkherd/scenarios"
+)
+
+// TestQueueCheckListsLargeQueue (issue 23): queue-chaos ended with 21,000
+// to 25,000 items queued, and the checker's final listing of the queue
+// (about 1.4 MB) was larger than the admin session's 1 MiB receive
+// buffer: go-zookeeper dropped the connection, and lost items and
+// leftover znodes were "not checked". Here 24,000 items are added to a
+// short queue run's queue (in multis, behind every item the run puts, so
+// no consumer reaches them: each works 30 s on its first item) before
+// the window ends; the checks must list them, count them unconsumed and
+// remove them.
+func TestQueueCheckListsLargeQueue(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run := shortRun(t, "queue", 2, 3*time.Second)
+	run.Hold = scenarios.FixedHold(30 * time.Second)
+
+	admin, err := recipes.NewSession(ctx, ens.Servers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	const extra = 24000
+	var once sync.Once
+	var injectErr error
+	res, err := Run(ctx, run, Options{
+		Servers:  ens.Servers(),
+		RunID:    "bigqueue",
+		Interval: 200 * time.Millisecond,
+		Progress: func(p Progress) {
+			if p.State != "running" {
+				return
+			}
+			// The ticker waits for this: the items are all there before
+			// the checks.
+			once.Do(func() { injectErr = addQueueItems(admin.Conn(), Root+"/bigqueue/queue", extra) })
+		},
+	})
+	if injectErr != nil {
+		t.Fatalf("add %d items: %v", extra, injectErr)
+	}
+	if res == nil {
+		t.Fatalf("Run: %v", err)
+	}
+	t.Logf("err %v checks %+v notes %q", err, res.Checks, res.Notes)
+	if i := slices.IndexFunc(res.Checks.NotChecked, func(s string) bool { return strings.HasPrefix(s, "lost items:") }); i >= 0 {
+		t.Errorf("lost items not checked: %q", res.Checks.NotChecked[i])
+	}
+	if res.Checks.LostItems != 0 || res.Checks.DuplicateItems != 0 {
+		t.Errorf("lost %d, duplicated %d, want 0 and 0", res.Checks.LostItems, res.Checks.DuplicateItems)
+	}
+	if res.Checks.Unconsumed < extra {
+		t.Errorf("unconsumed = %d, want at least the %d items added", res.Checks.Unconsumed, extra)
+	}
+	if res.Checks.LeftoverZnodes != 0 {
+		t.Errorf("leftover znodes = %d, want 0", res.Checks.LeftoverZnodes)
+	}
+	if runs, _, err := admin.Conn().Children(Root); err == nil && len(runs) != 0 {
+		t.Errorf("namespaces left on the servers: %v", runs)
+	}
+}
+
+// addQueueItems creates n queue items under dir, in multis of 1,000
+// creates (each request about 100 KB, well under the server's 1 MiB
+// jute.maxbuffer), named as Put names them but with sequence numbers from
+// 9,000,000,000 so that they sort after every item the run puts. Their
+// data is no item of the run's.
+func addQueueItems(conn *zk.Conn, dir string, n int) error {
+	acl := zk.WorldACL(zk.PermAll)
+	for start := 0; start < n; start += 1000 {
+		ops := make([]any, 0, 1000)
+		for i := start; i < min(n, start+1000); i++ {
+			name := fmt.Sprintf("%s%s-%s%010d", recipes.ProtectedPrefix, uuid.NewString(), recipes.PrefixQueueItem, 9_000_000_000+i)
+			ops = append(ops, &zk.CreateRequest{Path: dir + "/" + name, Data: []byte("added"), Acl: acl})
+		}
+		if _, err := conn.Multi(ops...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
