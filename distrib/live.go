@@ -86,7 +86,7 @@ func (l *live) part(index int) (*Part, error) {
 		Ops: l.prog.Ops, Totals: l.prog.Totals}
 	p.Checks.Violations = l.prog.Violations
 	p.Now = &LiveFigures{Clients: l.prog.Clients, SessionsAlive: l.prog.SessionsAlive, SessionsConnected: l.prog.SessionsConnected,
-		RampOps: l.prog.RampOps, Rate: l.prog.Rate, ViolationCounts: l.prog.ViolationCounts}
+		RampOps: l.prog.RampOps, Rate: l.prog.Rate, ViolationCounts: loadgen.ViolationCounts(l.prog.Checks)}
 	// Leftovers: the starter looks at the shared namespace for every
 	// process once all are done or gone.
 	p.Events = l.prog.Faults

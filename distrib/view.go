@@ -140,7 +140,7 @@ func (v *view) merged(p loadgen.Progress) loadgen.Progress {
 	}
 	out := p
 	out.ErrorsByKind = maps.Clone(p.ErrorsByKind)
-	out.ViolationCounts = maps.Clone(p.ViolationCounts)
+	counts := loadgen.ViolationCounts(p.Checks)
 	out.Violations = slices.Clone(p.Violations)
 	totals := []figures.Totals{p.Totals}
 	for _, i := range slices.Sorted(maps.Keys(v.others)) {
@@ -162,10 +162,7 @@ func (v *view) merged(p loadgen.Progress) loadgen.Progress {
 				out.Rate += f.Rate
 			}
 			for k, n := range f.ViolationCounts {
-				if out.ViolationCounts == nil {
-					out.ViolationCounts = map[string]int64{}
-				}
-				out.ViolationCounts[k] += n
+				counts[k] += n
 			}
 		}
 		for _, line := range o.Checks.Violations {
@@ -174,6 +171,7 @@ func (v *view) merged(p loadgen.Progress) loadgen.Progress {
 		totals = append(totals, o.Totals)
 	}
 	out.Totals = figures.MergeTotals(totals...)
+	out.Checks = loadgen.LiveChecks(counts)
 	// Latencies: every process's histograms summed, phase by phase.
 	v.own.mu.Lock()
 	phases := map[metrics.Phase][2]*hdrhistogram.Histogram{}

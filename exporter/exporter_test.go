@@ -15,6 +15,7 @@ import (
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -134,7 +135,7 @@ func TestLoadHistogramHoldsTheRunsValues(t *testing.T) {
 	l.apply(loadrun.EventInterval{Run: "fair", Phase: "acquire", Values: loadrun.IntervalValues(&metrics.PhaseInterval{Raw: packed, Corrected: packed})})
 	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, RunID: "r1", Ops: 5000, Clients: 3,
 		SessionsConnected: 2, Totals: figures.Totals{figures.Releases: 7, figures.Wakeups: 7}, ErrorsByKind: map[string]int64{"connection loss": 2},
-		ViolationCounts: map[string]int64{"fifo": 0}}})
+		Checks: loadgen.LiveChecks(map[string]int64{"fifo": 0})}})
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -190,4 +191,47 @@ func TestOperationsCoverTheRun(t *testing.T) {
 	want(15)
 	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Ops: 0, RampOps: 12}})
 	want(15)
+}
+
+// TestEndedChecks: once the run ends the endpoint's checks are its
+// report's: the linearizability verdict and the thresholds join the live
+// checks, and a check that could not be made has no series (not 0).
+func TestEndedChecks(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	l, err := NewLoad(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th, err := scenarios.ParseThreshold("errors<1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := scenarios.Run{Spec: scenarios.Spec{Name: "fair", Recipe: scenarios.FairLock, Clients: 3, Thresholds: []scenarios.Threshold{th}}}
+	l.apply(loadrun.EventStarting{Run: run})
+	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock,
+		Checks: loadgen.LiveChecks(map[string]int64{"mutual_exclusion": 0, "fencing": 0})}})
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	res := &loadgen.Result{Run: run, WindowStart: t0, Stop: t0.Add(time.Second),
+		Checks: loadgen.Checks{MutualExclusionViolations: 2, LeftoverZnodes: -1, FIFOChecked: true},
+		Linearizability: &oracle.Result{Model: "mutex", Result: oracle.ResultViolation,
+			Violation: &oracle.Violation{Partition: "/l", Detail: "two holders"}}}
+	l.apply(loadrun.EventEnded{Outcome: loadrun.Outcome{Results: []*loadgen.Result{res}}})
+	exp := `# HELP zkherd_check_violations_total ` + descHelp(descViolations) + `
+# TYPE zkherd_check_violations_total counter
+zkherd_check_violations_total{check="fencing",scenario="fair"} 0
+zkherd_check_violations_total{check="fifo",scenario="fair"} 0
+zkherd_check_violations_total{check="linearizability",scenario="fair"} 1
+zkherd_check_violations_total{check="mutual_exclusion",scenario="fair"} 2
+zkherd_check_violations_total{check="threshold:errors<1",scenario="fair"} 0
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(exp), "zkherd_check_violations_total"); err != nil {
+		t.Error(err)
+	}
+}
+
+// descHelp is d's help text.
+func descHelp(d *prometheus.Desc) string {
+	s := d.String()
+	i := strings.Index(s, `help: "`) + len(`help: "`)
+	return s[i : i+strings.Index(s[i:], `"`)]
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/loadrun"
+	"github.com/zkherd/zkherd/report"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -56,7 +57,7 @@ var (
 	descConnected = prometheus.NewDesc("zkherd_clients_connected",
 		"Clients whose session is connected now.", []string{"scenario"}, nil)
 	descViolations = prometheus.NewDesc("zkherd_check_violations_total",
-		"Correctness violations found so far by check; a check the scenario does not make has no series.",
+		"Correctness violations found so far by check (once the run ends, every check of its report: linearizability 1 for a violation, threshold:EXPR 1 when crossed); a check not made has no series.",
 		[]string{"scenario", "check"}, nil)
 )
 
@@ -167,6 +168,8 @@ func (l *Load) apply(ev loadrun.Event) {
 		l.starting(ev.Run)
 	case loadrun.EventProgress:
 		l.progress(ev.Progress)
+	case loadrun.EventEnded:
+		l.ended(ev.Outcome.Results)
 	case loadrun.EventInterval:
 		obs := l.latency.WithLabelValues(ev.Run, string(ev.Phase))
 		for _, v := range ev.Values {
@@ -201,8 +204,23 @@ func (l *Load) progress(p loadgen.Progress) {
 	f.ops = max(f.ops, p.RampOps+p.Ops)
 	f.clients, f.connected = p.Clients, p.SessionsConnected
 	f.errorsByKind = cloneMap(p.ErrorsByKind)
-	f.violations = cloneMap(p.ViolationCounts)
+	f.violations = loadgen.ViolationCounts(p.Checks)
 	f.totals = p.Totals.Clone()
+}
+
+// ended takes each scenario's checks from its report: those the run
+// counts only at its end, the linearizability verdict (1 for a
+// violation) and each threshold (1 when crossed) join the live ones; a
+// check not made has no series.
+func (l *Load) ended(results []*loadgen.Result) {
+	for _, res := range results {
+		counts := loadgen.ViolationCounts(report.ChecksOf(res))
+		l.mu.Lock()
+		if f := l.runs[res.Run.Name]; f != nil {
+			f.violations = counts
+		}
+		l.mu.Unlock()
+	}
 }
 
 func cloneMap(m map[string]int64) map[string]int64 {

@@ -10,7 +10,8 @@ import (
 // CheckSpec is one correctness check of a run, defined once: the
 // summary and report.html list it (Checks.List), and while the run goes
 // the progress, the JSON stream and the metrics endpoint count it by
-// Key (Progress.ViolationCounts). report.json keeps Checks' fields.
+// Key (Progress.Checks). report.json keeps Checks' fields and writes
+// the list (check_results).
 type CheckSpec struct {
 	// Key names it in the live counts (the exporter's check label).
 	Key string
@@ -82,40 +83,91 @@ var checkList = []CheckSpec{
 		extra:    func(c Checks) string { return fmt.Sprintf(" (%d overlap(s) of its doing)", c.ForeignExcusedOverlaps) }},
 }
 
-// made reports whether a run of spec with checks c made the check.
-func (s CheckSpec) made(spec scenarios.RecipeSpec, c Checks) bool {
-	if s.madeWhen != nil {
-		return s.madeWhen(c)
-	}
-	return s.applies(spec, c)
-}
-
-// CheckOutcome is one check of a run as the summary and report.html show
-// it.
+// CheckOutcome is one check of a run, the one shape every output reads:
+// the summary, report.json's check_results, report.html, the dashboard
+// and the metrics endpoint. Besides checkList's counted checks, the
+// linearizability verdict (LinearizabilityCheck) and each threshold
+// (report) are outcomes of this shape, in their own Group.
 type CheckOutcome struct {
 	Key, Label string
-	Count      int64
+	// Count is the violations found (1 for a linearizability violation
+	// or a crossed threshold); below 0 the check could not be made.
+	Count int64
 	// Failure: a count above 0 fails the run.
 	Failure bool
 	Extra   string
+	// Text, when set, is the value shown instead of the count: a verdict
+	// ("ok (...)", "123ms CROSSED").
+	Text string
+	// Group is the summary's line the check is listed on.
+	Group CheckGroup
 	// Unknown: the report's recipe is not one this version knows, and
 	// the check does not apply to every recipe: it may not have been made.
 	Unknown bool
 }
 
+// CheckGroup is the kind of a check: where the summary and report.html
+// list it.
+type CheckGroup string
+
+// The groups of checks.
+const (
+	// GroupCounted: checkList's, counted by the run.
+	GroupCounted CheckGroup = ""
+	// GroupLinearizability: the oracle's verdict on the run's history.
+	GroupLinearizability CheckGroup = "linearizability"
+	// GroupThresholds: the user's thresholds on the run's figures.
+	GroupThresholds CheckGroup = "thresholds"
+)
+
 // Bad reports whether the check failed.
 func (o CheckOutcome) Bad() bool { return o.Failure && o.Count > 0 && !o.Unknown }
 
-// Value writes the count, "not checked" when it could not be made (a
-// count below 0).
+// Made reports whether the check was made: its count means something.
+func (o CheckOutcome) Made() bool { return o.Count >= 0 && !o.Unknown }
+
+// Value writes the count (or the verdict, Text), "not checked" when it
+// could not be made (a count below 0).
 func (o CheckOutcome) Value() string {
+	switch {
+	case o.Unknown:
+		return "n/a"
+	case o.Text != "":
+		return o.Text
+	case o.Count < 0:
+		return "not checked"
+	}
+	return format.Count(o.Count) + o.Extra
+}
+
+// Status is the outcome in a word: "pass", "fail", "not checked", "told"
+// (a count that does not fail the run) or "n/a" (a report of a recipe
+// this version does not know).
+func (o CheckOutcome) Status() string {
 	switch {
 	case o.Unknown:
 		return "n/a"
 	case o.Count < 0:
 		return "not checked"
+	case o.Bad():
+		return "fail"
+	case o.Count > 0:
+		return "told"
 	}
-	return format.Count(o.Count) + o.Extra
+	return "pass"
+}
+
+// ViolationCounts are the counts of the checks of list that were made, by
+// key: the metrics endpoint's and the stream's (a check not made has no
+// entry: not checked is not 0).
+func ViolationCounts(list []CheckOutcome) map[string]int64 {
+	m := map[string]int64{}
+	for _, o := range list {
+		if o.Made() {
+			m[o.Key] = o.Count
+		}
+	}
+	return m
 }
 
 // List is the checks a run of recipe made, in checkList's order. For a
@@ -144,21 +196,44 @@ func (c Checks) List(recipe scenarios.Recipe) []CheckOutcome {
 	return out
 }
 
-// liveCounts counts the violations so far of the checks a run of recipe
-// makes while it goes (those known only at its end, such as the queue's
-// lost items, are not here; nor those of faults until they count one).
-func (c *checker) liveCounts(recipe scenarios.Recipe) map[string]int64 {
+// liveChecks are the checks so far that a run of recipe makes while it
+// goes (those known only at its end, such as the queue's lost items, are
+// not here; nor those of faults until they count one).
+func (c *checker) liveChecks(recipe scenarios.Recipe) []CheckOutcome {
 	spec := recipe.Spec()
 	now := Checks{
 		MutualExclusionViolations: c.mutex.Load(), FencingViolations: c.fencing.Load(),
 		FIFOBypasses: c.fifo.Load(), FIFOChecked: spec.FIFO, SemaphoreOverIssued: c.overIssued.Load(),
 		DoubleLeaders: c.doubleLeader.Load(), ForeignGrants: c.foreignGrant.Load(),
 	}
-	m := map[string]int64{}
-	for _, s := range checkList {
-		if s.live && s.made(spec, now) {
-			m[s.Key] = s.count(now)
+	var out []CheckOutcome
+	for _, o := range now.List(recipe) {
+		if s := specOf(o.Key); s.live {
+			o.Extra = "" // what it adds is counted at the end
+			out = append(out, o)
 		}
 	}
-	return m
+	return out
+}
+
+// LiveChecks is the live checks of counts (ViolationCounts summed over
+// the processes of a distributed run), in checkList's order.
+func LiveChecks(counts map[string]int64) []CheckOutcome {
+	var out []CheckOutcome
+	for _, s := range checkList {
+		if n, ok := counts[s.Key]; ok && s.live {
+			out = append(out, CheckOutcome{Key: s.Key, Label: s.Label, Count: n, Failure: s.Failure})
+		}
+	}
+	return out
+}
+
+// specOf is the checkList entry of key.
+func specOf(key string) CheckSpec {
+	for _, s := range checkList {
+		if s.Key == key {
+			return s
+		}
+	}
+	return CheckSpec{}
 }

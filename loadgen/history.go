@@ -108,3 +108,19 @@ func (gs *grantState) write(lost bool, at time.Time) {
 // WithLinearizability adds a history check's verdict to checks: a
 // violation fails the run, a check that could not finish warns.
 func WithLinearizability(c Checks, lin *oracle.Result) Checks { return withLinearizability(c, lin) }
+
+// LinearizabilityCheck is the oracle's verdict as one of the run's
+// checks: 1 for a violation, 0 for none, not checked (below 0) when the
+// search could not finish; its value is the oracle's line.
+func LinearizabilityCheck(lin *oracle.Result) CheckOutcome {
+	o := CheckOutcome{Key: "linearizability", Label: "linearizability", Failure: true,
+		Group: GroupLinearizability, Text: lin.Line()}
+	switch lin.Result {
+	case oracle.ResultViolation:
+		o.Count = 1
+	case oracle.ResultOK:
+	default:
+		o.Count = -1
+	}
+	return o
+}

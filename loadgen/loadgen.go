@@ -347,10 +347,10 @@ type Progress struct {
 	QueueDepth int64
 	// Violations lists failed checks so far.
 	Violations []string
-	// ViolationCounts counts the violations so far of each check this run
-	// makes while it goes (by check name, such as "mutual_exclusion"); a
-	// check the run does not make has no entry (not checked is not 0).
-	ViolationCounts map[string]int64
+	// Checks are the checks this run makes while it goes, with their
+	// counts so far (checkList's order); a check the run does not make is
+	// not here (not checked is not 0). ViolationCounts has them by key.
+	Checks []CheckOutcome
 	// Faults lists the faults injected so far, in time order.
 	Faults []Event
 

@@ -217,7 +217,7 @@ func (r *runner) progress(state string, intervals []metrics.IntervalStats, lock 
 		ErrorsByKind:      counts.ErrorsByKind,
 		QueueDepth:        r.work.depth(),
 		Violations:        r.chk.violations(),
-		ViolationCounts:   r.chk.liveCounts(r.run.Recipe),
+		Checks:            r.chk.liveChecks(r.run.Recipe),
 		Faults:            r.faultEvents(),
 	}
 	for _, ph := range append(metrics.Phases(), r.work.extraPhases()...) {

@@ -72,7 +72,7 @@ func NewStreamLine(now time.Time, p loadgen.Progress) StreamLine {
 		ElapsedS: p.Elapsed.Seconds(), WindowS: p.Window.Seconds(), Clients: p.Clients,
 		SessionsAlive: p.SessionsAlive, SessionsConnected: p.SessionsConnected,
 		Operations: p.Ops, RampOperations: p.RampOps, RatePerS: p.Rate, Errors: p.Errors, ErrorsByKind: p.ErrorsByKind,
-		Phase: string(p.MainPhase), Violations: p.Violations, ViolationCounts: p.ViolationCounts,
+		Phase: string(p.MainPhase), Violations: p.Violations, ViolationCounts: loadgen.ViolationCounts(p.Checks),
 	}
 	if l.ErrorsByKind == nil {
 		l.ErrorsByKind = map[string]int64{}

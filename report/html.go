@@ -12,8 +12,8 @@ import (
 
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
-	"github.com/zkherd/zkherd/scenarios"
 )
 
 //go:embed report.html.tmpl
@@ -369,12 +369,16 @@ func (b *builder) scenarioView(s *Scenario, id string) scenarioView {
 		MainPhase:  s.MainPhase(),
 		Notes:      s.Notes,
 	}
-	v.Linearizability, v.LinWindow, v.LinViz = linearizabilityView(s.Linearizability)
-	for _, ch := range s.Checks.List(scenarios.Recipe(s.Recipe)) {
-		v.Checks = append(v.Checks, checkRow{Name: ch.Label, Value: ch.Value(), Bad: ch.Bad()})
-	}
-	for _, t := range s.Thresholds {
-		v.Thresholds = append(v.Thresholds, thresholdRow{Text: t.Text(), Bad: !t.Passed})
+	v.LinWindow, v.LinViz = linearizabilityView(s.Linearizability)
+	for _, ch := range s.CheckList() {
+		switch ch.Group {
+		case loadgen.GroupCounted:
+			v.Checks = append(v.Checks, checkRow{Name: ch.Label, Value: ch.Value(), Bad: ch.Bad()})
+		case loadgen.GroupLinearizability:
+			v.Linearizability = ch.Value()
+		case loadgen.GroupThresholds:
+			v.Thresholds = append(v.Thresholds, thresholdRow{Text: ch.Label + ": " + ch.Value(), Bad: ch.Bad()})
+		}
 	}
 	if s.TargetRatePerS > 0 {
 		v.Throughput += fmt.Sprintf(" (open model: target %s, achieved %s)", fmtNum(s.TargetRatePerS, 1), fmtNum(s.achievedRate(), 1))

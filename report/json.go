@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/zkherd/zkherd/loadgen"
 )
 
 // WriteJSON writes run as report.json: indented, fields in a fixed order,
@@ -74,4 +76,48 @@ func position(data []byte, offset int64) (line, col int) {
 	line = bytes.Count(before, []byte("\n")) + 1
 	col = len(before) - bytes.LastIndexByte(before, '\n')
 	return line, col
+}
+
+// CheckResult is one check of a scenario in report.json's check_results:
+// the scenario's CheckList as written, for scripts that read every check
+// (the linearizability verdict and the thresholds included) one way.
+// Reports read back recompute the list from checks, linearizability and
+// thresholds, which keep their keys, so old reports read as new ones.
+type CheckResult struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	// Status is pass, fail, not checked, told (counted, not failing) or
+	// n/a (a recipe this version does not know).
+	Status string `json:"status"`
+	// Count is the violations found; absent when the check was not made.
+	Count *int64 `json:"count,omitempty"`
+	// Value is what the summary shows.
+	Value string `json:"value"`
+}
+
+// checkResults is list as report.json writes it.
+func checkResults(list []loadgen.CheckOutcome) []CheckResult {
+	out := make([]CheckResult, 0, len(list))
+	for _, o := range list {
+		r := CheckResult{Key: o.Key, Label: o.Label, Status: o.Status(), Value: o.Value()}
+		if o.Made() {
+			r.Count = &o.Count
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// MarshalJSON writes the scenario's fields, then its check list
+// (check_results), which is not read back: CheckList recomputes it.
+func (s *Scenario) MarshalJSON() ([]byte, error) {
+	type fields Scenario // without this method
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // thresholds hold < and >
+	err := enc.Encode(struct {
+		*fields
+		CheckResults []CheckResult `json:"check_results"`
+	}{(*fields)(s), checkResults(s.CheckList())})
+	return bytes.TrimRight(b.Bytes(), "\n"), err
 }

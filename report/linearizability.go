@@ -15,18 +15,14 @@ type linOpRow struct {
 	Client, Kind, Value, Outcome, Call, Return string
 }
 
-// linearizabilityView is what report.html shows of the oracle's result:
-// its line, and for a violation the failing window's operations and
-// porcupine's drawing of them.
-func linearizabilityView(r *oracle.Result) (line string, rows []linOpRow, viz string) {
-	if r == nil {
-		return "", nil, ""
+// linearizabilityView is what report.html shows of a violation the
+// oracle found, beside its verdict (Scenario.CheckList): the failing
+// window's operations and porcupine's drawing of them.
+func linearizabilityView(r *oracle.Result) (rows []linOpRow, viz string) {
+	if r == nil || r.Violation == nil {
+		return nil, ""
 	}
-	line = r.Line()
 	v := r.Violation
-	if v == nil {
-		return line, nil, ""
-	}
 	for _, op := range v.Operations {
 		row := linOpRow{Client: fmt.Sprint(op.Client), Kind: op.Kind, Outcome: op.Outcome,
 			Call: fmt.Sprintf("%.3f", op.CallMs), Return: "never (unknown)"}
@@ -38,7 +34,7 @@ func linearizabilityView(r *oracle.Result) (line string, rows []linOpRow, viz st
 		}
 		rows = append(rows, row)
 	}
-	return line, rows, string(v.HTML)
+	return rows, string(v.HTML)
 }
 
 // ErrNoHistory is returned by Recheck for a report none of whose

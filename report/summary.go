@@ -12,7 +12,7 @@ import (
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
 	"github.com/zkherd/zkherd/internal/usermsg"
-	"github.com/zkherd/zkherd/scenarios"
+	"github.com/zkherd/zkherd/loadgen"
 )
 
 // Width is the widest line the terminal summary and Compare print: an
@@ -204,9 +204,10 @@ func writeScenario(w io.Writer, s *Scenario) {
 		}, widthOf(w)))
 	}
 	writeFaults(w, s)
-	fmt.Fprint(w, wrapItems("checks: "+checksStatus(s.Checks)+"  ", checkItems(s.Recipe, s.Checks), widthOf(w)))
-	if l := s.Linearizability; l != nil {
-		fmt.Fprint(w, wrapLine("linearizability: ", l.Line(), widthOf(w)))
+	checks := s.CheckList()
+	fmt.Fprint(w, wrapItems("checks: "+checksStatus(s.Checks)+"  ", checkItems(checks, loadgen.GroupCounted), widthOf(w)))
+	for _, it := range checkItems(checks, loadgen.GroupLinearizability) {
+		fmt.Fprint(w, wrapLine("", it, widthOf(w)))
 	}
 	for _, v := range s.Checks.Violations {
 		fmt.Fprint(w, wrapLine("VIOLATION: ", v, widthOf(w)))
@@ -217,7 +218,9 @@ func writeScenario(w io.Writer, s *Scenario) {
 	for _, v := range s.Checks.Warnings {
 		fmt.Fprint(w, wrapLine("WARNING: ", v, widthOf(w)))
 	}
-	writeThresholds(w, s)
+	if items := checkItems(checks, loadgen.GroupThresholds); len(items) > 0 {
+		fmt.Fprint(w, wrapItems("thresholds: ", items, widthOf(w)))
+	}
 	events := slices.Clone(s.Events)
 	slices.SortStableFunc(events, func(a, b Event) int { return cmpFloat(a.T, b.T) })
 	for _, e := range events {
@@ -236,16 +239,21 @@ func (s *Scenario) achievedRate() float64 {
 	return s.ThroughputPerS
 }
 
-// checkItems lists the checks of recipe with their counts, failing ones
-// marked "!".
-func checkItems(recipe string, c Checks) []string {
+// checkItems lists the checks of group in list as the summary writes
+// them: a counted check with its count, failing ones marked "!"; a
+// verdict (linearizability, a threshold) after its label and a colon.
+func checkItems(list []loadgen.CheckOutcome, group loadgen.CheckGroup) []string {
 	var items []string
-	for _, ch := range c.List(scenarios.Recipe(recipe)) {
-		it := ch.Label + " " + ch.Value()
-		if ch.Bad() {
-			it += " !"
+	for _, ch := range list {
+		switch {
+		case ch.Group != group:
+		case group != loadgen.GroupCounted:
+			items = append(items, ch.Label+": "+ch.Value())
+		case ch.Bad():
+			items = append(items, ch.Label+" "+ch.Value()+" !")
+		default:
+			items = append(items, ch.Label+" "+ch.Value())
 		}
-		items = append(items, it)
 	}
 	return items
 }

@@ -1,11 +1,9 @@
 package report
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/zkherd/zkherd/figures"
 	"github.com/zkherd/zkherd/internal/format"
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -81,11 +79,26 @@ func (s *Scenario) CrossedThresholds() []Threshold {
 	return out
 }
 
-// Text says how the threshold went, for summaries: "acquire.p99<500ms:
-// 123ms ok", "throughput>300: 280.3 CROSSED".
-func (t Threshold) Text() string {
+// Text says how the threshold went: "acquire.p99<500ms: 123ms ok",
+// "throughput>300: 280.3 CROSSED".
+func (t Threshold) Text() string { return t.Expr + ": " + t.verdict() }
+
+// check is the threshold as one of the scenario's checks: 1 when crossed
+// (a figure the run did not measure crosses it: the run cannot show it
+// holds), 0 when met.
+func (t Threshold) check() loadgen.CheckOutcome {
+	o := loadgen.CheckOutcome{Key: "threshold:" + t.Expr, Label: t.Expr, Failure: true,
+		Group: loadgen.GroupThresholds, Text: t.verdict()}
+	if !t.Passed {
+		o.Count = 1
+	}
+	return o
+}
+
+// verdict is the figure and whether it met the threshold: "123ms ok".
+func (t Threshold) verdict() string {
 	if !t.Measured {
-		return t.Expr + ": not measured in this run, CROSSED"
+		return "not measured in this run, CROSSED"
 	}
 	st, err := scenarios.ParseThreshold(t.Expr)
 	val := fmtNum(t.Value, 1)
@@ -95,9 +108,9 @@ func (t Threshold) Text() string {
 		val = fmtNum(t.Value, 3)
 	}
 	if t.Passed {
-		return fmt.Sprintf("%s: %s ok", t.Expr, val)
+		return val + " ok"
 	}
-	return fmt.Sprintf("%s: %s CROSSED", t.Expr, val)
+	return val + " CROSSED"
 }
 
 // CheckThresholds checks ts against every scenario of r.
@@ -117,13 +130,20 @@ func (r *Run) Failed() bool {
 	return false
 }
 
-func writeThresholds(w io.Writer, s *Scenario) {
-	if len(s.Thresholds) == 0 {
-		return
+// CheckList is every check of the scenario, the one list the summary,
+// report.json (check_results), report.html, the dashboard and the
+// metrics endpoint read: the run's counted checks (loadgen's checkList),
+// the oracle's linearizability verdict, then each threshold.
+func (s *Scenario) CheckList() []loadgen.CheckOutcome {
+	out := s.Checks.List(scenarios.Recipe(s.Recipe))
+	if s.Linearizability != nil {
+		out = append(out, loadgen.LinearizabilityCheck(s.Linearizability))
 	}
-	var items []string
 	for _, t := range s.Thresholds {
-		items = append(items, t.Text())
+		out = append(out, t.check())
 	}
-	fmt.Fprint(w, wrapItems("thresholds: ", items, widthOf(w)))
+	return out
 }
+
+// ChecksOf is the check list of a run's result, as its report has it.
+func ChecksOf(res *loadgen.Result) []loadgen.CheckOutcome { return NewScenario(res).CheckList() }

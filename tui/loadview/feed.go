@@ -10,6 +10,7 @@ import (
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/metrics"
+	"github.com/zkherd/zkherd/report"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -86,6 +87,7 @@ func (f *Feed) Progress(p loadgen.Progress) Snapshot {
 	sc.ErrorsTotal = p.Errors
 	sc.Errors = errorCounts(p.ErrorsByKind)
 	sc.Violations = p.Violations
+	sc.Checks = p.Checks
 	if sc.Started == 0 && p.Elapsed > 0 {
 		sc.Started = f.Now().Sub(f.start) - p.Elapsed
 	}
@@ -159,6 +161,7 @@ func (f *Feed) Final(results []*loadgen.Result, partial bool) Snapshot {
 		sc.Ops = res.Ops
 		sc.Herd = herdOf(res.Run.Recipe, res.Totals, sc.Herd)
 		sc.Violations = res.Checks.Violations
+		sc.Checks = report.ChecksOf(res)
 	}
 	return f.snapshotLocked(true, partial)
 }

@@ -58,6 +58,10 @@ type Scenario struct {
 	Lock *loadgen.WaitGraph
 	// QueueDepth is sampled queue depth, oldest first (queue scenarios).
 	QueueDepth []float64
+	// Checks are the run's checks: while it goes those it counts live,
+	// once done every one of its report (report.Scenario.CheckList: the
+	// linearizability verdict and the thresholds included).
+	Checks []loadgen.CheckOutcome
 	// Violations are failed correctness checks, one line each, e.g.
 	// "mutual exclusion: 2 overlapping holds". Empty while all pass.
 	Violations []string

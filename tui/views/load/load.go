@@ -484,7 +484,7 @@ func (m Model) histogram(sc *loadview.Scenario, w int, s scales) []string {
 	return append([]string{head}, histogram.RenderScaled(p, s.hist, w)...)
 }
 
-// tail is the herd measures, errors and failed checks.
+// tail is the herd measures, errors and the checks.
 func (m Model) tail(sc *loadview.Scenario, w int, s scales) []string {
 	st := m.Styles
 	var out []string
@@ -510,10 +510,30 @@ func (m Model) tail(sc *loadview.Scenario, w int, s scales) []string {
 		}
 		out = append(out, st.Bad.Render("errors "+common.Count(sc.ErrorsTotal))+" "+strings.Join(parts, ", "))
 	}
+	out = append(out, packItems(m.checkItems(sc.Checks, w), " · ", w)...)
 	for _, v := range sc.Violations {
 		out = append(out, st.Bad.Render("✗ "+v))
 	}
 	return out
+}
+
+// checkItems are the run's checks, one item each: a count after its
+// label, a verdict (linearizability, a threshold) after a colon; failed
+// ones in the bad style.
+func (m Model) checkItems(checks []loadgen.CheckOutcome, w int) []string {
+	var items []string
+	for _, c := range checks {
+		it := c.Label + " " + c.Value()
+		if c.Group != loadgen.GroupCounted {
+			it = c.Label + ": " + c.Value()
+		}
+		it = common.Truncate(it, w)
+		if c.Bad() {
+			it = m.Styles.Bad.Render(it)
+		}
+		items = append(items, it)
+	}
+	return items
 }
 
 func (m Model) wakeStyle(wake float64) interface{ Render(...string) string } {

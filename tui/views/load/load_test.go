@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/internal/tuitest"
 	"github.com/zkherd/zkherd/tui/loadview"
@@ -39,6 +40,16 @@ func TestView(t *testing.T) {
 	}
 	done := tuitest.Recorded(t, "herd_vs_fair", 1)
 	done.Done, done.Report = true, "out/report.html"
+	checked := tuitest.Recorded(t, "herd_vs_fair", 1)
+	checked.Done = true
+	for i := range checked.Scenarios {
+		checked.Scenarios[i].Checks = []loadgen.CheckOutcome{
+			{Key: "mutual_exclusion", Label: "mutual exclusion", Failure: true, Count: 2},
+			{Key: "leftover_znodes", Label: "leftover znodes", Failure: true, Count: -1},
+			{Key: "linearizability", Label: "linearizability", Failure: true, Group: loadgen.GroupLinearizability, Text: "ok (mutex: 40 operations in 1 partition; checked in 0.1 s)"},
+			{Key: "threshold:acquire.p99<5s", Label: "acquire.p99<5s", Failure: true, Count: 1, Group: loadgen.GroupThresholds, Text: "7.2s CROSSED"},
+		}
+	}
 	tests := []struct {
 		name string
 		snap *loadview.Snapshot
@@ -48,6 +59,7 @@ func TestView(t *testing.T) {
 		{"herd_vs_fair_next_phase", herdVsFair(t), []string{"tab"}},
 		{"herd_vs_fair_scrolled", herdVsFair(t), []string{"j", "j"}},
 		{"herd_vs_fair_done", done, nil},
+		{"herd_vs_fair_checks", checked, nil},
 		{"percentiles_only", noBuckets, nil},
 		{"queue", tuitest.Recorded(t, "queue", 0.8), nil},
 		{"empty", &loadview.Snapshot{Title: "fair-lock"}, nil},
