@@ -85,6 +85,11 @@ func (r *runner) account(ctx context.Context, before snapshot, end windowEnd) *R
 			}
 		}
 	}
+	if len(r.opts.Members) > 1 {
+		if w := replicaWarning(context.WithoutCancel(ctx), r.opts.Members, r.opts.TLS); w != "" {
+			work.warnings = append(work.warnings, w)
+		}
+	}
 	r.closeSessions()
 	fault := r.faultResult()
 	// The checker last: the workload's and the fencing check's violations
