@@ -18,7 +18,9 @@ var (
 	// (no servers, zero clients, ...).
 	ErrBadOptions = errors.New("invalid run")
 	// ErrRefused means the server closed connections right after they were
-	// opened: it limits connections per client address (maxClientCnxns).
+	// opened, before answering their handshake, while it answered the run's
+	// own session: a limit of connections per client address
+	// (maxClientCnxns), or a server overloaded or out of its quorum.
 	ErrRefused = errors.New("server refused connections")
 	// ErrServerLost means the ensemble stopped answering during the run.
 	ErrServerLost = errors.New("lost the ZooKeeper server mid-run")

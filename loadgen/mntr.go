@@ -127,3 +127,28 @@ func digestWarning(members []string, counts []int64) string {
 	return fmt.Sprintf("the servers' copies of the data diverged: zk_digest_mismatches_count %s after the run (a follower's data differed from its leader's; a server fault, which may show as items or nodes lost or back again)",
 		strings.Join(seen, ", "))
 }
+
+// maxClientCnxns reads maxClientCnxns from every server's conf: its value
+// when the servers agree, else an error saying why it is not known.
+func maxClientCnxns(ctx context.Context, servers []string, cfg *tls.Config) (string, error) {
+	val := ""
+	for i, addr := range servers {
+		reply, err := fourlw.QueryTLS(ctx, addr, string(fourlw.CmdConf), cfg)
+		if err != nil {
+			return "", err
+		}
+		c, err := fourlw.ParseConf(reply)
+		if err != nil {
+			return "", err
+		}
+		v, ok := c["maxClientCnxns"]
+		if !ok {
+			return "", fmt.Errorf("the conf of %s has no maxClientCnxns", addr)
+		}
+		if i > 0 && v != val {
+			return "", fmt.Errorf("the servers differ: maxClientCnxns=%s on %s, %s on %s", val, servers[0], v, addr)
+		}
+		val = v
+	}
+	return val, nil
+}

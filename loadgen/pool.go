@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/faultproxy"
+	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
 	"github.com/zkherd/zkherd/recipes"
@@ -67,6 +68,9 @@ type sessionParams struct {
 	// session: then connections it cuts at once are refused on purpose
 	// (maxClientCnxns), not cut by a server that is starting or down.
 	serverUp func() bool
+	// maxCnxns, when set, reads the servers' maxClientCnxns from their
+	// conf (the same value on every server, or an error).
+	maxCnxns func(ctx context.Context) (string, error)
 }
 
 // loopbackServers reports whether every server is a literal IPv4 loopback
@@ -230,7 +234,7 @@ loop:
 			s, err := p.open(ctx, c)
 			if err != nil {
 				if ctx.Err() == nil {
-					cancel(p.explainOpenErr(err, c.idx, opened.Load(), len(clients)))
+					cancel(p.explainOpenErr(ctx, err, c.idx, opened.Load(), len(clients)))
 				}
 				return
 			}
@@ -250,28 +254,47 @@ loop:
 }
 
 // explainOpenErr turns a failed session open into the message a user
-// needs: a server that limits connections per address is named as such.
-func (p *sessionParams) explainOpenErr(err error, idx int, opened int64, total int) error {
+// needs. A server that closes new connections before answering their
+// handshake, while it answers the run's own session, may limit
+// connections per client address (maxClientCnxns) or may be overloaded
+// or out of its quorum (docs/SCALE.md: three members on a starved
+// machine did that with maxClientCnxns=0): the message says what the
+// server's conf tells (p.maxCnxns) and names a cause only when it knows.
+func (p *sessionParams) explainOpenErr(ctx context.Context, err error, idx int, opened int64, total int) error {
 	servers := strings.Join(p.servers, ",")
 	if errors.Is(err, errEarlyClose) && (p.serverUp == nil || !p.serverUp()) {
 		return fmt.Errorf("%w: session %d of %d (after %d opened): %s closed new connections right after they were opened and does not answer the run's own session either: is it starting, overloaded or down?",
 			ErrSessions, idx+1, total, opened, servers)
 	}
-	if errors.Is(err, errEarlyClose) {
-		from := "one client address"
-		if p.sourceAddrs > 1 {
-			from = fmt.Sprintf("%d loopback addresses (127.0.0.1-127.0.0.%d)", p.sourceAddrs, p.sourceAddrs)
-		}
-		fix := "raise maxClientCnxns (0 means no limit)"
-		switch {
-		case loopbackServers(p.servers):
-			fix += " or spread the clients over more loopback addresses with --source-addrs"
-		default:
-			fix += " (zkherd spreads connections over 127.0.0.x source addresses only when the server is on loopback)"
-		}
-		return fmt.Errorf("%w: %s accepted %d of %d sessions, then closed new connections right after they were opened: "+
-			"it limits connections per client address (maxClientCnxns in zoo.cfg, default 60) and these come from %s; %s, or run fewer --clients",
-			ErrRefused, servers, opened, total, from, fix)
+	if !errors.Is(err, errEarlyClose) {
+		return fmt.Errorf("%w: session %d of %d (after %d opened): %w", ErrSessions, idx+1, total, opened, err)
 	}
-	return fmt.Errorf("%w: session %d of %d (after %d opened): %w", ErrSessions, idx+1, total, opened, err)
+	from := "one client address"
+	if p.sourceAddrs > 1 {
+		from = fmt.Sprintf("%d loopback addresses (127.0.0.1-127.0.0.%d)", p.sourceAddrs, p.sourceAddrs)
+	}
+	fix := "raise maxClientCnxns (0 means no limit)"
+	switch {
+	case loopbackServers(p.servers):
+		fix += " or spread the clients over more loopback addresses with --source-addrs"
+	default:
+		fix += " (zkherd spreads connections over 127.0.0.x source addresses only when the server is on loopback)"
+	}
+	what := fmt.Sprintf("%s accepted %d of %d sessions, then closed new connections right after they were opened, before answering their handshake, while it still answers the run's own session", servers, opened, total)
+	limit, lerr := "", errors.New("not asked")
+	if p.maxCnxns != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		limit, lerr = p.maxCnxns(cctx)
+		cancel()
+	}
+	switch {
+	case lerr == nil && limit == "0":
+		return fmt.Errorf("%w: %s; its conf says maxClientCnxns=0 (no limit per client address), so not that: the server closed them for another reason (overloaded, or out of its quorum as an ensemble member; its log says which)",
+			ErrRefused, what)
+	case lerr == nil:
+		return fmt.Errorf("%w: %s: it limits connections per client address (its conf says maxClientCnxns=%s) and these come from %s; %s, or run fewer --clients",
+			ErrRefused, what, inert.String(limit), from, fix)
+	}
+	return fmt.Errorf("%w: %s. One possible cause is a limit of connections per client address (maxClientCnxns in zoo.cfg, default 60; these come from %s; its conf could not be read to tell: %s), another a server overloaded or out of its quorum (its log says which). If it is the limit: %s, or run fewer --clients",
+		ErrRefused, what, from, inert.String(lerr.Error()), fix)
 }

@@ -350,6 +350,7 @@ func (r *runner) prepare(ctx, runCtx context.Context) (e *env, err error) {
 	}
 	r.admin = admin
 	r.params.serverUp = func() bool { return admin.State() == recipes.StateConnected }
+	r.params.maxCnxns = func(ctx context.Context) (string, error) { return maxClientCnxns(ctx, r.opts.Servers, r.opts.TLS) }
 
 	info, _ := json.Marshal(map[string]any{
 		"scenario": r.run.Name, "recipe": r.run.Recipe, "clients": r.run.Clients,
