@@ -493,3 +493,56 @@ func TestIndexedProcesses(t *testing.T) {
 		t.Errorf("no merged report: %v", err)
 	}
 }
+
+// TestSpawnChildEndsBeforeJoining is a launched process that ends before
+// the run starts (killed at once here): the starter, which saw it end,
+// stops waiting for it at once with one line naming it, rather than
+// after the join timeout, and leaves no process behind.
+func TestSpawnChildEndsBeforeJoining(t *testing.T) {
+	bin := buildZkherd(t)
+	ens := enstest.Start(t, 1)
+	id := fmt.Sprintf("spawnearly-%d", os.Getpid())
+	// Well under the join timeout: a starter that waited for it fails.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "load", "--scenario", "fair-lock", "--clients", "4", "--duration", "5s",
+		"--spawn", "3", "--run-id", id, "--join-timeout", "10m", "--server", ens.ConnectString(), "--no-tui",
+		"--out", filepath.Join(t.TempDir(), "report"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := recordLines(stderr)
+	var pids []int
+	for len(pids) < 2 && ctx.Err() == nil {
+		pids = joinersOf(t, id)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(pids) < 2 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the launched processes never appeared:\n%s", lines.text())
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-lines.done
+	err = cmd.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("the starter still waited %v after a launched process ended:\n%s", 2*time.Minute, lines.text())
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
+		t.Errorf("exit: %v, want a failure\n%s", err, lines.text())
+	}
+	text := lines.text()
+	if !strings.Contains(text, "signal: killed before every process arrived; stopped waiting for it") {
+		t.Errorf("stderr:\n%s\nwant one line naming the process that ended before the run started", text)
+	}
+	if pids := joinersOf(t, id); len(pids) > 0 {
+		t.Errorf("processes joining run %s left after the starter exited: %v", id, pids)
+	}
+}

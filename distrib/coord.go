@@ -1,6 +1,7 @@
 package distrib
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -78,7 +80,11 @@ const maxPartSize = 1000 << 10
 
 // Member is one process's place in a distributed run.
 type Member struct {
-	s      *recipes.Session
+	// s is the coordination session (see sess); replaced by a new one
+	// when it expires and open is set (retry.go).
+	s      atomic.Pointer[recipes.Session]
+	open   Reopen
+	ownS   bool // s was opened here (by open): Finish and Leave close it
 	chroot string
 	root   string // the run's node, chroot included
 	plan   Plan
@@ -105,7 +111,7 @@ func (m *Member) workConn() (*zk.Conn, string) {
 	if m.work != nil {
 		return m.work.Conn(), m.workChroot
 	}
-	return m.s.Conn(), m.chroot
+	return m.sess().Conn(), m.chroot
 }
 
 // runNode is the run's node below chroot.
@@ -161,7 +167,8 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (_
 		}
 		return nil, fmt.Errorf("create %s: %w", root, err)
 	}
-	m := &Member{s: s, chroot: chroot, root: root, plan: plan, node: node}
+	m := &Member{chroot: chroot, root: root, plan: plan, node: node}
+	m.s.Store(s)
 	return m, nil
 }
 
@@ -191,7 +198,8 @@ func Join(ctx context.Context, s *recipes.Session, chroot, id string) (_ *Member
 	case StateFinished:
 		return nil, fmt.Errorf("%w: %s", ErrFinished, id)
 	}
-	m := &Member{s: s, chroot: chroot, root: root, plan: plan}
+	m := &Member{chroot: chroot, root: root, plan: plan}
+	m.s.Store(s)
 	if err := m.register(); err != nil {
 		return nil, err
 	}
@@ -200,7 +208,7 @@ func Join(ctx context.Context, s *recipes.Session, chroot, id string) (_ *Member
 
 // register creates this process's member node and finds its number.
 func (m *Member) register() error {
-	conn := m.s.Conn()
+	conn := m.sess().Conn()
 	node, err := conn.Create(m.root+"/members/m-", nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
 	if errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("%w: %s", ErrNoRun, m.plan.RunID)
@@ -240,7 +248,7 @@ type memberInfo struct {
 
 // alive returns the members whose nodes are there, by index.
 func (m *Member) alive() (map[int]memberInfo, error) {
-	conn := m.s.Conn()
+	conn := m.sess().Conn()
 	children, _, err := conn.Children(m.root + "/members")
 	if err != nil {
 		return nil, err
@@ -284,7 +292,7 @@ func (m *Member) watchRun(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		for ctx.Err() == nil {
-			ok, _, ch, err := m.s.Conn().ExistsW(m.root + "/" + loadgen.OwnerMark)
+			ok, _, ch, err := m.sess().Conn().ExistsW(m.root + "/" + loadgen.OwnerMark)
 			if err == nil && !ok {
 				cancel(m.whyGone())
 				return
@@ -310,7 +318,7 @@ func (m *Member) watchRun(ctx context.Context) (context.Context, func()) {
 // whyGone says why the run's owner mark is gone: the starter removed
 // the run or finished it (ErrCancelled), or it died (ErrStarterGone).
 func (m *Member) whyGone() error {
-	data, _, err := m.s.Conn().Get(m.root)
+	data, _, err := m.sess().Conn().Get(m.root)
 	if errors.Is(err, zk.ErrNoNode) {
 		return ErrCancelled
 	}
@@ -326,7 +334,7 @@ func (m *Member) whyGone() error {
 // the first barrier opens.
 func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) (err error) {
 	defer marked(&err)
-	conn := m.s.Conn()
+	conn := m.sess().Conn()
 	dir := m.stepDir(step)
 	for _, d := range []string{dir, dir + "/barrier", dir + "/parts", dir + "/live"} {
 		if _, err := conn.Create(d, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
@@ -340,7 +348,7 @@ func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) (
 	defer stop()
 	tctx, cancel := context.WithTimeout(wctx, timeout)
 	defer cancel()
-	err = recipes.NewBarrier(m.s, dir+"/barrier", m.plan.Processes).Wait(tctx)
+	err = recipes.NewBarrier(m.sess(), dir+"/barrier", m.plan.Processes).Wait(tctx)
 	switch {
 	case err == nil:
 	case errors.Is(context.Cause(wctx), ErrCancelled):
@@ -348,7 +356,7 @@ func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) (
 	case errors.Is(context.Cause(wctx), ErrStarterGone):
 		return m.starterGone()
 	case ctx.Err() != nil:
-		return ctx.Err()
+		return context.Cause(ctx)
 	case tctx.Err() != nil:
 		n := m.arrived(step)
 		return fmt.Errorf("run %s: only %d of %d processes arrived within %v", m.plan.RunID, n, m.plan.Processes, timeout)
@@ -370,7 +378,7 @@ func (m *Member) Barrier(ctx context.Context, step int, timeout time.Duration) (
 
 // arrived counts the processes waiting at step's barrier.
 func (m *Member) arrived(step int) int {
-	children, _, err := m.s.Conn().Children(m.stepDir(step) + "/barrier")
+	children, _, err := m.sess().Conn().Children(m.stepDir(step) + "/barrier")
 	if err != nil {
 		return 0
 	}
@@ -383,13 +391,20 @@ func (m *Member) setState(state string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.s.Conn().Set(m.root, data, -1); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	if err := m.retry(ctx, func(conn *zk.Conn) error { _, err := conn.Set(m.root, data, -1); return err }); err != nil {
 		return fmt.Errorf("mark run %s %s: %w", m.plan.RunID, state, err)
 	}
 	return nil
 }
 
-// Publish writes this process's results for run step.
+// Publish writes this process's results for run step. A lost connection
+// does not lose them: the create is retried until ctx ends (see retry),
+// and a create whose reply was lost, which may have been applied, is
+// read back: the node holding these very bytes is this publish's, any
+// other content an error. So a part is published once, and success is
+// never claimed unverified.
 func (m *Member) Publish(ctx context.Context, step int, p *Part) (err error) {
 	defer marked(&err)
 	p.Process = m.index
@@ -401,13 +416,27 @@ func (m *Member) Publish(ctx context.Context, step int, p *Part) (err error) {
 		return fmt.Errorf("results of %d bytes do not fit in a znode (at most %d)", len(data), maxPartSize)
 	}
 	node := fmt.Sprintf("%s/parts/p-%03d", m.stepDir(step), m.index)
-	if _, err := m.s.Conn().Create(node, data, 0, zk.WorldACL(zk.PermAll)); err != nil {
-		if errors.Is(err, zk.ErrNoNode) {
-			return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
+	err = m.retry(ctx, func(conn *zk.Conn) error {
+		_, err := conn.Create(node, data, 0, zk.WorldACL(zk.PermAll))
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return err
 		}
-		return fmt.Errorf("publish to %s: %w", node, err)
+		there, _, err := conn.Get(node)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(there, data) {
+			return fmt.Errorf("%s holds other results than this process's: was process %d started twice?", node, m.index)
+		}
+		return nil // an earlier attempt's create, whose reply was lost
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%w: %s", ErrCancelled, m.plan.RunID)
 	}
-	return nil
+	return fmt.Errorf("publish to %s: %w", node, err)
 }
 
 // Collect waits until every process published its results for run step,
@@ -419,22 +448,39 @@ func (m *Member) Publish(ctx context.Context, step int, p *Part) (err error) {
 func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (_ []*Part, lost map[int]memberInfo, err error) {
 	defer marked(&err)
 	dir := m.stepDir(step) + "/parts"
-	conn := m.s.Conn()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
+	// Every request below is retried over lost connections (retry.go)
+	// until the deadline.
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
-		children, _, ch, err := conn.ChildrenW(dir)
+		var children []string
+		var ch <-chan zk.Event
+		err := m.retry(dctx, func(conn *zk.Conn) (err error) {
+			children, _, ch, err = conn.ChildrenW(dir)
+			return err
+		})
+		if err != nil && ctx.Err() == nil && dctx.Err() != nil {
+			// The deadline passed while the servers could not be
+			// reached: what was seen last is all there is.
+			rctx, cancel := context.WithTimeout(ctx, finishTimeout)
+			defer cancel()
+			parts, rerr := m.read(rctx, dir, children)
+			if rerr != nil {
+				return nil, nil, fmt.Errorf("list %s: %w", dir, err)
+			}
+			return parts, nil, fmt.Errorf("%w: %d of %d processes published their results within %v (%v)", ErrMissing, len(parts), m.plan.Processes, timeout, err)
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("list %s: %w", dir, err)
 		}
 		if len(children) >= m.plan.Processes {
-			parts, err := m.read(dir, children)
+			parts, err := m.read(dctx, dir, children)
 			return parts, nil, err
 		}
 		if lost, err := m.lostOf(children); err == nil && len(lost) > 0 && len(lost)+len(children) >= m.plan.Processes {
-			parts, err := m.read(dir, children)
+			parts, err := m.read(dctx, dir, children)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -445,8 +491,10 @@ func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (
 		case <-tick.C:
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
-		case <-deadline.C:
-			parts, err := m.read(dir, children)
+		case <-dctx.Done():
+			rctx, cancel := context.WithTimeout(ctx, finishTimeout)
+			defer cancel()
+			parts, err := m.read(rctx, dir, children)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -476,11 +524,17 @@ func (m *Member) lostOf(parts []string) (map[int]memberInfo, error) {
 	return lost, nil
 }
 
-func (m *Member) read(dir string, children []string) ([]*Part, error) {
+// read reads the parts named children of dir, each read retried over lost
+// connections until ctx ends.
+func (m *Member) read(ctx context.Context, dir string, children []string) ([]*Part, error) {
 	slices.Sort(children)
 	var parts []*Part
 	for _, c := range children {
-		data, _, err := m.s.Conn().Get(dir + "/" + c)
+		var data []byte
+		err := m.retry(ctx, func(conn *zk.Conn) (err error) {
+			data, _, err = conn.Get(dir + "/" + c)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("read %s/%s: %w", dir, c, err)
 		}
@@ -497,20 +551,34 @@ func (m *Member) read(dir string, children []string) ([]*Part, error) {
 // below it (and /zkherd/runs and /zkherd when empty).
 func (m *Member) Finish(ctx context.Context) (err error) {
 	defer marked(&err)
+	defer m.closeOwn()
 	if m.index == 0 {
 		m.setState(StateFinished)
 	}
 	return m.remove()
 }
 
+// finishTimeout bounds the retries of a run's last requests (marking it
+// finished, removing it, reading the parts after the collect's deadline).
+const finishTimeout = 2 * time.Minute
+
+// closeOwn closes the coordination session this member opened itself
+// (retry.go), if any.
+func (m *Member) closeOwn() {
+	if m.ownS {
+		m.sess().Close()
+	}
+}
+
 // Leave removes this process's member node (a process that is not the
 // starter, done with the run). The last process to leave a run whose
 // starter died removes the run: nobody else will.
 func (m *Member) Leave() {
+	defer m.closeOwn()
 	if m.node == "" {
 		return
 	}
-	conn := m.s.Conn()
+	conn := m.sess().Conn()
 	conn.Delete(m.node, -1)
 	if ok, _, err := conn.Exists(m.root + "/" + loadgen.OwnerMark); err != nil || ok {
 		return
@@ -533,7 +601,9 @@ func (m *Member) remove() error {
 			return fmt.Errorf("remove run %s from the servers under test: %w", m.plan.RunID, err)
 		}
 	}
-	if err := removeRun(m.s.Conn(), m.root, m.chroot); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
+	defer cancel()
+	if err := m.retry(ctx, func(conn *zk.Conn) error { return removeRun(conn, m.root, m.chroot) }); err != nil {
 		return fmt.Errorf("remove run %s: %w", m.plan.RunID, err)
 	}
 	return nil

@@ -36,6 +36,39 @@ type Options struct {
 	// merged result's note.
 	CoordRequests func() int64
 	CoordWhere    string
+	// Departed, when set, is closed as soon as one of the processes
+	// launched for the run (--spawn, --hosts) has ended; Departure says
+	// which and how. The starter then stops waiting at a barrier at once,
+	// rather than for the join timeout: that process will not arrive.
+	Departed  <-chan struct{}
+	Departure func() string
+}
+
+// ErrDeparted means a process launched for the run ended before every
+// process arrived at a barrier.
+var ErrDeparted = errors.New("a launched process ended")
+
+// untilDeparted returns a ctx that ends with ErrDeparted, explained, when
+// opts.Departed is closed.
+func untilDeparted(ctx context.Context, opts Options, runID string, step int) (context.Context, func()) {
+	if opts.Departed == nil {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-opts.Departed:
+			why := "a launched process ended"
+			if opts.Departure != nil {
+				why = opts.Departure()
+			}
+			cancel(fmt.Errorf("%w: run %s: %s before every process arrived%s; stopped waiting for it (its output above says why)", ErrDeparted, runID, why, stepName(step)))
+		case <-ctx.Done():
+		case <-done:
+		}
+	}()
+	return ctx, func() { close(done); cancel(nil) }
 }
 
 // DefaultJoinTimeout is how long processes wait for each other.
@@ -51,7 +84,13 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 		opts.JoinTimeout = DefaultJoinTimeout
 	}
 	run := m.plan.Runs[step]
-	if err := m.Barrier(ctx, step, opts.JoinTimeout); err != nil {
+	bctx, stopDeparted := untilDeparted(ctx, opts, m.plan.RunID, step)
+	err = m.Barrier(bctx, step, opts.JoinTimeout)
+	stopDeparted()
+	if err != nil {
+		if ctx.Err() != nil {
+			return Outcome{}, ctx.Err()
+		}
 		return Outcome{}, err
 	}
 	lo := opts.Load
@@ -105,7 +144,9 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 		// Say so, so that the starter does not wait for results that
 		// will not come.
 		host, _ := os.Hostname()
-		m.Publish(context.WithoutCancel(ctx), step, &Part{Host: host, PID: os.Getpid(), Error: pkgerr.Reason(err).Error()})
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.JoinTimeout)
+		m.Publish(pctx, step, &Part{Host: host, PID: os.Getpid(), Error: pkgerr.Reason(err).Error()})
+		cancel()
 		return Outcome{}, err
 	}
 	part, err := FromResult(m.index, local)
@@ -116,7 +157,13 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 	if opts.CoordRequests != nil {
 		part.CoordRequests = opts.CoordRequests()
 	}
-	if err := m.Publish(ctx, step, part); err != nil {
+	// The servers may serve no connection for a while after a large
+	// run's window (its sessions closing): Publish retries until the
+	// join timeout, as long as the others wait for this process.
+	pctx, cancel := context.WithTimeout(ctx, opts.JoinTimeout)
+	err = m.Publish(pctx, step, part)
+	cancel()
+	if err != nil {
 		return Outcome{}, err
 	}
 	o := Outcome{Local: local}
@@ -257,4 +304,13 @@ func coordNote(where string, parts []*Part) string {
 		n += p.CoordRequests
 	}
 	return fmt.Sprintf("coordination (plan, barriers, parts, live parts) on %s: %d requests over the %d processes up to their results", where, n, len(parts))
+}
+
+// stepName names run step in a message: nothing for the first (most
+// plans have one run), "at run N" for the others.
+func stepName(step int) string {
+	if step == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" at run %d", step+1)
 }

@@ -118,7 +118,7 @@ func (m *Member) liveNode(step, index int) string {
 
 // publishLive writes l's part every LiveEvery until ctx ends.
 func (m *Member) publishLive(ctx context.Context, step int, l *live) {
-	conn := m.s.Conn()
+	conn := m.sess().Conn()
 	node := m.liveNode(step, m.index)
 	t := time.NewTicker(LiveEvery)
 	defer t.Stop()
@@ -145,7 +145,7 @@ func (m *Member) publishLive(ctx context.Context, step int, l *live) {
 // readLive reads process index's last live part of step; nil when it
 // published none.
 func (m *Member) readLive(step, index int) *Part {
-	data, _, err := m.s.Conn().Get(m.liveNode(step, index))
+	data, _, err := m.sess().Conn().Get(m.liveNode(step, index))
 	if err != nil {
 		return nil
 	}

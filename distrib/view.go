@@ -60,7 +60,7 @@ func (m *Member) pollView(ctx context.Context, step int, v *view, lostSeen func(
 				v.set(i, p)
 			}
 		}
-		published, _, _ := m.s.Conn().Children(m.stepDir(step) + "/parts")
+		published, _, _ := m.sess().Conn().Children(m.stepDir(step) + "/parts")
 		if lost, err := m.lostOf(published); err == nil {
 			for i, mi := range lost {
 				if v.markLost(i) && lostSeen != nil {

@@ -49,6 +49,27 @@ type Group struct {
 	out     *lineWriter
 	procs   []*proc
 	stopCtx func() bool // stops the interrupt on ctx's cancellation
+
+	// oneExited is closed when the first process has been reaped;
+	// firstExit says which and how (under firstOnce).
+	oneExited chan struct{}
+	firstOnce sync.Once
+	firstExit string
+}
+
+// OneExited is closed as soon as one process of the group has ended, for
+// whatever reason: a run waiting for it to arrive can stop waiting.
+func (g *Group) OneExited() <-chan struct{} { return g.oneExited }
+
+// FirstExit says which process ended first and how ("process 3 exited
+// with status 2"), once OneExited is closed; "" before.
+func (g *Group) FirstExit() string {
+	select {
+	case <-g.oneExited:
+		return g.firstExit
+	default:
+		return ""
+	}
 }
 
 // proc is one started process; exited is closed once it has been reaped
@@ -87,7 +108,7 @@ func (p *proc) start() error {
 // newGroup starts procs already built (their commands not started yet);
 // on a failure it ends those it started.
 func newGroup(ctx context.Context, w *lineWriter, procs []*proc) (*Group, error) {
-	g := &Group{out: w}
+	g := &Group{out: w, oneExited: make(chan struct{})}
 	for _, p := range procs {
 		if err := p.start(); err != nil {
 			_ = g.Close(0, DefaultGrace)
@@ -110,13 +131,20 @@ func (g *Group) reap(p *proc) {
 	}
 	g.out.flush(p.name)
 	var ee *exec.ExitError
+	how := "exited with status 0"
 	switch {
 	case p.err == nil:
 	case errors.As(p.err, &ee) && ee.Exited():
-		g.out.line(p.name, fmt.Sprintf("exited with status %d", ee.ExitCode()))
+		how = fmt.Sprintf("exited with status %d", ee.ExitCode())
+		g.out.line(p.name, how)
 	default:
-		g.out.line(p.name, "ended: "+p.err.Error())
+		how = "ended: " + p.err.Error()
+		g.out.line(p.name, how)
 	}
+	g.firstOnce.Do(func() {
+		g.firstExit = p.name + " " + how
+		close(g.oneExited)
+	})
 }
 
 // Interrupt asks every process still running to stop, as Ctrl-C would.

@@ -46,6 +46,11 @@ type coordination struct {
 	chroot string
 	where  string
 	count  *distrib.RequestCounter
+	// reopen opens another session like s, for a member whose session
+	// expired (distrib.Member.ReopenWith).
+	reopen distrib.Reopen
+	// launched is the processes this one started for the run, if any.
+	launched *launch.Group
 }
 
 // coordinate opens the session of a distributed run's coordination: to
@@ -79,6 +84,7 @@ func (r *Runner) coordinate(ctx context.Context, env *Env, d Distributed) (coord
 		return c, exit.Usagef("connect %s: %w", env.Server.String(), cause)
 	}
 	c.s = s
+	c.reopen = func(ctx context.Context) (*recipes.Session, error) { return recipes.NewSession(ctx, servers, opts...) }
 	return c, nil
 }
 
@@ -114,6 +120,9 @@ func (d Distributed) coordFlag() string {
 // options are the distrib options of a step with this coordination.
 func (c coordination) options(d Distributed, load loadgen.Options) distrib.Options {
 	o := distrib.Options{Load: load, JoinTimeout: d.JoinTimeout, CoordWhere: c.where}
+	if c.launched != nil {
+		o.Departed, o.Departure = c.launched.OneExited(), c.launched.FirstExit
+	}
 	if c.count != nil {
 		o.CoordRequests = c.count.Requests
 	}
@@ -149,6 +158,7 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err erro
 	if err != nil {
 		return distribError(err, server)
 	}
+	m.ReopenWith(c.reopen)
 	if work != c.s {
 		m.UseWork(work, env.Server.Chroot)
 	}
@@ -158,10 +168,11 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err erro
 			id, plan.Title, plan.clients(), d.Processes, id, server, d.coordFlag())
 	} else {
 		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes\n", id, plan.Title, plan.clients(), d.Processes)
-		closeJoiners, err := r.launched(ctx, d.Launcher, id, server, d)
+		g, closeJoiners, err := r.launched(ctx, d.Launcher, id, server, d)
 		if err != nil {
 			return err
 		}
+		c.launched = g
 		completed := false
 		defer func() { closeJoiners(completed) }() // before Finish removes the run
 		defer func() { completed = ctx.Err() == nil && exit.Code(err, false) <= exit.CheckFailed }()
@@ -199,6 +210,7 @@ func (r *Runner) Join(ctx context.Context, id string, d Distributed) error {
 	if err != nil {
 		return distribError(err, server)
 	}
+	m.ReopenWith(c.reopen)
 	if work != c.s {
 		m.UseWork(work, env.Server.Chroot)
 	}

@@ -40,7 +40,7 @@ func (q *Request) launcher(r *Runner) launch.Launcher {
 // launched starts the other processes of the run id with l once it
 // exists on server; close ends them: it lets them finish on their own
 // for a while when the run completed, and stops them at once otherwise.
-func (r *Runner) launched(ctx context.Context, l launch.Launcher, id, server string, d Distributed) (close func(completed bool), err error) {
+func (r *Runner) launched(ctx context.Context, l launch.Launcher, id, server string, d Distributed) (g *launch.Group, close func(completed bool), err error) {
 	args := append([]string{"load", "--join", id, "--server", server, "--join-timeout", d.JoinTimeout.String(), "--no-tui"}, r.Joiners.Args...)
 	if len(d.Coord.Servers) > 0 {
 		args = append(args, "--coord-server", d.Coord.String())
@@ -50,11 +50,11 @@ func (r *Runner) launched(ctx context.Context, l launch.Launcher, id, server str
 		what = fmt.Sprintf("the other %d processes", n)
 	}
 	fmt.Fprintf(r.Stderr, "starting %s: zkherd %s\n", what, joinCommand(args))
-	g, err := l.Start(ctx, launch.Join{Args: args, Env: r.Joiners.Env})
+	g, err = l.Start(ctx, launch.Join{Args: args, Env: r.Joiners.Env})
 	if err != nil {
-		return nil, launchError(err)
+		return nil, nil, launchError(err)
 	}
-	return func(completed bool) {
+	return g, func(completed bool) {
 		wait := time.Duration(0)
 		if completed {
 			wait = joinersFinish

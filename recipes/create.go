@@ -83,6 +83,12 @@ func awaitConn(ctx context.Context, s *Session) error {
 	return s.WaitConnected(ctx)
 }
 
+// IsConnectionLoss reports whether err leaves a request's outcome unknown
+// (or the request unsent) because the connection was lost, the session
+// perhaps still alive: the caller may wait for the connection and look
+// again. For callers outside this package that retry their own requests.
+func IsConnectionLoss(err error) bool { return isConnErr(err) }
+
 // drainGrace bounds awaitConn's wait for go-zookeeper to notice a drop.
 const drainGrace = 50 * time.Millisecond
 
