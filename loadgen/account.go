@@ -254,9 +254,10 @@ func notLookedAt(err error) leftoverCheck {
 func (r *runner) checkLeftovers(ctx context.Context, conn *zk.Conn) leftoverCheck {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	tooLarge, _ := r.admin.RepliesTooLarge()
 	n, some, err := leftovers(ctx, conn, r.ns)
 	if err != nil {
-		return notLookedAt(err)
+		return notLookedAt(r.listingErr(r.ns, err, tooLarge))
 	}
 	out := leftoverCheck{n: n, paths: some}
 	if n > 0 {

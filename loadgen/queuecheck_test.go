@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -96,4 +97,42 @@ func addQueueItems(conn *zk.Conn, dir string, n int) error {
 		}
 	}
 	return nil
+}
+
+// TestListingErrSaysTooLarge: a listing the admin session refused for its
+// receive buffer is explained as such, not as a closed connection (here
+// with a 4 KiB buffer and 200 children, about 12 KB).
+func TestListingErrSaysTooLarge(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx := context.Background()
+	s, err := recipes.NewSession(ctx, ens.Servers(), recipes.WithBufferSizes(recipes.DefaultBufferSize, 4<<10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	setup, err := recipes.NewSession(ctx, ens.Servers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer setup.Close()
+	dir := "/many"
+	if _, err := setup.Conn().Create(dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	if err := addQueueItems(setup.Conn(), dir, 200); err != nil {
+		t.Fatal(err)
+	}
+	r := &runner{admin: s}
+	before, _ := s.RepliesTooLarge()
+	_, _, err = s.Conn().Children(dir)
+	if err == nil {
+		t.Fatal("listed 200 children with a 4 KiB buffer")
+	}
+	err = r.listingErr(dir, err, before)
+	if !errors.Is(err, recipes.ErrReplyTooLarge) || !strings.Contains(err.Error(), "listing of /many is larger than the checker's") {
+		t.Errorf("listingErr = %v, want the listing said too large for the buffer", err)
+	}
+	if err := r.listingErr(dir, zk.ErrConnectionClosed, before+1); !strings.Contains(err.Error(), "jute.maxbuffer") {
+		t.Errorf("a closed connection with no reply refused: %v, want the server's jute.maxbuffer named as one cause", err)
+	}
 }
