@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkherd/zkherd/ensemble/enstest"
+)
+
+// TestLostTerminalKeepsReport (issue 22, finding 5): the terminal of a
+// dashboard run goes away (tmux killed, as an SSH drop does it: SIGHUP,
+// then every write to the terminal fails), during the run or after it
+// finished but before q. Either way report.json and report.html are
+// written; the first is partial, the second not.
+func TestLostTerminalKeepsReport(t *testing.T) {
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
+	}
+	bin := zkherdBin(t)
+	ens := enstest.Start(t, 1)
+	for _, tt := range []struct {
+		name    string
+		ready   string // on the screen before the terminal goes
+		partial bool
+	}{
+		{"during the run", "running", true},
+		{"finished, before q", "finished", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			socket := fmt.Sprintf("zkherd-lost-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
+			tm := func(args ...string) (string, error) {
+				b, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
+				return string(b), err
+			}
+			command := fmt.Sprintf("%s load --server %s --scenario fair-lock --clients 5 --duration 6s --out %s", bin, ens.ConnectString(), out)
+			if b, err := tm("new-session", "-d", "-s", "t", "-x", "120", "-y", "40", command); err != nil {
+				t.Fatalf("tmux new-session: %v\n%s", err, b)
+			}
+			t.Cleanup(func() { tm("kill-server") })
+			pid, err := tm("display-message", "-p", "-t", "t", "#{pane_pid}")
+			if err != nil {
+				t.Fatalf("pane pid: %v %s", err, pid)
+			}
+			var screen string
+			for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				screen, _ = tm("capture-pane", "-p", "-t", "t")
+				if strings.Contains(screen, tt.ready) && strings.Contains(screen, "acquire") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the dashboard never showed %q:\n%s", tt.ready, screen)
+				}
+			}
+			// The terminal goes: the pane's process gets SIGHUP, its
+			// terminal is gone.
+			if b, err := tm("kill-server"); err != nil {
+				t.Fatalf("tmux kill-server: %v\n%s", err, b)
+			}
+			// zkherd stops gracefully and exits; wait for its process.
+			var p int
+			fmt.Sscan(strings.TrimSpace(pid), &p)
+			for deadline := time.Now().Add(60 * time.Second); processExists(p); time.Sleep(200 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("zkherd (pid %d) still runs 60 s after its terminal went", p)
+				}
+			}
+			data, err := os.ReadFile(filepath.Join(out, "report.json"))
+			if err != nil {
+				t.Fatalf("no report.json after the terminal went: %v", err)
+			}
+			var rep struct {
+				Partial   bool `json:"partial"`
+				Scenarios []struct {
+					Operations int64 `json:"operations"`
+				} `json:"scenarios"`
+			}
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatalf("report.json: %v", err)
+			}
+			if rep.Partial != tt.partial || len(rep.Scenarios) != 1 || rep.Scenarios[0].Operations == 0 {
+				t.Errorf("report.json: partial %v, scenarios %+v; want partial %v and the run's operations", rep.Partial, rep.Scenarios, tt.partial)
+			}
+			if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+				t.Errorf("no report.html: %v", err)
+			}
+		})
+	}
+}
+
+// processExists reports whether process pid is still there (not reaped
+// counts as there: tmux's server, its parent, has been killed, so init
+// reaps it).
+func processExists(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+	if err != nil {
+		return false
+	}
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	return !strings.Contains(string(b), ") Z ")
+}

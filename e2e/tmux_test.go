@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The one tmux driver of the end-to-end tests.
+
+// tmuxScreen drives one program in a tmux session of its own.
+type tmuxScreen struct {
+	t      testing.TB
+	tmux   string
+	socket string
+}
+
+// newTmuxScreen starts command in a width x height terminal; the session
+// (its own tmux server, named after the test) is killed when the test ends.
+func newTmuxScreen(t testing.TB, width, height int, command string) *tmuxScreen {
+	t.Helper()
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
+	}
+	s := &tmuxScreen{t: t, tmux: tmux, socket: fmt.Sprintf("zkherd-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))}
+	if out, err := s.run("new-session", "-d", "-s", "main", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), command); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { s.run("kill-server") })
+	return s
+}
+
+func (s *tmuxScreen) run(args ...string) (string, error) {
+	out, err := exec.Command(s.tmux, append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+// keys sends tmux key names ("Enter", "Escape", "G").
+func (s *tmuxScreen) keys(keys ...string) {
+	s.t.Helper()
+	if out, err := s.run(append([]string{"send-keys", "-t", "main"}, keys...)...); err != nil {
+		s.t.Fatalf("tmux send-keys: %v\n%s", err, out)
+	}
+}
+
+// text types text literally.
+func (s *tmuxScreen) text(text string) {
+	s.t.Helper()
+	if out, err := s.run("send-keys", "-t", "main", "-l", text); err != nil {
+		s.t.Fatalf("tmux send-keys: %v\n%s", err, out)
+	}
+}
+
+func (s *tmuxScreen) screen() string {
+	out, _ := s.run("capture-pane", "-p", "-t", "main")
+	return out
+}
+
+// wait returns the screen once it shows every one of want, failing the
+// test after timeout.
+func (s *tmuxScreen) wait(timeout time.Duration, want ...string) string {
+	s.t.Helper()
+	var screen string
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		screen = s.screen()
+		if allIn(screen, want) {
+			return screen
+		}
+	}
+	s.t.Fatalf("the screen never showed %q; last screen:\n%s", want, screen)
+	return ""
+}
+
+func allIn(s string, want []string) bool {
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// tmuxSession is newTmuxScreen as two functions: capture the screen, and
+// type keys one at a time, 150 ms apart (a key sent right after Escape can
+// reach the program in the same read and be taken for Alt+key).
+func tmuxSession(t *testing.T, w, h int, command string) (capture func() string, keys func(...string)) {
+	t.Helper()
+	s := newTmuxScreen(t, w, h, command)
+	return s.screen, func(ks ...string) {
+		for _, k := range ks {
+			s.run("send-keys", "-t", "main", k)
+			time.Sleep(150 * time.Millisecond)
+		}
+	}
+}
