@@ -33,7 +33,7 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 3)
 	server := ens.ConnectString()
-	capture, keys := tmuxSession(t, 120, 40, bin+" inspect --server "+server)
+	term := newTmuxScreen(t, 120, 40, bin+" inspect --server "+server)
 
 	// load starts a 60 s run of scenario; running reports whether its
 	// clients are connected and its window is under way (not ramping up,
@@ -86,7 +86,7 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 		}
 		for running() {
 			time.Sleep(2 * time.Second)
-			screen = capture()
+			screen = term.screen()
 			if !running() {
 				break // taken after the window: it says nothing
 			}
@@ -101,7 +101,7 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 	t.Run("fair-lock", func(t *testing.T) {
 		running, stop := load(t, "fair-lock")
 		defer stop()
-		keys("2")
+		term.press("2")
 		judged := 0
 		screen, _ := during(t, running, func(screen string) bool {
 			rows := waiterRow.FindAllString(screen, -1)
@@ -132,7 +132,7 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 	t.Run("herd-children", func(t *testing.T) {
 		running, stop := load(t, "herd-children")
 		defer stop()
-		keys("2")
+		term.press("2")
 		screen, seen := during(t, running, func(screen string) bool {
 			return strings.Contains(screen, "herd: child")
 		})
@@ -148,7 +148,7 @@ func TestInspectUnderChurnInTmux(t *testing.T) {
 	t.Run("queue", func(t *testing.T) {
 		running, stop := load(t, "queue")
 		defer stop()
-		keys("3")
+		term.press("3")
 		shown := 0
 		screen, _ := during(t, running, func(screen string) bool {
 			if strings.Contains(screen, "Queues  0 queues") && shown == 0 {

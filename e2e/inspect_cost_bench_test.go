@@ -54,10 +54,7 @@ import (
 // tree, at the walk's budget beside the walk), before going back to the
 // Locks view.
 func BenchmarkInspectorCost(b *testing.B) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		b.Fatal("tmux is needed: apt-get install tmux")
-	}
+	var err error
 	window := envDuration(b, "ZKHERD_BENCH_WINDOW", 60*time.Second)
 	lastOn := envDuration(b, "ZKHERD_BENCH_LAST_ON", window)
 	pairs := 3
@@ -89,12 +86,6 @@ func BenchmarkInspectorCost(b *testing.B) {
 	w := startWriter(ctx, ens.Servers(), 200)
 	defer w.stop()
 
-	socket := fmt.Sprintf("zkherd-bench-%d", os.Getpid())
-	tm := func(args ...string) (string, error) {
-		out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
-		return string(out), err
-	}
-	defer tm("kill-server")
 	extra := os.Getenv("ZKHERD_BENCH_ARGS")
 	// ZKHERD_BENCH_HEADLESS=1 measures "zkherd inspect --headless" instead,
 	// scraped every second as a Prometheus would (harsher than the usual
@@ -142,6 +133,7 @@ func BenchmarkInspectorCost(b *testing.B) {
 		r := result{on: on}
 		pid := 0
 		var stopHeadless func()
+		var term *tmuxScreen // the inspector's terminal in an "on" window
 		if on && headless {
 			pid, r.firstLocks, r.lockDirs, stopHeadless = startHeadlessExporter(b, bin, server, extra)
 			r.rssStart = rssKiB(pid)
@@ -149,16 +141,13 @@ func BenchmarkInspectorCost(b *testing.B) {
 			// The terminal is ready first (a shell waiting for Enter), so
 			// that the time to the first Locks screen counts zkherd's
 			// start, not tmux's.
-			if out, err := tm("new-session", "-d", "-s", "inspect", "-x", "120", "-y", "40",
-				"read go; exec "+bin+" inspect --server "+server+" "+extra); err != nil {
-				b.Fatalf("tmux new-session: %v\n%s", err, out)
-			}
+			term = newTmuxScreen(b, 120, 40, "read go; exec "+bin+" inspect --server "+server+" "+extra)
 			launched := time.Now()
-			tm("send-keys", "-t", "inspect", "Enter")
-			tm("send-keys", "-t", "inspect", "2")
+			term.keys("Enter")
+			term.keys("2")
 			re := regexp.MustCompile(`Locks\s+(\d+) lock director`)
 			for time.Since(launched) < 60*time.Second {
-				screen, _ := tm("capture-pane", "-p", "-t", "inspect")
+				screen := term.screen()
 				if m := re.FindStringSubmatch(screen); m != nil && m[1] != "0" {
 					r.firstLocks = time.Since(launched)
 					r.lockDirs = m[1]
@@ -170,22 +159,21 @@ func BenchmarkInspectorCost(b *testing.B) {
 				time.Sleep(50 * time.Millisecond)
 			}
 			if r.firstLocks == 0 {
-				screen, _ := tm("capture-pane", "-p", "-t", "inspect")
+				screen := term.screen()
 				b.Errorf("window %d: no Locks screen with a lock directory within 60 s:\n%s", i, screen)
 			}
 			if search != "" {
-				tm("send-keys", "-t", "inspect", ":")
-				tm("send-keys", "-t", "inspect", "-l", search)
-				tm("send-keys", "-t", "inspect", "Enter")
+				term.keys(":")
+				term.text(search)
+				term.keys("Enter")
 				for t := time.Now(); time.Since(t) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
-					if screen, _ := tm("capture-pane", "-p", "-t", "inspect"); strings.Contains(screen, "searching…") {
+					if strings.Contains(term.screen(), "searching…") {
 						break
 					}
 				}
-				tm("send-keys", "-t", "inspect", "2")
+				term.keys("2")
 			}
-			out, _ := tm("list-panes", "-t", "inspect", "-F", "#{pane_pid}")
-			pid, _ = strconv.Atoi(strings.TrimSpace(out))
+			pid = term.pid()
 			r.rssStart = rssKiB(pid)
 		}
 		cpu0, pk0, t0 := procCPU(b, jvm), packets(ctx, server), time.Now()
@@ -213,23 +201,23 @@ func BenchmarkInspectorCost(b *testing.B) {
 				stopHeadless()
 			} else {
 				if i == lastOnIdx {
-					screen, _ := tm("capture-pane", "-p", "-t", "inspect")
+					screen := term.screen()
 					fmt.Fprintf(os.Stderr, "inspector screen at the end of window %d:\n%s\n", i, screen)
 				}
 				if search != "" {
 					// How far the search got: the Search view's first line.
-					tm("send-keys", "-t", "inspect", ":")
-					tm("send-keys", "-t", "inspect", "-l", "search")
-					tm("send-keys", "-t", "inspect", "Enter")
+					term.keys(":")
+					term.text("search")
+					term.keys("Enter")
 					time.Sleep(500 * time.Millisecond)
-					screen, _ := tm("capture-pane", "-p", "-t", "inspect")
+					screen := term.screen()
 					for _, line := range strings.Split(screen, "\n") {
 						if strings.HasPrefix(line, "Search  find ") || strings.HasPrefix(line, "Search  grep ") {
 							fmt.Fprintf(os.Stderr, "  window %d search: %s\n", i, strings.TrimSpace(line))
 						}
 					}
 				}
-				tm("kill-session", "-t", "inspect")
+				term.close()
 			}
 		}
 		results = append(results, r)

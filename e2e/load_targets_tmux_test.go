@@ -31,10 +31,10 @@ func TestLoadDashboardTargetsInTmux(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := bin + " load --scenario fair-lock --clients 30 --duration 40s --out " + t.TempDir() + " " + tt.flags(t) + "; sleep 60"
-			capture, keys := tmuxSession(t, 120, 40, cmd)
+			term := newTmuxScreen(t, 120, 40, cmd)
 			var screen, chain string
 			for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline) && chain == ""; time.Sleep(time.Second) {
-				screen = capture()
+				screen = term.screen()
 				if strings.Contains(screen, "malformed") || strings.Contains(screen, "RESULT:") {
 					break
 				}
@@ -45,9 +45,9 @@ func TestLoadDashboardTargetsInTmux(t *testing.T) {
 			if chain == "" {
 				t.Fatalf("the dashboard never showed the fair lock's chain; last screen:\n%s", screen)
 			}
-			keys("4") // the Servers view, polled by the dashboard's own session
+			term.press("4") // the Servers view, polled by the dashboard's own session
 			for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
-				screen = capture()
+				screen = term.screen()
 				if strings.Contains(screen, "standalone") {
 					break
 				}
@@ -55,7 +55,7 @@ func TestLoadDashboardTargetsInTmux(t *testing.T) {
 					t.Fatalf("the Servers tab never showed the member (standalone); screen:\n%s", screen)
 				}
 			}
-			keys("q", "y")
+			term.press("q", "y")
 		})
 	}
 }

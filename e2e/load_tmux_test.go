@@ -23,7 +23,7 @@ var (
 func TestLoadDashboardInTmux(t *testing.T) {
 	bin := zkherdBin(t)
 	out := t.TempDir()
-	capture, keys := tmuxSession(t, 120, 40, bin+" load --scenario herd-vs-fair --clients 200 --duration 25s --out "+out+"; sleep 60")
+	term := newTmuxScreen(t, 120, 40, bin+" load --scenario herd-vs-fair --clients 200 --duration 25s --out "+out+"; sleep 60")
 
 	// The screen changes every second: each check passes when one capture
 	// shows it.
@@ -33,7 +33,7 @@ func TestLoadDashboardInTmux(t *testing.T) {
 	deadline := time.Now().Add(3 * time.Minute)
 	for time.Now().Before(deadline) && (chain == "" || herdMax < 150 || !sawFan) {
 		time.Sleep(time.Second)
-		screen = capture()
+		screen = term.screen()
 		for _, m := range herdWoke.FindAllStringSubmatch(screen, -1) {
 			n, _ := strconv.Atoi(m[1])
 			herdMax = max(herdMax, n)
@@ -67,7 +67,7 @@ func TestLoadDashboardInTmux(t *testing.T) {
 		t.Helper()
 		until := time.Now().Add(15 * time.Second)
 		for {
-			s := capture()
+			s := term.screen()
 			if ok(s) {
 				return true
 			}
@@ -92,22 +92,22 @@ func TestLoadDashboardInTmux(t *testing.T) {
 			return true
 		}
 	}
-	keys("?")
+	term.press("?")
 	waitFor("? does not show the full help", has("pgdn page down", "filter phases", "quit"))
 	// A key sent right after Escape can reach the program in the same
 	// read and be taken for Alt+key (CI under load lost "Escape", "q"
 	// that way): Escape's effect is waited for before the next key.
-	keys("Escape")
+	term.press("Escape")
 	waitFor("Escape does not close the help", func(s string) bool { return !strings.Contains(s, "pgdn page down") })
-	keys("/", "h", "a", "n", "d", "Enter")
+	term.press("/", "h", "a", "n", "d", "Enter")
 	waitFor(`"/hand" does not show the handoff phase`, has("handoff · p50", `filter "hand"`))
-	keys("Escape")
+	term.press("Escape")
 	waitFor("Escape does not clear the filter", func(s string) bool { return !strings.Contains(s, `filter "hand"`) })
-	keys("q")
+	term.press("q")
 	if !waitFor("q during the run does not ask first", has("still going")) {
 		return
 	}
-	keys("y")
+	term.press("y")
 	waitFor("y did not stop the run and print its summary", func(s string) bool {
 		return strings.Contains(s, "report:") || strings.Contains(s, "interrupted")
 	})

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,10 +18,6 @@ import (
 // finished but before q. Either way report.json and report.html are
 // written; the first is partial, the second not.
 func TestLostTerminalKeepsReport(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
-	}
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	for _, tt := range []struct {
@@ -35,38 +30,17 @@ func TestLostTerminalKeepsReport(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			socket := fmt.Sprintf("zkherd-lost-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))
-			tm := func(args ...string) (string, error) {
-				b, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
-				return string(b), err
-			}
 			command := fmt.Sprintf("%s load --server %s --scenario fair-lock --clients 5 --duration 6s --out %s", bin, ens.ConnectString(), out)
-			if b, err := tm("new-session", "-d", "-s", "t", "-x", "120", "-y", "40", command); err != nil {
-				t.Fatalf("tmux new-session: %v\n%s", err, b)
+			term := newTmuxScreen(t, 120, 40, command)
+			p := term.pid()
+			if p == 0 {
+				t.Fatal("tmux does not say the dashboard's process id")
 			}
-			t.Cleanup(func() { tm("kill-server") })
-			pid, err := tm("display-message", "-p", "-t", "t", "#{pane_pid}")
-			if err != nil {
-				t.Fatalf("pane pid: %v %s", err, pid)
-			}
-			var screen string
-			for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-				screen, _ = tm("capture-pane", "-p", "-t", "t")
-				if strings.Contains(screen, tt.ready) && strings.Contains(screen, "acquire") {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("the dashboard never showed %q:\n%s", tt.ready, screen)
-				}
-			}
+			term.wait(90*time.Second, tt.ready, "acquire")
 			// The terminal goes: the pane's process gets SIGHUP, its
 			// terminal is gone.
-			if b, err := tm("kill-server"); err != nil {
-				t.Fatalf("tmux kill-server: %v\n%s", err, b)
-			}
+			term.close()
 			// zkherd stops gracefully and exits; wait for its process.
-			var p int
-			fmt.Sscan(strings.TrimSpace(pid), &p)
 			for deadline := time.Now().Add(60 * time.Second); processExists(p); time.Sleep(200 * time.Millisecond) {
 				if time.Now().After(deadline) {
 					t.Fatalf("zkherd (pid %d) still runs 60 s after its terminal went", p)

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// The one tmux driver of the end-to-end tests.
+// The one tmux driver of the end-to-end tests and benchmarks.
 
 // tmuxScreen drives one program in a tmux session of its own.
 type tmuxScreen struct {
@@ -84,16 +85,33 @@ func allIn(s string, want []string) bool {
 	return true
 }
 
-// tmuxSession is newTmuxScreen as two functions: capture the screen, and
-// type keys one at a time, 150 ms apart (a key sent right after Escape can
-// reach the program in the same read and be taken for Alt+key).
-func tmuxSession(t *testing.T, w, h int, command string) (capture func() string, keys func(...string)) {
-	t.Helper()
-	s := newTmuxScreen(t, w, h, command)
-	return s.screen, func(ks ...string) {
-		for _, k := range ks {
-			s.run("send-keys", "-t", "main", k)
-			time.Sleep(150 * time.Millisecond)
-		}
+// press types tmux key names one at a time, 150 ms apart (a key sent
+// right after Escape can reach the program in the same read and be taken
+// for Alt+key).
+func (s *tmuxScreen) press(keys ...string) {
+	s.t.Helper()
+	for _, k := range keys {
+		s.keys(k)
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// pid is the process id of the program in the terminal (0 if tmux cannot
+// say).
+func (s *tmuxScreen) pid() int {
+	out, err := s.run("display-message", "-p", "-t", "main", "#{pane_pid}")
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(out))
+	return pid
+}
+
+// close takes the terminal away, as an SSH drop does: the program gets
+// SIGHUP and every later write to its terminal fails.
+func (s *tmuxScreen) close() {
+	s.t.Helper()
+	if out, err := s.run("kill-server"); err != nil {
+		s.t.Fatalf("tmux kill-server: %v\n%s", err, out)
 	}
 }
