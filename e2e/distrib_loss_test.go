@@ -52,24 +52,6 @@ func pidOf(t *testing.T, s *recipes.Session, id string, index int) int {
 	return 0
 }
 
-// startZkherd starts the zkherd binary with args, its output in buffers.
-func startZkherd(t *testing.T, ctx context.Context, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	t.Helper()
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-		}
-	})
-	return cmd, &out
-}
-
 // TestJoinerKilledMidRun is a joined process killed with SIGKILL in the
 // middle of a run: the starter names it, keeps its clients' figures up to
 // its last live part, waits for its ephemeral nodes to expire, and says

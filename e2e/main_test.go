@@ -1,9 +1,12 @@
 // Package e2e holds zkherd's end-to-end tests: each one runs the zkherd
 // binary as a user does, from outside (a subprocess, a tmux terminal, a
-// testscript under testdata/script), against real ZooKeeper ensembles.
-// The binary is built once per test process (zkherdBin), every test runs
-// it the same way (runZkherd, startZkherd, or a tmux screen), and nothing
-// here reaches into package main.
+// testscript under testdata/script), against real ZooKeeper ensembles;
+// nothing here reaches into package main. The binary is built at most
+// twice per test process, on first use (zkherdBin, checkedBin).
+// runZkherd runs it to its end, startZkherd in the background,
+// newTmuxScreen in a terminal; the tests about signals and output read
+// line by line (interrupts, a broken pipe, a lost process) start it with
+// os/exec themselves.
 package e2e
 
 import (
@@ -123,4 +126,24 @@ func exitCode(err error) int {
 		return ee.ExitCode()
 	}
 	return -1
+}
+
+// startZkherd starts bin with args in the background, its stdout and
+// stderr together in a buffer to read after cmd.Wait; it is killed
+// when ctx ends, or at the end of the test if still running.
+func startZkherd(t *testing.T, ctx context.Context, bin string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd, &out
 }
