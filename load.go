@@ -122,7 +122,7 @@ func (o *loadOptions) runner(g *globalOptions, stdout, stderr io.Writer) (*loadr
 		return nil, usageErr("--server-config %v", pkgerr.Reason(err))
 	}
 	return &loadrun.Runner{
-		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.req.SourceAddrs, ServerConfig: scfg, Log: stderr},
+		Target:  loadrun.Target{Server: cs, SessionOptions: g.sessionOptions(), TLS: g.tlsCfg, SourceAddrs: o.req.SourceAddrs, ServerConfig: scfg, Log: stderr, Name: flagName},
 		Stdout:  stdout,
 		Stderr:  stderr,
 		Version: buildinfo.Version(),

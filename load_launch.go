@@ -34,8 +34,9 @@ func (o *loadOptions) joiners(g *globalOptions) loadrun.Joiners {
 	if exe, err := os.Executable(); err == nil {
 		j.Executable = exe
 	}
+	var shared []string // the settings a launched process repeats
 	if o.req.SessionTimeoutGiven {
-		j.Args = append(j.Args, "--session-timeout", o.req.SessionTimeout.String())
+		shared = append(shared, "--session-timeout", o.req.SessionTimeout.String())
 	}
 	for _, f := range []struct{ flag, value string }{
 		{"--tls-ca", g.tlsFiles.CA}, {"--tls-cert", g.tlsFiles.Cert}, {"--tls-key", g.tlsFiles.Key},
@@ -45,14 +46,30 @@ func (o *loadOptions) joiners(g *globalOptions) loadrun.Joiners {
 			if err != nil {
 				abs = f.value
 			}
-			j.Args = append(j.Args, f.flag, abs)
+			shared = append(shared, f.flag, abs)
 		}
 	}
 	if g.tlsFiles.ServerName != "" {
-		j.Args = append(j.Args, "--tls-server-name", g.tlsFiles.ServerName)
+		shared = append(shared, "--tls-server-name", g.tlsFiles.ServerName)
 	}
+	j.Command = func(c loadrun.JoinCommand) []string { return joinArgs(c, shared) }
 	if g.auth != "" {
 		j.Env = map[string]string{credentials.EnvVar: g.auth}
 	}
 	return j
+}
+
+// joinArgs is the zkherd command line that joins the distributed run c
+// names: the line printed for a user to run by hand, or, launched, the
+// one this process starts (with shared, the settings it repeats).
+func joinArgs(c loadrun.JoinCommand, shared []string) []string {
+	args := []string{"load", "--join", c.ID, "--server", c.Server}
+	if c.Launched {
+		args = append(args, "--join-timeout", c.Timeout.String(), "--no-tui")
+		args = append(args, shared...)
+	}
+	if c.Coord != "" {
+		args = append(args, "--coord-server", c.Coord)
+	}
+	return args
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/internal/buildinfo"
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/znode"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/recipes"
@@ -163,7 +164,7 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (_
 		&zk.CreateRequest{Path: root + "/steps", Acl: acl},
 		&zk.CreateRequest{Path: node, Data: info, Acl: acl, Flags: zk.FlagEphemeral}); err != nil {
 		if errors.Is(err, zk.ErrNodeExists) {
-			return nil, fmt.Errorf("%w: run id %s is in use on the servers; choose another --run-id", ErrBadPlan, plan.RunID)
+			return nil, exit.Input("%w: run id %s is in use on the servers; choose another {run-id}", ErrBadPlan, plan.RunID)
 		}
 		return nil, fmt.Errorf("create %s: %w", root, err)
 	}

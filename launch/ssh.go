@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/internal/pkgerr"
 )
@@ -325,7 +326,7 @@ func sshError(host string, err error, stderr string) error {
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
 	} else if errors.Is(err, exec.ErrNotFound) {
-		return fmt.Errorf("ssh is not installed here (--hosts runs the OpenSSH client): install openssh-client")
+		return exit.Input("ssh is not installed here ({hosts} runs the OpenSSH client): install openssh-client")
 	}
 	low := strings.ToLower(stderr)
 	switch {
@@ -335,13 +336,13 @@ func sshError(host string, err error, stderr string) error {
 		}
 		return fmt.Errorf("host %s: the command failed: %s; it needs a POSIX sh, uname, mktemp and a writable $TMPDIR or /tmp", host, inert.String(last))
 	case strings.Contains(low, "connection refused"):
-		return fmt.Errorf("host %s: ssh connection refused; check sshd runs there and its port (--ssh-option Port=N)", host)
+		return exit.Input("host %s: ssh connection refused; check sshd runs there and its port ({ssh-option} Port=N)", host)
 	case strings.Contains(low, "timed out") || strings.Contains(low, "no route to host") || strings.Contains(low, "network is unreachable"):
 		return fmt.Errorf("host %s: unreachable over ssh (%s); check the name and the network", host, inert.String(last))
 	case strings.Contains(low, "could not resolve hostname"):
-		return fmt.Errorf("host %s: unknown host name; check --hosts", host)
+		return exit.Input("host %s: unknown host name; check {hosts}", host)
 	case strings.Contains(low, "permission denied"):
-		return fmt.Errorf("host %s: ssh login refused (%s); set up key login for this user there (ssh-copy-id %s) or name the key: --ssh-option IdentityFile=PATH", host, inert.String(last), host)
+		return exit.Input("host %s: ssh login refused (%s); set up key login for this user there (ssh-copy-id %s) or name the key: {ssh-option} IdentityFile=PATH", host, inert.String(last), host)
 	case strings.Contains(low, "host key verification failed") || strings.Contains(low, "host key for") || strings.Contains(low, "no host key is known"):
 		return fmt.Errorf("host %s: its ssh host key is unknown or changed; connect once with ssh %s to check and accept it", host, host)
 	case last == "":

@@ -58,7 +58,7 @@ func (r *runner) account(ctx context.Context, before snapshot, end windowEnd) *R
 	}
 	var genNotes []string
 	if gen.Behind {
-		genNotes = []string{gen.note()}
+		genNotes = []string{gen.note(r.opts.Name)}
 	}
 	target, achieved, rateWarning := r.openRates(end.partial, r.stopAt.Sub(windowStart), throughput)
 

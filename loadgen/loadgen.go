@@ -68,6 +68,10 @@ type Options struct {
 	// are on loopback. 0 picks one address per ConnsPerSourceAddr clients;
 	// 1 turns spreading off.
 	SourceAddrs int
+	// Name names a value the user gave in the advice the run writes
+	// (errors, notes): the command's flag for it ("--clients"); nil
+	// names it bare. Libraries never name flags (exit.Advice).
+	Name func(input string) string
 	// RunID names the namespace /zkherd/runs/<RunID>. Defaults to a new id
 	// made of the time and random letters.
 	RunID string

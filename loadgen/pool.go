@@ -16,6 +16,7 @@ import (
 
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/faultproxy"
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/oracle"
@@ -61,6 +62,8 @@ type sessionParams struct {
 	recvBuf        int
 	sourceAddrs    int
 	connectTimeout time.Duration
+	// name names the values the user gave in advice (Options.Name).
+	name func(input string) string
 	// lister, when set, lists large directories for every client session,
 	// whose recvBuf then only fits small replies (see recipes.Lister).
 	lister *recipes.Lister
@@ -276,7 +279,7 @@ func (p *sessionParams) explainOpenErr(ctx context.Context, err error, idx int, 
 	fix := "raise maxClientCnxns (0 means no limit)"
 	switch {
 	case loopbackServers(p.servers):
-		fix += " or spread the clients over more loopback addresses with --source-addrs"
+		fix += exit.Advice(p.name, " or spread the clients over more loopback addresses with {source-addrs}")
 	default:
 		fix += " (zkherd spreads connections over 127.0.0.x source addresses only when the server is on loopback)"
 	}
@@ -292,9 +295,9 @@ func (p *sessionParams) explainOpenErr(ctx context.Context, err error, idx int, 
 		return fmt.Errorf("%w: %s; its conf says maxClientCnxns=0 (no limit per client address), so not that: the server closed them for another reason (overloaded, or out of its quorum as an ensemble member; its log says which)",
 			ErrRefused, what)
 	case lerr == nil:
-		return fmt.Errorf("%w: %s: it limits connections per client address (its conf says maxClientCnxns=%s) and these come from %s; %s, or run fewer --clients",
-			ErrRefused, what, inert.String(limit), from, fix)
+		return fmt.Errorf("%w: %s: it limits connections per client address (its conf says maxClientCnxns=%s) and these come from %s; %s, or run fewer %s",
+			ErrRefused, what, inert.String(limit), from, fix, exit.Advice(p.name, "{clients}"))
 	}
-	return fmt.Errorf("%w: %s. One possible cause is a limit of connections per client address (maxClientCnxns in zoo.cfg, default 60; these come from %s; its conf could not be read to tell: %s), another a server overloaded or out of its quorum (its log says which). If it is the limit: %s, or run fewer --clients",
-		ErrRefused, what, from, inert.String(lerr.Error()), fix)
+	return fmt.Errorf("%w: %s. One possible cause is a limit of connections per client address (maxClientCnxns in zoo.cfg, default 60; these come from %s; its conf could not be read to tell: %s), another a server overloaded or out of its quorum (its log says which). If it is the limit: %s, or run fewer %s",
+		ErrRefused, what, from, inert.String(lerr.Error()), fix, exit.Advice(p.name, "{clients}"))
 }

@@ -207,6 +207,7 @@ func newRunner(run scenarios.Run, opts Options) (*runner, error) {
 		recvBuf:        work.recvBuffer(),
 		sourceAddrs:    sourceAddrCount(opts.SourceAddrs, run.Clients, opts.Servers),
 		connectTimeout: max(2*run.SessionTimeout, 15*time.Second),
+		name:           opts.Name,
 	}
 	return r, nil
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/format"
 )
 
@@ -115,14 +116,14 @@ func (w *selfWatch) result(stop selfLoad) Generator {
 // Goroutines that wait for a CPU while the process uses little of its
 // CPUs were kept waiting by other programs on the machine, not by the
 // run's own work, and the fix differs.
-func (g Generator) note() string {
+func (g Generator) note(name func(input string) string) string {
 	what := fmt.Sprintf("the load generator fell behind in %d of %d intervals (whole window: goroutines waited %s (p99) for a CPU, %.0f%% of its %d CPUs busy)",
 		g.IntervalsBehind, g.Intervals, format.Duration(g.SchedP99), 100*g.CPUShare, runtime.GOMAXPROCS(0))
 	if g.CPUShare < BehindCPUShare/2 {
 		return what + "; the machine's CPUs were busy with other programs: latencies include that wait; run on a quieter machine"
 	}
 	return what + "; latencies include that wait and the throughput may be this process's limit, not the server's: " +
-		"spread the clients over processes (zkherd load --processes) or run fewer"
+		exit.Advice(name, "spread the clients over processes ({processes}) or run fewer")
 }
 
 // histQuantile is the q-quantile of the counts added between two readings

@@ -53,8 +53,8 @@ func TestGeneratorBehind(t *testing.T) {
 			if g.Behind != tt.want {
 				t.Errorf("Behind = %v for %d of %d intervals, want %v", g.Behind, tt.behind, tt.intervals, tt.want)
 			}
-			if g.Behind && !strings.Contains(g.note(), "fell behind") {
-				t.Errorf("note %q does not say the generator fell behind", g.note())
+			if g.Behind && !strings.Contains(g.note(nil), "fell behind") {
+				t.Errorf("note %q does not say the generator fell behind", g.note(nil))
 			}
 		})
 	}
@@ -72,7 +72,7 @@ func TestGeneratorNoteUnits(t *testing.T) {
 		{1234567 * time.Nanosecond, "waited 1.23ms (p99)"},
 	} {
 		g := Generator{CPUShare: 0.04, SchedP99: tt.wait, Intervals: 2, IntervalsBehind: 1, Behind: true}
-		if got := g.note(); !strings.Contains(got, tt.want) {
+		if got := g.note(nil); !strings.Contains(got, tt.want) {
 			t.Errorf("note %q lacks %q", got, tt.want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
@@ -54,6 +55,7 @@ func crossedForGood(t scenarios.Threshold, pr loadgen.Progress) (value float64, 
 type abortWatch struct {
 	thresholds []scenarios.Threshold
 	stop       func()
+	name       func(input string) string // loadgen.Options.Name
 	once       sync.Once
 	mu         sync.Mutex
 	why        string
@@ -68,7 +70,7 @@ func (a *abortWatch) see(pr loadgen.Progress) {
 		if v, crossed := crossedForGood(t, pr); crossed {
 			a.once.Do(func() {
 				a.mu.Lock()
-				a.why = fmt.Sprintf("--abort-on-fail: threshold %s crossed for good %.1fs into the window (%s); the run was stopped", t.Expr, pr.Window.Seconds(), fmtValue(t, v))
+				a.why = exit.Advice(a.name, "{abort-on-fail}: threshold %s crossed for good %.1fs into the window (%s); the run was stopped", t.Expr, pr.Window.Seconds(), fmtValue(t, v))
 				a.mu.Unlock()
 				a.stop()
 			})

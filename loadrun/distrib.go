@@ -60,7 +60,7 @@ func (r *Runner) coordinate(ctx context.Context, env *Env, d Distributed) (coord
 	servers := env.Server.Servers
 	if len(d.Coord.Servers) > 0 {
 		servers, c.chroot = d.Coord.Servers, d.Coord.Chroot
-		c.where = d.Coord.String() + " (--coord-server; no coordination request reaches the servers under test)"
+		c.where = d.Coord.String() + exit.Advice(r.Target.Name, " ({coord-server}; no coordination request reaches the servers under test)")
 	}
 	opts := env.t.SessionOptions
 	if env.t.TLS == nil {
@@ -79,7 +79,7 @@ func (r *Runner) coordinate(ctx context.Context, env *Env, d Distributed) (coord
 			cause = err
 		}
 		if len(d.Coord.Servers) > 0 {
-			return c, exit.Usagef("--coord-server %s: cannot connect (%v); start the coordinating ensemble, or drop --coord-server to coordinate through the servers under test", d.Coord.String(), reason(cause))
+			return c, exit.Inputf("{coord-server} %s: cannot connect (%v); start the coordinating ensemble, or drop {coord-server} to coordinate through the servers under test", d.Coord.String(), reason(cause))
 		}
 		return c, exit.Usagef("connect %s: %w", env.Server.String(), cause)
 	}
@@ -107,14 +107,6 @@ func (r *Runner) sessions(ctx context.Context, env *Env, d Distributed) (*recipe
 		return nil, c, err
 	}
 	return work, c, nil
-}
-
-// coordFlag is the --coord-server the other processes need, "" without.
-func (d Distributed) coordFlag() string {
-	if len(d.Coord.Servers) == 0 {
-		return ""
-	}
-	return " --coord-server " + d.Coord.String()
 }
 
 // options are the distrib options of a step with this coordination.
@@ -164,8 +156,8 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err erro
 	}
 	defer m.Finish(context.WithoutCancel(ctx))
 	if d.Launcher == nil {
-		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes; start the others with\n  zkherd load --join %s --server %s%s\n",
-			id, plan.Title, plan.clients(), d.Processes, id, server, d.coordFlag())
+		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes; start the others with\n  zkherd %s\n",
+			id, plan.Title, plan.clients(), d.Processes, joinCommand(r.joinArgs(d.join(id, server, false))))
 	} else {
 		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes\n", id, plan.Title, plan.clients(), d.Processes)
 		g, closeJoiners, err := r.launched(ctx, d.Launcher, id, server, d)

@@ -89,7 +89,7 @@ func (x execution) run(ctx context.Context, opts loadgen.Options, plan *Plan, si
 		if plan.AbortOnFail && len(run.Thresholds) > 0 {
 			wctx, stop := context.WithCancel(ctx)
 			defer stop()
-			watch = &abortWatch{thresholds: run.Thresholds, stop: stop}
+			watch = &abortWatch{thresholds: run.Thresholds, stop: stop, name: opts.Name}
 			stepCtx = wctx
 			runOpts.ProgressPhases = true // thresholds on any phase's max
 			runOpts.Progress = func(pr loadgen.Progress) { sink.Progress(pr); watch.see(pr) }

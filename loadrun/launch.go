@@ -19,10 +19,34 @@ import (
 type Joiners struct {
 	// Executable is the zkherd binary to start (os.Executable).
 	Executable string
-	// Args are the shared flags to repeat (--session-timeout, --tls-*).
-	Args []string
+	// Command is the command line (after the binary) that joins a run:
+	// the command's flags, which package main owns. A launched process's
+	// repeats the settings it shares with this one (session timeout, TLS).
+	Command func(j JoinCommand) []string
 	// Env is the environment to add (credentials: never in Args).
 	Env map[string]string
+}
+
+// JoinCommand is what a process needs to join distributed run ID.
+type JoinCommand struct {
+	ID, Server string
+	// Coord is the coordinating ensemble's connect string, "" when the
+	// servers under test coordinate.
+	Coord string
+	// Launched is set for a process this one starts (Timeout is how
+	// long it waits for the run to exist; it draws no dashboard); unset,
+	// the line is for a user to run by hand.
+	Launched bool
+	Timeout  time.Duration
+}
+
+// join is the JoinCommand of run id for d.
+func (d Distributed) join(id, server string, launched bool) JoinCommand {
+	j := JoinCommand{ID: id, Server: server, Launched: launched, Timeout: d.JoinTimeout}
+	if len(d.Coord.Servers) > 0 {
+		j.Coord = d.Coord.String()
+	}
+	return j
 }
 
 // launcher is the Launcher q asks for, nil when the other processes are
@@ -41,10 +65,7 @@ func (q *Request) launcher(r *Runner) launch.Launcher {
 // exists on server; close ends them: it lets them finish on their own
 // for a while when the run completed, and stops them at once otherwise.
 func (r *Runner) launched(ctx context.Context, l launch.Launcher, id, server string, d Distributed) (g *launch.Group, close func(completed bool), err error) {
-	args := append([]string{"load", "--join", id, "--server", server, "--join-timeout", d.JoinTimeout.String(), "--no-tui"}, r.Joiners.Args...)
-	if len(d.Coord.Servers) > 0 {
-		args = append(args, "--coord-server", d.Coord.String())
-	}
+	args := r.joinArgs(d.join(id, server, true))
 	what := "the other process"
 	if n := l.Processes(); n != 1 {
 		what = fmt.Sprintf("the other %d processes", n)
@@ -68,6 +89,15 @@ func (r *Runner) launched(ctx context.Context, l launch.Launcher, id, server str
 // published their parts already.
 const joinersFinish = 30 * time.Second
 
+// joinArgs is Joiners.Command's line for j; a Runner not given one (a
+// test's) has the run's id and servers only.
+func (r *Runner) joinArgs(j JoinCommand) []string {
+	if r.Joiners.Command == nil {
+		return []string{"(join run", j.ID, "on", j.Server + ")"}
+	}
+	return r.Joiners.Command(j)
+}
+
 // joinCommand is args as the line printed, ready to copy.
 func joinCommand(args []string) string { return strings.Join(args, " ") }
 
@@ -90,7 +120,7 @@ func (r *Runner) join(ctx context.Context, s *recipes.Session, chroot string, id
 			return m, err
 		}
 		if !said {
-			fmt.Fprintf(r.Stderr, "run %s is not started yet; waiting up to %v (--join-timeout) for process 0 to start it\n", id, d.JoinTimeout)
+			fmt.Fprintln(r.Stderr, exit.Advice(r.Target.Name, "run %s is not started yet; waiting up to %v ({join-timeout}) for process 0 to start it", id, d.JoinTimeout))
 			said = true
 		}
 		select {

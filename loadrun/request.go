@@ -273,10 +273,10 @@ func Prepare(q *Request) (*Job, error) {
 	var coord connstr.ConnectString
 	if q.CoordServer != "" {
 		if mode != ModeStart && mode != ModeJoin {
-			return nil, exit.Usagef("--coord-server coordinates a run spread over processes; use it with --processes, --spawn, --hosts or --join")
+			return nil, exit.Inputf("{coord-server} coordinates a run spread over processes; use it with {processes}, {spawn}, {hosts} or {join}")
 		}
 		if coord, err = connstr.Parse(q.CoordServer); err != nil {
-			return nil, exit.Usagef("--coord-server %q: %v; give host:port[,host:port...][/chroot]", q.CoordServer, err)
+			return nil, exit.Inputf("{coord-server} %q: %v; give host:port[,host:port...][/chroot]", q.CoordServer, err)
 		}
 	}
 	d := Distributed{Processes: q.processes(), RunID: q.RunID, JoinTimeout: q.JoinTimeout, Coord: coord}

@@ -100,7 +100,7 @@ func (r *Runner) Sweep(ctx context.Context, sw *Sweep) error {
 	var (
 		results []*loadgen.Result
 		partial bool
-		fit     = newSweepFit()
+		fit     = newSweepFit(r.Target.Name)
 	)
 	out := r.show(ctx, last, env.Where(), func(ctx context.Context, sink sink) Outcome {
 		for i, p := range sw.Plans {
@@ -138,14 +138,15 @@ func (r *Runner) Sweep(ctx context.Context, sw *Sweep) error {
 
 // sweepFit gathers a sweep's measured points per recipe.
 type sweepFit struct {
+	name     func(input string) string // Target.Name, for the advice of an excluded point
 	points   map[string][]scalemodel.Point
 	excluded map[string][]report.ScalePoint
 	names    []string
 	recipes  map[string]scenarios.Recipe
 }
 
-func newSweepFit() *sweepFit {
-	return &sweepFit{points: map[string][]scalemodel.Point{}, excluded: map[string][]report.ScalePoint{}, recipes: map[string]scenarios.Recipe{}}
+func newSweepFit(name func(input string) string) *sweepFit {
+	return &sweepFit{name: name, points: map[string][]scalemodel.Point{}, excluded: map[string][]report.ScalePoint{}, recipes: map[string]scenarios.Recipe{}}
 }
 
 // add takes one run's result as a point, or as an excluded one saying
@@ -161,12 +162,12 @@ func (f *sweepFit) add(r *loadgen.Result) {
 	case r.Partial:
 		why = "the run was stopped early"
 	case r.Ops < minSweepOps:
-		why = fmt.Sprintf("only %d operations in the %v window; run longer (--duration)", r.Ops, r.Run.Duration)
+		why = exit.Advice(f.name, "only %d operations in the %v window; run longer ({duration})", r.Ops, r.Run.Duration)
 	case sweepShape(r.Run.Recipe) == scalemodel.Constant && r.Ops < int64(r.Run.Clients):
 		// The window then measures every client's first enqueue (a create
 		// and a listing each, paid once) more than the recipe's steady
 		// state.
-		why = fmt.Sprintf("%d operations for %d clients: the window measures the clients' first enqueue more than the steady state; run longer (--duration)", r.Ops, r.Run.Clients)
+		why = exit.Advice(f.name, "%d operations for %d clients: the window measures the clients' first enqueue more than the steady state; run longer ({duration})", r.Ops, r.Run.Clients)
 	}
 	switch {
 	case why != "":

@@ -36,6 +36,11 @@ type Target struct {
 	ServerConfig ensemble.ServerConfig
 	// Log receives what Open says while it starts an ensemble (stderr).
 	Log io.Writer
+	// Name names a value the user gave in the advice the run prints,
+	// writes into reports and returns in errors: the command's flag for
+	// it (package main: "--duration"); nil names it bare. Libraries
+	// never name flags (exit.Advice).
+	Name func(input string) string
 }
 
 // Env is an open target: the servers every run of a plan uses.
@@ -142,6 +147,7 @@ func (e *Env) LoadOptions() loadgen.Options {
 		SessionOptions: e.t.SessionOptions,
 		TLS:            e.t.TLS,
 		SourceAddrs:    e.t.SourceAddrs,
+		Name:           e.t.Name,
 	}
 	if e.ens != nil {
 		o.Ensemble = e.ens

@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -17,7 +18,8 @@ type NoSessionError struct {
 }
 
 // noSessionHint ends the message of a NoSessionError.
-const noSessionHint = "is ZooKeeper running there? check --server"
+// (A command names its own fix: zkherd's is internal/usermsg.NoSession.)
+const noSessionHint = "is ZooKeeper running there?"
 
 func (e *NoSessionError) Error() string {
 	if e.LastAttempt != "" {
@@ -34,3 +36,7 @@ func (e *NoSessionError) Head() string {
 
 // Unwrap makes the error match ErrNoSession and its cause.
 func (e *NoSessionError) Unwrap() []error { return []error{ErrNoSession, e.Err} }
+
+// errAuthFailed ends a session whose digest credentials the servers
+// refused (internal/usermsg names the fix).
+var errAuthFailed = errors.New("recipes: authentication failed: the servers refused the credentials")

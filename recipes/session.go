@@ -292,7 +292,7 @@ func (s *Session) onSessionEvent(ev zk.Event) {
 		s.err = ErrSessionExpired
 	case zk.StateAuthFailed:
 		next = StateExpired
-		s.err = errors.New("recipes: authentication failed: check --auth user:password")
+		s.err = errAuthFailed
 	}
 	if next == s.state {
 		return

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/metrics"
 )
 
@@ -18,11 +19,15 @@ type DirError struct {
 	Err error
 }
 
-func (e *DirError) Error() string {
-	return fmt.Sprintf("report: cannot write to %s: %v; choose another --out", e.Dir, e.Err)
+func (e *DirError) Error() string { return e.input().Error() }
+
+// input is the message naming the value the user gave (the output
+// directory, "out"), which the command names its way (exit.Named).
+func (e *DirError) input() *exit.InputError {
+	return exit.Input("report: cannot write to %s: %v; choose another {out}", e.Dir, e.Err)
 }
 
-func (e *DirError) Unwrap() []error { return []error{ErrUnwritable, e.Err} }
+func (e *DirError) Unwrap() []error { return []error{ErrUnwritable, e.Err, e.input()} }
 
 // WriteDir writes every file of a run into dir, creating it if needed:
 // report.json, report.html and, for each scenario with metrics and each

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/zkherd/zkherd/figures"
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
 func TestWriteJSON(t *testing.T) {
@@ -238,8 +239,12 @@ func TestWriteDir(t *testing.T) {
 			if !errors.As(err, &de) {
 				t.Fatalf("got %T, want *DirError", err)
 			}
-			if !strings.HasPrefix(err.Error(), "report: cannot write to ") || !strings.HasSuffix(err.Error(), "; choose another --out") {
-				t.Errorf("message %q, want \"report: cannot write to DIR: ...; choose another --out\"", err)
+			named := exit.Text(err, func(in string) string { return "--" + in })
+			if !strings.HasPrefix(named, "report: cannot write to ") || !strings.HasSuffix(named, "; choose another --out") {
+				t.Errorf("message %q, want \"report: cannot write to DIR: ...; choose another --out\"", named)
+			}
+			if strings.Contains(err.Error(), "--") {
+				t.Errorf("the library's message %q names a flag", err)
 			}
 			if b, _ := os.ReadFile(file); string(b) != "x" {
 				t.Errorf("the file in the way was changed")

@@ -25,7 +25,7 @@ func (s Spec) Validate() error {
 func (s Spec) ValidateEnsemble(members int, local bool) error {
 	v := &validator{src: s.src}
 	if !local && s.ServerMaxSessionTimeout != 0 {
-		v.errorf("server_max_session_timeout", "configures the local ensemble zkherd starts; servers given with --server keep their own (leave it out, or run without --server)")
+		v.errorf("server_max_session_timeout", "configures the local ensemble zkherd starts; servers you name keep their own settings (leave it out, or name no servers so that zkherd starts the ensemble)")
 	}
 	for i, f := range s.Faults {
 		path := fmt.Sprintf("faults[%d]", i)

@@ -24,8 +24,14 @@ type InputError struct{ err error }
 // wraps as fmt.Errorf does. Error() reads "clients 0: must be at least
 // 1"; Text with a namer reads, for a command line, "--clients 0: ...".
 func Inputf(format string, args ...any) error {
+	return &Error{Code: Usage, Err: Input(format, args...)}
+}
+
+// Input is Inputf's InputError without the status, for an error type of
+// a library that carries its own (see report.DirError).
+func Input(format string, args ...any) *InputError {
 	marked := inputName.ReplaceAllString(format, inputMark+"$1"+inputMark)
-	return &Error{Code: Usage, Err: &InputError{err: fmt.Errorf(marked, args...)}}
+	return &InputError{err: fmt.Errorf(marked, args...)}
 }
 
 func (e *InputError) Error() string { return e.Named(func(n string) string { return n }) }
@@ -69,3 +75,16 @@ type named struct {
 
 func (n *named) Error() string { return n.text }
 func (n *named) Unwrap() error { return n.err }
+
+// Advice is a line for the user (a notice, a reason printed or written
+// into a report) naming the inputs written {name} in format as Inputf's
+// errors do, each named by name: a library takes name from the command
+// (package main: its flags) and never names a flag itself. A nil name
+// names them bare.
+func Advice(name func(input string) string, format string, args ...any) string {
+	ie := Input(format, args...)
+	if name == nil {
+		return ie.Error()
+	}
+	return ie.Named(name)
+}

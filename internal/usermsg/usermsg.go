@@ -86,7 +86,7 @@ func ConnectFix(msg string, tls bool) string {
 		return "the servers want a client certificate they trust: give --tls-cert and --tls-key"
 	case strings.Contains(msg, "first record does not look like a TLS handshake"):
 		return "the servers do not speak TLS on that port: leave out the --tls-* flags, or use their secureClientPort"
-	case strings.Contains(msg, "authentication failed: check --auth"):
+	case strings.Contains(msg, authRefused):
 		return "the servers refused the --auth credentials"
 	case strings.Contains(msg, noHandshake):
 		if tls {
@@ -101,6 +101,10 @@ func ConnectFix(msg string, tls bool) string {
 	return "check --server"
 }
 
+// authRefused is what a session whose credentials the servers refused
+// says (recipes), unlike go-zookeeper's failed handshakes.
+const authRefused = "authentication failed: the servers refused the credentials"
+
 // noHandshake is what an attempt that reached a port but got no
 // ZooKeeper handshake back says.
 const noHandshake = "the port accepted the connection but gave no ZooKeeper handshake reply"
@@ -114,7 +118,7 @@ const noHandshake = "the port accepted the connection but gave no ZooKeeper hand
 func handshakeAttempt(msg string) string {
 	const lib = "authentication failed: "
 	i := strings.Index(msg, lib)
-	if i < 0 || strings.Contains(msg, "check --auth") {
+	if i < 0 || strings.Contains(msg, authRefused) {
 		return msg
 	}
 	return msg[:i] + noHandshake

@@ -49,6 +49,7 @@ func TestConnectFix(t *testing.T) {
 		{"remote error: tls: bad certificate", true, "--tls-cert and --tls-key"},
 		{"tls: first record does not look like a TLS handshake", true, "leave out the --tls-* flags"},
 		{"authentication failed: EOF", false, "needs --tls-ca"},
+		{"recipes: authentication failed: the servers refused the credentials", false, "refused the --auth credentials"},
 		{"dial tcp 127.0.0.1:1: connect: connection refused", false, "is ZooKeeper running there?"},
 	}
 	for _, tt := range tests {
