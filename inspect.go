@@ -35,6 +35,9 @@ func newInspectCmd(g *globalOptions) *cobra.Command {
 		if err := h.check(); err != nil {
 			return err
 		}
+		if h.headless && !cmd.Flags().Changed("poll-interval") {
+			o.PollInterval = exporter.DefaultPollInterval // scraped every 15 s or more
+		}
 		return runInspect(cmd.Context(), g, &o, h, cmd.ErrOrStderr())
 	})
 	cmd.Flags().BoolVar(&h.headless, "headless", false, "no terminal: run as a Prometheus exporter on --metrics-addr until stopped")
@@ -43,7 +46,7 @@ func newInspectCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringSliceVar(&h.adminURLs, "admin-url", nil, "AdminServer base URL per server, in --server order, asked when a four-letter word is not whitelisted (default: a running cluster up's, else each host's port 8080)")
 	cmd.Flags().BoolVar(&o.AllowWrites, "allow-writes", false, "allow creating, editing and deleting nodes and setting ACLs (each asks for confirmation)")
 	cmd.Flags().BoolVar(&o.NoColor, "no-color", false, "no colours (NO_COLOR in the environment does the same)")
-	cmd.Flags().DurationVar(&o.PollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy)")
+	cmd.Flags().DurationVar(&o.PollInterval, "poll-interval", inspect.DefaultPollInterval, "time between polls of the servers (stretched up to 16x while they are busy; 5s by default with --headless)")
 	cmd.Flags().StringSliceVar(&o.ScanRoots, "scan-root", nil, "where to look for locks and queues (repeatable; default /)")
 	cmd.Flags().BoolVar(&o.NoWatches, "no-watches", false, "never ask the servers who watches what (wchp): waiters show \"watch unknown\"")
 	cmd.Flags().IntVar(&o.WatchBudget, "watch-budget", inspect.DefaultWatchBudget, "skip the watch list (wchp) of a server holding more watches than this (-1: no limit)")

@@ -11,10 +11,24 @@ import (
 	"github.com/zkherd/zkherd/inspect"
 )
 
+// DefaultPollInterval is the headless exporter's time between snapshots
+// when Inspect.PollInterval is not set: a Prometheus scrapes every 15 s or
+// more (its own default is a minute), so a snapshot every second (the
+// terminal's pace, for a person watching) would send the servers five to
+// fifteen times the requests a scrape can show. Each snapshot is an exists
+// per lock or queue directory found and srvr per member: with 20 lock
+// directories, 20 requests a second at 1 s, 4 at 5 s; every request of
+// the inspector's that meets another client's at the server can delay it,
+// and at 28-40 requests a second another client's setData p99 rose
+// 1.4-1.6x on a quiet machine (docs/BENCHMARKS.md). Every scrape is at most
+// one interval (5 s) behind the servers.
+const DefaultPollInterval = 5 * time.Second
+
 // HeadlessOptions configure ServeInspector.
 type HeadlessOptions struct {
 	// Inspect is how the inspector reads the ensemble: the same options,
-	// and so the same cost budget, as the terminal inspector's.
+	// and so the same cost budget, as the terminal inspector's, but for a
+	// PollInterval of 0, which is DefaultPollInterval here.
 	Inspect inspect.Options
 	// ConnectTimeout bounds the wait for the first session.
 	ConnectTimeout time.Duration
@@ -38,6 +52,9 @@ func ServeInspector(ctx context.Context, o HeadlessOptions) error {
 	ep, err := Listen(o.Addr, reg)
 	if err != nil {
 		return err
+	}
+	if o.Inspect.PollInterval <= 0 {
+		o.Inspect.PollInterval = DefaultPollInterval
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	in, err := inspect.Open(cctx, o.Inspect)
