@@ -13,6 +13,11 @@ import (
 // TestInspectSearchInTmux searches a real tree as a zk-shell user would
 // (issue 26): :find by path from the Tree, :grep by data under a path,
 // Enter on a hit opens it in the Tree, and [ comes back to the hits.
+// searchWait bounds each search of the test's tree (about 210 nodes): a
+// search reads at the tree walk's pace (20 units a second, shared with the
+// walk, inspect/walk.go), so 10-20 s, more on a loaded machine.
+const searchWait = 90 * time.Second
+
 func TestInspectSearchInTmux(t *testing.T) {
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
@@ -42,12 +47,12 @@ func TestInspectSearchInTmux(t *testing.T) {
 	s.keys(":")
 	s.text("find db/")
 	s.keys("Enter")
-	s.wait(30*time.Second, "Search  find db/ · done · 2 hits", "/svc/db/host", "/svc/db/port")
+	s.wait(searchWait, "Search  find db/ · done · 2 hits", "/svc/db/host", "/svc/db/port")
 	t.Log("step: :grep under a path")
 	s.keys(":")
 	s.text("grep /svc 5432")
 	s.keys("Enter")
-	screen := s.wait(30*time.Second, "grep /svc 5432 · done · 2 hits", "/svc/db/port", "/svc/web/url", "postgres://db1.example.com:5432/app")
+	screen := s.wait(searchWait, "grep /svc 5432 · done · 2 hits", "/svc/db/port", "/svc/web/url", "postgres://db1.example.com:5432/app")
 	if allIn(screen, []string{"/elsewhere"}) {
 		t.Errorf("the grep under /svc found /elsewhere:\n%s", screen)
 	}
@@ -60,8 +65,8 @@ func TestInspectSearchInTmux(t *testing.T) {
 	s.keys(":")
 	s.text("find item-1")
 	s.keys("Enter")
-	s.wait(30*time.Second, "find item-1 · done · 100 hits")
+	s.wait(searchWait, "find item-1 · done · 100 hits")
 	s.keys("[")
-	s.wait(30*time.Second, "grep /svc 5432 · done · 2 hits", "/svc/web/url")
+	s.wait(searchWait, "grep /svc 5432 · done · 2 hits", "/svc/web/url")
 	s.keys("q")
 }

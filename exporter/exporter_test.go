@@ -113,6 +113,40 @@ zkherd_exporter_paths_folded{kind="queue"} 0
 	}
 }
 
+// TestInspectorSaysScanInProgress: while the first walk of the tree runs
+// (paced: minutes on a large tree), the locks exported are those found so
+// far: the scrape says the walk is not complete and how far it has got,
+// and the progress is gone once it has ended.
+func TestInspectorSaysScanInProgress(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	x, err := NewInspector(reg, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Update(&inspect.Snapshot{Scanning: true, ScanRead: 412}, time.Millisecond)
+	want := `
+# HELP zkherd_inspector_scan_complete 1 once the inspector's first walk of the tree ended: before, a lock or queue absent may just not be found yet.
+# TYPE zkherd_inspector_scan_complete gauge
+zkherd_inspector_scan_complete 0
+# HELP zkherd_inspector_scan_directories_read Directories the first walk of the tree has read so far, while zkherd_inspector_scan_complete is 0 (the walk is paced: minutes on a large tree).
+# TYPE zkherd_inspector_scan_directories_read gauge
+zkherd_inspector_scan_directories_read 412
+`
+	names := []string{"zkherd_inspector_scan_complete", "zkherd_inspector_scan_directories_read"}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
+		t.Error(err)
+	}
+	x.Update(&inspect.Snapshot{}, time.Millisecond)
+	done := `
+# HELP zkherd_inspector_scan_complete 1 once the inspector's first walk of the tree ended: before, a lock or queue absent may just not be found yet.
+# TYPE zkherd_inspector_scan_complete gauge
+zkherd_inspector_scan_complete 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(done), names...); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestLoadHistogramHoldsTheRunsValues: the latency histogram gets every
 // value of every interval the recorder closes, so its count is the
 // HdrHistogram's, and its sum is theirs within HdrHistogram's 0.1%.

@@ -75,6 +75,9 @@ var (
 	descScanComplete = prometheus.NewDesc("zkherd_inspector_scan_complete",
 		"1 once the inspector's first walk of the tree ended: before, a lock or queue absent may just not be found yet.",
 		nil, nil)
+	descScanRead = prometheus.NewDesc("zkherd_inspector_scan_directories_read",
+		"Directories the first walk of the tree has read so far, while zkherd_inspector_scan_complete is 0 (the walk is paced: minutes on a large tree).",
+		nil, nil)
 	descWatchesKnown = prometheus.NewDesc("zkherd_inspector_watches_known",
 		"1 when the servers' watch lists were read (herd watchers are judged), 0 when not (over --watch-budget, not allowed, --no-watches).",
 		nil, nil)
@@ -140,7 +143,7 @@ func (x *Inspector) Update(snap *inspect.Snapshot, took time.Duration) {
 func (x *Inspector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descWaiters, descHolders, descHolderAge, descHerd, descQueueDepth, descHeadAge,
 		descFolded, descUp, descLatency, descRecentLatency, descOutstanding, descServerWatches, descConnections,
-		descZnodes, descRequestRate, descScanComplete, descWatchesKnown, descInterval, descRequests} {
+		descZnodes, descRequestRate, descScanComplete, descScanRead, descWatchesKnown, descInterval, descRequests} {
 		ch <- d
 	}
 	x.poll.Describe(ch)
@@ -205,6 +208,9 @@ func (x *Inspector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	emit(descScanComplete, gauge, boolFloat(!snap.Scanning))
+	if snap.Scanning {
+		emit(descScanRead, gauge, float64(snap.ScanRead))
+	}
 	emit(descWatchesKnown, gauge, boolFloat(!snap.Cluster.WatchesUnknown))
 	emit(descInterval, gauge, snap.Cost.Interval.Seconds())
 	emit(descRequests, gauge, float64(snap.Cost.Stats+snap.Cost.Lists))

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -126,5 +127,62 @@ func TestFirstSnapshotBeforePolls(t *testing.T) {
 	}
 	if len(l.Anomalies) != 0 {
 		t.Errorf("first snapshot anomalies %v, want none before the servers answer", l.Anomalies)
+	}
+}
+
+// TestEarlySnapshotsReadAtPollPace: the early snapshots of Run come every
+// earlyWait, four a poll interval; each used to send an exists for every
+// known directory, so a start cost the servers four times a steady poll
+// (issue 26, finding 9). A directory read within the last poll interval is
+// shown as then read: one exists per directory a poll interval, as steady.
+func TestEarlySnapshotsReadAtPollPace(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	servers := ens.Servers()
+	admin := connect(t, servers)
+	mustCreate(t, admin, "/app", nil, 0, open)
+	const dirs = 10
+	for i := range dirs {
+		d := fmt.Sprintf("/app/lock-%d", i)
+		mustCreate(t, admin, d, nil, 0, open)
+		mustCreate(t, admin, d+"/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, open)
+	}
+	// A member that never answers keeps the snapshots early (pending).
+	poll := time.Second
+	in := openInspector(t, Options{Servers: append(servers, silentMember(t)), PollInterval: poll, PollTimeout: time.Minute})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	snaps := in.Run(ctx)
+	defer func() {
+		cancel()
+		for range snaps {
+		}
+	}()
+	var start time.Time
+	requests, counted := 0, 0
+	for s := range snaps {
+		if s.Cost.Interval != earlyWait {
+			break // early snapshots are over
+		}
+		if len(s.Locks) < dirs || s.Cost.Walked > 0 {
+			continue // the walk is still finding them, or its cost is in this one
+		}
+		if start.IsZero() {
+			start = s.At
+		}
+		requests += s.Cost.Stats + s.Cost.Lists
+		counted++
+		if s.At.Sub(start) >= 3*time.Second {
+			break
+		}
+	}
+	if counted < 2 {
+		t.Fatalf("%d early snapshots with the %d lock directories, want several", counted, dirs)
+	}
+	// One read per directory a poll interval, the first interval's and
+	// the last one's partly counted.
+	spent := time.Since(start)
+	if max := dirs * (int(spent/poll) + 2); requests > max {
+		t.Errorf("%d early snapshots in %v sent %d requests for %d directories, want at most %d (one each a poll interval of %v)",
+			counted, spent.Round(time.Millisecond), requests, dirs, max, poll)
 	}
 }

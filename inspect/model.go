@@ -26,8 +26,12 @@ type Snapshot struct {
 	// Cost is what this snapshot asked of the servers.
 	Cost Cost
 	// Scanning is set until the first walk of the tree has ended: locks
-	// and queues it finds join later ("none found" is not known yet).
+	// and queues it finds join later ("none found" is not known yet). The
+	// walk is paced (walkRate): on a large tree it takes minutes.
 	Scanning bool
+	// ScanRead is how many directories that first walk has read so far
+	// (while Scanning), so that a user sees it progress.
+	ScanRead int
 }
 
 // lateGrace is how long after its interval the next snapshot may take to

@@ -8,25 +8,39 @@ import (
 
 // treePacer is the one budget of everything that reads the tree node by
 // node: the walk that finds locks and queues, and the user's searches. It
-// allows walkRate cost units a second (a unit is a request, or namesPerUnit
-// names listed) and walkBurst at once, whoever spends them, so that a
-// search running beside the walk costs the servers no more than the walk
-// alone did when BenchmarkInspectorCost measured it; a search then goes at
-// the walk's pace while no walk runs, and they share it while one does.
+// allows walkRate cost units a second (a unit is a request, or
+// namesPerUnit names listed), whoever spends them, so that a search
+// running beside the walk costs the servers no more than the walk alone; a
+// search goes at the walk's pace while no walk runs, and they share it
+// while one does.
 //
-// Spending is after the fact (a listing's size is known once it is read):
-// the balance may go below zero, and the next spender waits until it is
-// paid back, so the rate holds over any stretch longer than a few chunks.
+// Paced from the first unit and request by request (issue 26, finding 9;
+// issue 24's budget): each request waits for its own turn (request), so
+// that the walk's requests reach a server one at a time, 1/walkRate s
+// apart or more, from the start. The walk used to send its first 100
+// units at once and then a chunk of 32 listings at a time, each followed
+// by its wait: a start burst, and a burst every few seconds after it.
+// Unused budget does not pile up beyond paceSlack (one request) while
+// nothing reads, so a walk after an idle minute does not burst either.
+//
+// Names are charged after the fact (a listing's size is known once it is
+// read, names): the balance goes below zero, and the next request waits
+// until it is paid back, so the rate holds over any stretch longer than
+// the largest listing's share.
 type treePacer struct {
 	mu      sync.Mutex
 	balance float64 // units that may be spent now; negative: owed
 	last    time.Time
 }
 
-// spend takes units from the budget and waits, until ctx ends, for as
-// long as the budget is overdrawn.
-func (p *treePacer) spend(ctx context.Context, units int) {
-	wait := p.take(time.Now(), units)
+// paceSlack is the most unused budget kept while nothing reads: one
+// request may go at once after an idle time, never two.
+const paceSlack = 1
+
+// request waits, until ctx ends, for the budget to allow one more request,
+// and takes its unit.
+func (p *treePacer) request(ctx context.Context) {
+	wait := p.take(time.Now(), 1)
 	if wait <= 0 {
 		return
 	}
@@ -38,18 +52,27 @@ func (p *treePacer) spend(ctx context.Context, units int) {
 	}
 }
 
+// names charges a listing of n names (namesPerUnit a unit) after it was
+// read; the next request waits for it.
+func (p *treePacer) names(n int) {
+	if n > 0 {
+		p.take(time.Now(), float64(n)/namesPerUnit)
+	}
+}
+
 // take records units spent at now and returns how long the spender must
-// wait for the budget to be paid back.
-func (p *treePacer) take(now time.Time, units int) time.Duration {
+// wait for the budget to be paid back. The first take finds the budget
+// empty: a start is paced from its first unit.
+func (p *treePacer) take(now time.Time, units float64) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.last.IsZero() {
-		p.balance = walkBurst
-	} else {
-		p.balance = min(p.balance+now.Sub(p.last).Seconds()*walkRate, walkBurst)
+	if now.After(p.last) { // spenders' clocks read at once may come in any order
+		if !p.last.IsZero() {
+			p.balance = min(p.balance+now.Sub(p.last).Seconds()*walkRate, paceSlack)
+		}
+		p.last = now
 	}
-	p.last = now
-	p.balance -= float64(units)
+	p.balance -= units
 	if p.balance >= 0 {
 		return 0
 	}

@@ -218,6 +218,9 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	}
 	in.takeWalk(snap)
 	snap.Scanning = !in.walker.walked
+	if snap.Scanning {
+		snap.ScanRead = int(in.walker.read.Load())
+	}
 	c, err := in.conn(ctx)
 	if err != nil {
 		snap.Notices = append(snap.Notices, "no session: "+err.Error())
@@ -225,7 +228,7 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	}
 	in.markSession(ctx, c)
 	snap.Cost.Stats += in.checkFollowed(ctx, c)
-	in.scanTree(ctx, c, snap)
+	in.scanTree(ctx, c, snap, early)
 	return snap
 }
 
@@ -266,7 +269,14 @@ func missingCaps(caps []Capability) string {
 // (walkRate). A directory becomes a candidate only when one of its
 // children's names parses as a recipe node: the parents of ordinary
 // ephemerals (registrations) and of watched config keys are never listed.
-func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
+//
+// Early snapshots (Run) come every earlyWait, four a poll interval: each
+// re-reads only the directories not read within the last poll interval
+// (the walk's new finds), and shows the others as last read, so that a
+// start sends one exists per known directory a poll interval, as a steady
+// poll does, not four (issue 26, finding 9: no start costs more than the
+// steady polling).
+func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, early bool) {
 	st := &in.scan
 	st.init()
 	every := in.opts.RescanEvery
@@ -297,7 +307,21 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 		dirs = append(dirs, d)
 	}
 	slices.Sort(dirs)
-	lists := in.listDirs(ctx, c, st.listings, st.polls, pipelineDepth, dirs, &snap.Cost)
+	read, recent := dirs, map[string]*listing{}
+	if early {
+		read = nil
+		for _, d := range dirs {
+			if l := st.listings[d]; l != nil && snap.At.Sub(l.at) < in.pollInterval() {
+				l.used, recent[d] = st.polls, l
+				continue
+			}
+			read = append(read, d)
+		}
+	}
+	lists := in.listDirs(ctx, c, st.listings, st.polls, pipelineDepth, nil, read, &snap.Cost)
+	for d, l := range recent {
+		lists[d] = l
+	}
 	seen := map[anomalyKey]bool{}
 	denied := slices.Clone(in.walker.denied)
 	defer func() {
@@ -339,7 +363,18 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot) {
 				in.addCandidate(st, sem)
 			}
 			l := in.readLock(ctx, c, st, dir, nodes, unrecognised, owners, &snap.Cluster, snap.At)
-			l.Anomalies = confirmAnomalies(l, st.seen, seen)
+			if _, again := recent[dir]; again {
+				// Not read again: it confirms no anomaly (two reads in a
+				// row must show one), and forgets none.
+				l.Anomalies = confirmAnomalies(l, st.seen, map[anomalyKey]bool{})
+				for k := range st.seen {
+					if k.dir == dir {
+						seen[k] = true
+					}
+				}
+			} else {
+				l.Anomalies = confirmAnomalies(l, st.seen, seen)
+			}
 			snap.Locks = append(snap.Locks, l)
 		case dirQueue:
 			if q, ok := in.readQueue(c, st, dir, nodes, stat, snap.At); ok {

@@ -62,11 +62,11 @@ const searchChunk = walkChunk
 // Cost: a name search lists every node once (a getChildren each, leaves
 // included: nothing else tells a leaf from a directory); a data search
 // reads every node's data (a getData each) and lists only the nodes whose
-// stat says they have children. Both spend the walk's budget (treePacer):
-// at most walkRate units a second together with the walk, so on the
-// 205,000-znode tree of BenchmarkInspectorCost a name search of the whole
-// tree takes about 205,000 / 50 s (over an hour), and --scan-root or a
-// narrower root (":find /app ...") is how to make it quick.
+// stat says they have children. Both spend the walk's budget (treePacer),
+// request by request: at most walkRate units a second together with the
+// walk, so on the 205,000-znode tree of BenchmarkInspectorCost a name
+// search of the whole tree takes about 205,000 / 20 s (near three hours),
+// and a narrower root (":find /app ...") is how to make it quick.
 func (in *Inspector) Search(ctx context.Context, q SearchQuery) <-chan SearchProgress {
 	out := make(chan SearchProgress)
 	go func() {
@@ -97,7 +97,6 @@ func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(Sear
 	}
 	root := in.abs(q.Root)
 	var cost Cost
-	spent := 0
 	// A level holds the nodes to read; names are matched when a node is
 	// first seen (the root, or a child in its parent's listing).
 	level := []string{root}
@@ -126,6 +125,10 @@ func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(Sear
 				r := read{node: node}
 				list := true
 				if q.Data != nil {
+					if in.pacer.request(ctx); ctx.Err() != nil {
+						r.err = ctx.Err()
+						return r
+					}
 					data, stat, err := c.Get(node)
 					mu.Lock()
 					cost.Stats++ // one small request, as an exists
@@ -144,7 +147,12 @@ func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(Sear
 				if !list || node == "/zookeeper" && root != "/zookeeper" {
 					return r
 				}
+				if in.pacer.request(ctx); ctx.Err() != nil {
+					r.err = ctx.Err()
+					return r
+				}
 				names, _, err := c.Children(node)
+				in.pacer.names(len(names))
 				mu.Lock()
 				cost.Lists++
 				cost.Names += len(names)
@@ -158,6 +166,9 @@ func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(Sear
 				}
 				return r
 			})
+			if ctx.Err() != nil {
+				return // stopped: a request cut short is no error to show
+			}
 			// Results come back in no order: keep the hits in the order the
 			// level listed them.
 			slices.SortFunc(results, func(a, b read) int { return strings.Compare(a.node, b.node) })
@@ -196,8 +207,6 @@ func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(Sear
 			if !report(p) {
 				return
 			}
-			in.pacer.spend(ctx, p.Units-spent)
-			spent = p.Units
 		}
 		level = next
 	}

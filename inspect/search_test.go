@@ -101,27 +101,53 @@ func TestSearch(t *testing.T) {
 	})
 }
 
-// TestTreePacerShared: the walk and a search draw on one budget: after the
-// burst, each unit costs 1/walkRate s whoever spends it, so two spenders
-// together go no faster than one.
+// TestTreePacerShared: the walk and a search draw on one budget, each
+// unit costing 1/walkRate s whoever spends it, so two spenders together go
+// no faster than one.
 func TestTreePacerShared(t *testing.T) {
 	var p treePacer
 	t0 := time.Unix(1000, 0)
-	if w := p.take(t0, walkBurst); w != 0 {
-		t.Fatalf("the burst waits %v, want 0", w)
+	unit := time.Second / walkRate
+	p.take(t0, 1)
+	if got, want := p.take(t0, 1), 2*unit; got != want {
+		t.Errorf("the walk's second request waits %v, want %v", got, want)
 	}
-	if got, want := p.take(t0, walkRate), time.Second; got != want {
-		t.Errorf("walk's chunk after the burst waits %v, want %v", got, want)
+	// A search asking at the same moment waits for both.
+	if got, want := p.take(t0, 1), 3*unit; got != want {
+		t.Errorf("a search's request beside it waits %v, want %v", got, want)
 	}
-	// A search spending at the same moment waits for both.
-	if got, want := p.take(t0, walkRate), 2*time.Second; got != want {
-		t.Errorf("a search spending beside it waits %v, want %v", got, want)
+}
+
+// TestTreePacerFromFirstUnit: a start is paced from its first unit, request
+// by request (issue 26, finding 9: the walk's first 100 units went at
+// once, then chunks of 32 listings), and no budget piles up while idle.
+func TestTreePacerFromFirstUnit(t *testing.T) {
+	var p treePacer
+	t0 := time.Unix(1000, 0)
+	unit := time.Second / walkRate
+	for i := range 10 {
+		if got, want := p.take(t0, 1), time.Duration(i+1)*unit; got != want {
+			t.Fatalf("request %d of a start waits %v, want %v", i, got, want)
+		}
 	}
-	// Idle long enough, the budget is back to the burst, no more.
-	if got := p.take(t0.Add(time.Hour), walkBurst); got != 0 {
-		t.Errorf("after an idle hour the burst waits %v, want 0", got)
+	// A listing's names are charged after it is read: the next request
+	// waits for them too.
+	t1 := t0.Add(time.Hour)
+	p.take(t1, 0) // idle: the budget is back to paceSlack, no more
+	p.take(t1, 1000.0/namesPerUnit)
+	if got, want := p.take(t1, 1), time.Duration(1000/namesPerUnit+1-paceSlack)*unit; got != want {
+		t.Errorf("the request after a 1,000-name listing waits %v, want %v", got, want)
 	}
-	if got := p.take(t0.Add(time.Hour), 1); got <= 0 {
-		t.Errorf("the budget grew past the burst while idle")
+	// After an idle hour one request goes at once, the next waits its turn.
+	t2 := t1.Add(time.Hour)
+	if got := p.take(t2, 1); got != 0 {
+		t.Errorf("the first request after an idle hour waits %v, want 0", got)
+	}
+	if got := p.take(t2, 1); got != unit {
+		t.Errorf("the second request after an idle hour waits %v, want %v: the budget piled up while idle", got, unit)
+	}
+	// Clocks read by concurrent spenders may come in out of order.
+	if got := p.take(t2.Add(-time.Millisecond), 1); got != 2*unit {
+		t.Errorf("a request stamped a moment earlier waits %v, want %v", got, 2*unit)
 	}
 }

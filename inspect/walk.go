@@ -7,6 +7,7 @@ import (
 	"path"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -54,6 +55,9 @@ type walker struct {
 	// snapshot, which does not wait for the whole walk.
 	foundMu sync.Mutex
 	found   []string
+	// read is how many directories the walk in progress has read
+	// (Snapshot.ScanRead while the first walk runs).
+	read atomic.Int64
 }
 
 // startWalk starts a walk when one is due and none is running, and says
@@ -92,6 +96,7 @@ func (in *Inspector) startWalk(ctx context.Context) bool {
 	w.foundMu.Lock()
 	w.found = nil
 	w.foundMu.Unlock()
+	w.read.Store(0)
 	go func() {
 		defer w.wg.Done()
 		defer cancel()
@@ -99,7 +104,7 @@ func (in *Inspector) startWalk(ctx context.Context) bool {
 			w.foundMu.Lock()
 			w.found = append(w.found, dir)
 			w.foundMu.Unlock()
-		})
+		}, func(read int) { w.read.Store(int64(read)) })
 	}()
 	return true
 }
@@ -164,30 +169,50 @@ func (in *Inspector) awaitWalk(ctx context.Context, d time.Duration) {
 }
 
 // walkChunk is how many directories of one level the walk lists before it
-// reports what it found so far and paces itself.
+// reports what it found so far.
 const walkChunk = 32
 
 // The walk reads up to MaxScanDirs directories (a listing each the first
 // time, then an exists each and a listing where the children changed)
-// every RescanEvery snapshots. Sent as fast as the server answers, that is
-// a burst of a few thousand reads, and on a 205,000-znode server the first
-// walk lists about 190,000 names; other clients' writes that arrive
-// meanwhile wait. Walked from the first snapshot on at 100 requests a
-// second, names not counted, it raised a steady writer's setData p99 by
-// 30% on that server (1.08x with the walk limited by --scan-root;
-// BenchmarkInspectorCost). So the walk keeps walkDepth requests in flight
-// and spends at most walkRate cost units a second, a unit being a request
-// or namesPerUnit names listed: the first walk of that tree (about 3,900
-// units) takes about 80 s, and directories that no session owns or watches
-// by name join as it finds them. A walk starts again only once the last
-// one's units, spread since its start, average at most walkAverage a
-// second: on a small tree every RescanEvery snapshots as before, on a
-// 2,000-directory one every 200 s (--scan-root narrows the walk). The
-// walkRate budget is shared with the user's searches (treePacer).
+// every RescanEvery snapshots. On the 205,000-znode server of
+// BenchmarkInspectorCost the first walk lists about 190,000 names in about
+// 2,000 requests (3,900 units), every later one about 2,000 exists.
+//
+// What a unit costs, and the pace (docs/BENCHMARKS.md, issue 24 and 26):
+//   - A request costs the server about the same whatever it asks: on ZooKeeper
+//     3.8 here an exists, a getChildren of an empty node and one of 1,000
+//     children each took 80-145 µs of the server's CPU (srvr 100-280 µs,
+//     mntr 0.9 ms on a small tree). So the walk's cost is its requests a
+//     second. Names are charged too (namesPerUnit a unit: a 1,000-name
+//     reply is 13 KB to send and decode), which slows the walk where
+//     listings are large and costs nothing where they are small.
+//   - Another client's p99 suffers from each request of ours that meets
+//     one of its own at the server, not only from bursts: on a quiet
+//     machine the slowest 1% of a steady writer's setData were spread
+//     evenly over the seconds of an exporter window (first walk or not),
+//     with its p99 up 1.4-1.6x at 28-40 of our requests a second (50
+//     units a second for the walk, 20 exists a poll for the lock
+//     directories). So the walk goes at walkRate, 20 units a second: at
+//     most 20 requests a second, about 2-3 ms of the server's CPU a second
+//     (the benchmark's server spends 46 ms a second on its writer alone),
+//     and one request at a time (treePacer.request), never a chunk.
+//   - The price is time: the first walk of that tree takes about 200 s
+//     (80 s at 50 units a second); until it ends, Snapshot.Scanning says
+//     locks and queues may still be found (the Locks and Queues views say
+//     "scanning the tree…" with the directories read so far, the exporter
+//     zkherd_inspector_scan_complete 0), and the directories that sessions
+//     own or watch by name show at once, without the walk.
+//   - Where the assumption fails: a server whose requests cost much more
+//     (a slow disk does not matter to reads; a server short of CPU does),
+//     or a tree where the walk's 20 requests a second is much of all the
+//     traffic; --scan-root narrows the walk there.
+//
+// A walk starts again only once the last one's units, spread since its
+// start, average at most walkAverage a second: on a small tree every
+// RescanEvery snapshots, on a 2,000-directory one every 200-400 s.
 const (
 	walkDepth    = pipelineDepth
-	walkBurst    = 100 // units spent at once: a small tree is walked unpaced
-	walkRate     = 50
+	walkRate     = 20
 	walkAverage  = 10
 	namesPerUnit = 100
 )
@@ -195,7 +220,10 @@ const (
 // walkUnits is what a walk has cost so far, in walkRate's units.
 func walkUnits(c Cost) int { return c.Stats + c.Lists + c.Names/namesPerUnit }
 
-func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int, found func(dir string)) (r walkResult) {
+// walk reads the tree from the scan roots; found is called with each
+// recipe directory as it is found, progress with the directories read so
+// far after each chunk.
+func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll int, found func(dir string), progress func(read int)) (r walkResult) {
 	roots := in.opts.ScanRoots
 	if len(roots) == 0 {
 		roots = []string{"/"}
@@ -209,21 +237,15 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*lis
 		fanout = DefaultMaxScanFanout
 	}
 	limit := in.maxScanDirs()
-	spent := 0
-	pace := func() { // the units spent since the last chunk, from the shared budget
-		units := walkUnits(r.cost)
-		in.pacer.spend(ctx, units-spent)
-		spent = units
-	}
 	for len(level) > 0 && ctx.Err() == nil {
 		if r.visited+len(level) > limit {
 			level, r.truncated = level[:limit-r.visited], true
 		}
-		r.visited += len(level)
 		var next []string
 		for chunk := range slices.Chunk(level, walkChunk) {
-			pace()
-			lists := in.listDirs(ctx, c, cache, poll, walkDepth, chunk, &r.cost)
+			lists := in.listDirs(ctx, c, cache, poll, walkDepth, &in.pacer, chunk, &r.cost)
+			r.visited += len(chunk)
+			progress(r.visited)
 			for _, dir := range chunk {
 				l := lists[dir]
 				if l == nil {
@@ -273,7 +295,8 @@ func (in *Inspector) walk(ctx context.Context, c *zk.Conn, cache map[string]*lis
 type listing struct {
 	names []string
 	stat  *zk.Stat
-	used  int // scanState.polls when last asked for
+	at    time.Time // when the names were listed or confirmed (sameChildren)
+	used  int       // scanState.polls when last asked for
 	// denied: the directory's ACL denies this session its listing (never
 	// cached: credentials or the ACL may change).
 	denied bool
@@ -301,10 +324,12 @@ func sameChildren(now, listed *zk.Stat) bool {
 
 // listDirs returns the children of dirs, asking getChildren again only for
 // the directories whose children changed (sameChildren, from an exists sent
-// first) since their cached listing. A directory that no longer exists maps
+// first) since their cached listing. With a pacer, each request waits for
+// its turn (the walk); without, they go depth at a time (the snapshot's
+// own directories). A directory that no longer exists maps
 // to nil, one whose ACL denies the listing to a denied listing; one whose
 // request failed otherwise is absent.
-func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll, depth int, dirs []string, cost *Cost) map[string]*listing {
+func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll, depth int, pace *treePacer, dirs []string, cost *Cost) map[string]*listing {
 	type result struct {
 		dir    string
 		l      *listing
@@ -316,6 +341,11 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]
 	work := func(dir string) result {
 		cached := cache[dir]
 		if cached != nil {
+			if pace != nil {
+				if pace.request(ctx); ctx.Err() != nil {
+					return result{dir: dir}
+				}
+			}
 			ok, stat, err := c.Exists(dir)
 			mu.Lock()
 			cost.Stats++
@@ -326,10 +356,18 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]
 			case !ok:
 				return result{dir: dir, gone: true}
 			case sameChildren(stat, cached.stat):
-				return result{dir: dir, l: &listing{names: cached.names, stat: stat}}
+				return result{dir: dir, l: &listing{names: cached.names, stat: stat, at: time.Now()}}
+			}
+		}
+		if pace != nil {
+			if pace.request(ctx); ctx.Err() != nil {
+				return result{dir: dir}
 			}
 		}
 		names, stat, err := c.Children(dir)
+		if pace != nil {
+			pace.names(len(names))
+		}
 		mu.Lock()
 		cost.Lists++
 		cost.Names += len(names)
@@ -342,7 +380,7 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]
 		case err != nil:
 			return result{dir: dir}
 		}
-		return result{dir: dir, l: &listing{names: names, stat: stat}}
+		return result{dir: dir, l: &listing{names: names, stat: stat, at: time.Now()}}
 	}
 	results := pipelinedN(ctx, depth, dirs, work)
 	for _, r := range results {

@@ -310,8 +310,8 @@ func (m Model) View() string {
 	case c.WatchesUnknown:
 		head += " · " + m.Styles.Dim.Render("watches unknown")
 	}
-	if m.snap.Scanning {
-		head += " · " + m.Styles.Dim.Render("scanning the tree…")
+	if scan := common.Scanning(m.snap); scan != "" {
+		head += " · " + m.Styles.Dim.Render(scan)
 	}
 	lines := []string{m.list.Heading("Locks", head), m.list.View()}
 	for _, a := range m.anomalyLines() {

@@ -128,4 +128,11 @@ func TestConfirming(t *testing.T) {
 	if got := tuitest.Plain(m.View()); !strings.Contains(got, "scanning the tree for locks…") || strings.Contains(got, "no lock found") {
 		t.Errorf("while scanning:\n%s", got)
 	}
+	// The paced walk's progress: how far it has got.
+	m = New(common.New(120, 24))
+	m.SetSize(120, 24)
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: &inspect.Snapshot{Scanning: true, ScanRead: 412, Cluster: snap.Cluster}})
+	if got := tuitest.Plain(m.View()); !strings.Contains(got, "scanning the tree… 412 directories read so far") {
+		t.Errorf("while scanning, 412 directories read:\n%s", got)
+	}
 }

@@ -193,9 +193,17 @@ func (m Model) View() string {
 		return common.Lines("waiting for the first scan of the tree…", m.Width, m.Height)
 	}
 	head := common.Plural(len(m.snap.Queues), "queue", "queues")
+	if scan := common.Scanning(m.snap); scan != "" {
+		// Found so far, not all: the first walk of the tree still runs.
+		head += " · " + m.Styles.Dim.Render(scan)
+	}
 	lines := []string{m.list.Heading("Queues", head), m.list.View()}
 	if sel, ok := m.list.Selected(); !ok {
-		lines = append(lines, m.Styles.Dim.Render("no queue found: directories of persistent sequential items (qn-, queue-, entry-…) show here"))
+		if len(m.snap.Queues) == 0 && m.snap.Scanning {
+			lines = append(lines, m.Styles.Dim.Render("scanning the tree for queues…"))
+		} else {
+			lines = append(lines, m.Styles.Dim.Render("no queue found: directories of persistent sequential items (qn-, queue-, entry-…) show here"))
+		}
 	} else {
 		q := &m.snap.Queues[sel]
 		lo, hi := q.Depth, q.Depth

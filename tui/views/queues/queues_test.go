@@ -46,3 +46,31 @@ func TestTakenItems(t *testing.T) {
 		t.Errorf("view lacks %q:\n%s", want, got)
 	}
 }
+
+// TestScanning: while the first walk of the tree runs (paced: minutes on a
+// large tree), the queues listed are those found so far: the view says so,
+// and no queue yet is not "no queue found".
+func TestScanning(t *testing.T) {
+	m := New(common.New(120, 30))
+	m.SetSize(120, 30)
+	snap := tuitest.Cluster(t, "standalone")
+	snap.Queues, snap.Scanning = nil, true
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	if got := tuitest.Plain(m.View()); !strings.Contains(got, "scanning the tree for queues…") || strings.Contains(got, "no queue found") {
+		t.Errorf("no queue found yet while scanning:\n%s", got)
+	}
+	snap = tuitest.Cluster(t, "standalone")
+	if len(snap.Queues) == 0 {
+		t.Fatal("the fixture has no queue")
+	}
+	snap.Scanning, snap.ScanRead = true, 1234
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	if got := tuitest.Plain(m.View()); !strings.Contains(got, "scanning the tree… 1,234 directories read so far") {
+		t.Errorf("queues found so far, without a word that the walk still runs:\n%s", got)
+	}
+	snap.Scanning = false
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	if got := tuitest.Plain(m.View()); strings.Contains(got, "scanning") {
+		t.Errorf("the walk has ended, the view still says scanning:\n%s", got)
+	}
+}
