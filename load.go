@@ -20,6 +20,7 @@ import (
 	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/internal/usermsg"
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/tui"
 )
@@ -250,7 +251,7 @@ func runLoad(ctx context.Context, g *globalOptions, o *loadOptions, stdout, stde
 		var process string
 		if m, merr := o.req.Mode(); merr == nil && (m == loadrun.ModeStart || m == loadrun.ModeJoin) {
 			host, _ := os.Hostname()
-			process = fmt.Sprintf("%s:%d", host, os.Getpid())
+			process = loadgen.ProcessLabel(host, os.Getpid())
 		}
 		ep, l, lerr := exporter.ServeLoad(o.metricsAddr, process)
 		if lerr != nil {

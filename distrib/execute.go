@@ -13,6 +13,7 @@ import (
 	"github.com/zkherd/zkherd/internal/pkgerr"
 
 	"github.com/zkherd/zkherd/loadgen"
+	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
 )
 
@@ -42,6 +43,11 @@ type Options struct {
 	// rather than for the join timeout: that process will not arrive.
 	Departed  <-chan struct{}
 	Departure func() string
+	// OnProcessInterval, if set, receives in the starter the values each
+	// other process recorded since its previous live part, as closed
+	// intervals, with the process's label (loadgen.ProcessLabel); this
+	// process's own go to Load.OnInterval.
+	OnProcessInterval func(process string, phase metrics.Phase, iv *metrics.PhaseInterval)
 }
 
 // ErrDeparted means a process launched for the run ended before every
@@ -106,7 +112,7 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 	var v *view
 	if m.index == 0 && opts.Load.Progress != nil {
 		// The starter's reports show every process (view.go).
-		v = newView(l, opts.Load.OnInterval)
+		v = newView(l, opts.OnProcessInterval)
 		show := opts.Load.Progress
 		lo.Progress = func(p loadgen.Progress) { l.progress(p); show(v.merged(p)) }
 	}

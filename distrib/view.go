@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,9 +27,10 @@ import (
 type view struct {
 	own *live
 	// hook, if set, receives the values each other process recorded
-	// since its previous live part, as closed intervals
-	// (loadgen.Options.OnInterval: the metrics endpoint's latencies).
-	hook   func(metrics.Phase, *metrics.PhaseInterval)
+	// since its previous live part, as closed intervals, with the
+	// process's label (Options.OnProcessInterval: the metrics endpoint's
+	// latencies).
+	hook   func(string, metrics.Phase, *metrics.PhaseInterval)
 	mu     sync.Mutex
 	others map[int]*viewPart // by process
 	// lost are the processes whose member node is gone before they
@@ -40,7 +43,7 @@ type viewPart struct {
 	phases map[metrics.Phase][2]*hdrhistogram.Histogram // raw, corrected
 }
 
-func newView(own *live, hook func(metrics.Phase, *metrics.PhaseInterval)) *view {
+func newView(own *live, hook func(string, metrics.Phase, *metrics.PhaseInterval)) *view {
 	return &view{own: own, hook: hook, others: map[int]*viewPart{}, lost: map[int]bool{}}
 }
 
@@ -94,7 +97,7 @@ func (v *view) set(i int, p *Part) {
 			before = prev.phases[ph][1]
 		}
 		if d := since(hs[1], before); d.TotalCount() > 0 {
-			v.hook(ph, &metrics.PhaseInterval{Raw: d, Corrected: d})
+			v.hook(loadgen.ProcessLabel(p.Host, p.PID), ph, &metrics.PhaseInterval{Raw: d, Corrected: d})
 		}
 	}
 }
@@ -139,6 +142,7 @@ func (v *view) merged(p loadgen.Progress) loadgen.Progress {
 		return p
 	}
 	out := p
+	out.PerProcess = v.perProcess(p, 0) // the starter's view
 	out.ErrorsByKind = maps.Clone(p.ErrorsByKind)
 	counts := loadgen.ViolationCounts(p.Checks)
 	out.Violations = slices.Clone(p.Violations)
@@ -204,6 +208,32 @@ func (v *view) merged(p loadgen.Progress) loadgen.Progress {
 		if out.Phases != nil {
 			out.Phases[ph] = s
 		}
+	}
+	return out
+}
+
+// perProcess is each process's own figures: p, this process's, and the
+// others' from their last live parts (figures up to that part: a lost
+// process's stay at its last one). Under v.mu.
+func (v *view) perProcess(p loadgen.Progress, p0 int) []loadgen.ProcessProgress {
+	host, _ := os.Hostname()
+	own := p
+	own.PerProcess = nil
+	out := []loadgen.ProcessProgress{{Label: loadgen.ProcessLabel(host, os.Getpid()), Progress: own}}
+	for _, i := range slices.Sorted(maps.Keys(v.others)) {
+		o := v.others[i].part
+		// Run ids are "<run>.<step>.p<index>" (Step).
+		runID := strings.TrimSuffix(p.RunID, fmt.Sprintf(".p%d", p0)) + fmt.Sprintf(".p%d", i)
+		q := loadgen.Progress{Name: p.Name, Recipe: p.Recipe, RunID: runID, State: p.State, MainPhase: p.MainPhase,
+			Ops: o.Ops, Errors: o.Metrics.Counts.Errors, ErrorsByKind: o.Metrics.Counts.ErrorsByKind, Totals: o.Totals}
+		if f := o.Now; f != nil {
+			q.Clients, q.SessionsAlive, q.SessionsConnected, q.RampOps = f.Clients, f.SessionsAlive, f.SessionsConnected, f.RampOps
+			if !v.lost[i] {
+				q.Rate = f.Rate
+			}
+			q.Checks = loadgen.LiveChecks(f.ViolationCounts)
+		}
+		out = append(out, loadgen.ProcessProgress{Label: loadgen.ProcessLabel(o.Host, o.PID), Progress: q})
 	}
 	return out
 }

@@ -17,8 +17,8 @@ import (
 
 // TestDistributedMetricsScrape scrapes the starter's metrics endpoint
 // while a run spread over three processes (--spawn 3) goes: before the
-// run ends, its series count every process's clients and operations, not
-// only the starter's.
+// run ends, it serves every process's series, each labelled with its
+// process, not only the starter's.
 func TestDistributedMetricsScrape(t *testing.T) {
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
@@ -29,11 +29,13 @@ func TestDistributedMetricsScrape(t *testing.T) {
 	cmd, out := startZkherd(t, ctx, bin, "load", "--scenario", "fair-lock", "--clients", "3", "--duration", "10s",
 		"--spawn", "3", "--run-id", id, "--server", ens.ConnectString(), "--no-tui",
 		"--metrics-addr", addr, "--metrics-linger", "0s", "--out", filepath.Join(t.TempDir(), "report"))
-	clients := regexp.MustCompile(`(?m)^zkherd_clients\{[^}]*scenario="fair-lock"[^}]*\} (\d+)$`)
-	ops := regexp.MustCompile(`(?m)^zkherd_operations_total\{[^}]*scenario="fair-lock"[^}]*\} (\d+)$`)
+	// One series per process, labelled process="host:pid" (no series of
+	// the whole run under one process's label): summed over process,
+	// the 9 clients of the 3 processes; the others' from the starter's
+	// live view of them, while the run goes.
+	clients := regexp.MustCompile(`(?m)^zkherd_clients\{process="([^"]+)",scenario="fair-lock"\} (\d+)$`)
+	latency := regexp.MustCompile(`(?m)^zkherd_latency_seconds_count\{phase="acquire",process="([^"]+)",scenario="fair-lock"\} (\d+)$`)
 	var seen string
-	// Only the starter's live view of the other processes counts 9
-	// clients: its own run has 3, and the merged report is no progress.
 	ok := waitFor(ctx, func() bool {
 		resp, err := http.Get("http://" + addr + "/metrics")
 		if err != nil {
@@ -41,16 +43,22 @@ func TestDistributedMetricsScrape(t *testing.T) {
 		}
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		c, o := clients.FindSubmatch(body), ops.FindSubmatch(body)
-		if c == nil || o == nil {
-			return false
+		sum, procs, timed := 0, map[string]bool{}, map[string]bool{}
+		for _, m := range clients.FindAllSubmatch(body, -1) {
+			n, _ := strconv.Atoi(string(m[2]))
+			sum += n
+			procs[string(m[1])] = true
 		}
-		n, _ := strconv.Atoi(string(c[1]))
-		seen = fmt.Sprintf("clients %s, operations %s", c[1], o[1])
-		return n == 9
+		for _, m := range latency.FindAllSubmatch(body, -1) {
+			if n, _ := strconv.Atoi(string(m[2])); n > 0 {
+				timed[string(m[1])] = true
+			}
+		}
+		seen = fmt.Sprintf("clients %d over %d processes, acquire latencies from %d", sum, len(procs), len(timed))
+		return sum == 9 && len(procs) == 3 && len(timed) == 3
 	})
 	cmd.Wait()
 	if !ok {
-		t.Fatalf("no scrape during the run counted the 9 clients of the 3 processes (last: %s)\n%s", seen, out)
+		t.Fatalf("no scrape during the run showed the 3 processes' series, 9 clients in all, each with latencies (last: %s)\n%s", seen, out)
 	}
 }

@@ -248,15 +248,11 @@ func (l *Load) Started() bool {
 	return len(l.runs) > 0
 }
 
-// ServeLoad serves a new Load on addr; process, when set, labels every
-// series (one endpoint per process of a distributed run).
-func ServeLoad(addr, process string) (*Endpoint, *Load, error) {
+// ServeLoad serves new Loads on addr; process, when set, labels this
+// process's series (a distributed run: see Loads).
+func ServeLoad(addr, process string) (*Endpoint, *Loads, error) {
 	reg := prometheus.NewRegistry()
-	var r prometheus.Registerer = reg
-	if process != "" {
-		r = prometheus.WrapRegistererWith(prometheus.Labels{"process": process}, reg)
-	}
-	l, err := NewLoad(r)
+	l, err := NewLoads(reg, process)
 	if err != nil {
 		return nil, nil, fmt.Errorf("exporter: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/zkherd/zkherd/loadgen"
 	"github.com/zkherd/zkherd/loadrun"
 	"github.com/zkherd/zkherd/metrics"
 	"github.com/zkherd/zkherd/scenarios"
@@ -124,5 +125,40 @@ func TestEndpointLingers(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + ep.Addr() + "/metrics"); err == nil {
 		t.Error("the endpoint still answers after Close")
+	}
+}
+
+// TestProcessSeries: a distributed run's starter serves each process's
+// own series, labelled with the process, never the whole run's under its
+// own label (a sum over process would count the others twice).
+func TestProcessSeries(t *testing.T) {
+	ep, l, err := ServeLoad("127.0.0.1:0", "h:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ep.Close(context.Background(), 0) })
+	l.apply(loadrun.EventStarting{Run: scenarios.Run{Spec: scenarios.Spec{Name: "fair", Recipe: scenarios.FairLock, Clients: 2}}})
+	l.apply(loadrun.EventProgress{Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Clients: 4, Ops: 12,
+		PerProcess: []loadgen.ProcessProgress{
+			{Label: "h:1", Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Clients: 2, Ops: 5}},
+			{Label: "h:2", Progress: loadgen.Progress{Name: "fair", Recipe: scenarios.FairLock, Clients: 2, Ops: 7}},
+		}}})
+	l.apply(loadrun.EventInterval{Run: "fair", Phase: metrics.Acquire, Process: "h:2", Values: []loadrun.ValueCount{{Micros: 1000, Count: 3}}})
+	l.apply(loadrun.EventInterval{Run: "fair", Phase: metrics.Acquire, Values: []loadrun.ValueCount{{Micros: 2000, Count: 1}}})
+	_, text := get(t, "http://"+ep.Addr()+"/metrics", "text/plain")
+	for _, want := range []string{
+		`zkherd_clients{process="h:1",scenario="fair"} 2`,
+		`zkherd_clients{process="h:2",scenario="fair"} 2`,
+		`zkherd_operations_total{process="h:1",scenario="fair"} 5`,
+		`zkherd_operations_total{process="h:2",scenario="fair"} 7`,
+		`zkherd_latency_seconds_count{phase="acquire",process="h:1",scenario="fair"} 1`,
+		`zkherd_latency_seconds_count{phase="acquire",process="h:2",scenario="fair"} 3`,
+	} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("exposition lacks %s:\n%s", want, text)
+		}
+	}
+	if strings.Contains(string(text), `zkherd_operations_total{process="h:1",scenario="fair"} 12`) {
+		t.Errorf("the whole run's operations are served under one process's label:\n%s", text)
 	}
 }

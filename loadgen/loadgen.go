@@ -368,4 +368,18 @@ type Progress struct {
 	// Lock is who waits on whom at the run's first lock (lock recipes,
 	// while the run goes; nil in the final progress).
 	Lock *WaitGraph
+
+	// PerProcess, in the progress of a distributed run's starter, is
+	// each process's own figures (its own and the others' last live
+	// parts), which the rest of the Progress sums: the metrics endpoint's
+	// series per process. Nil elsewhere.
+	PerProcess []ProcessProgress
+}
+
+// ProcessProgress is one process's own figures in a distributed run.
+type ProcessProgress struct {
+	// Label names the process: "host:pid", as its own metrics endpoint
+	// labels its series.
+	Label string
+	Progress
 }

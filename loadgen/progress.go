@@ -335,3 +335,7 @@ func (r *runner) openAdmin(ctx context.Context) (*recipes.Session, error) {
 	defer cancel()
 	return recipes.NewSession(actx, r.opts.Servers, opts...)
 }
+
+// ProcessLabel is the label of the process with pid on host, in the
+// series of a distributed run's metrics.
+func ProcessLabel(host string, pid int) string { return fmt.Sprintf("%s:%d", host, pid) }

@@ -224,13 +224,18 @@ func (r *Runner) Join(ctx context.Context, id string, d Distributed) error {
 // executeDistributed runs the plan's steps through Execute, each step
 // being a distrib step; pick says which of its results the plan keeps.
 func (r *Runner) executeDistributed(ctx context.Context, env *Env, m *distrib.Member, plan *Plan, d Distributed, c coordination, pick func(distrib.Outcome) *loadgen.Result) Outcome {
+	var events *hub // the hub of the events, for the other processes' intervals
 	x := execution{
-		step: func(ctx context.Context, i int, _ scenarios.Run, opts loadgen.Options) (*loadgen.Result, bool, error) {
-			o, err := m.Step(ctx, i, c.options(d, opts))
+		step: func(ctx context.Context, i int, run scenarios.Run, opts loadgen.Options) (*loadgen.Result, bool, error) {
+			o := c.options(d, opts)
+			if events != nil {
+				o.OnProcessInterval = events.processIntervalHook(run.Name)
+			}
+			out, err := m.Step(ctx, i, o)
 			if err != nil {
 				return nil, false, err
 			}
-			return pick(o), o.Local.Partial, nil
+			return pick(out), out.Local.Partial, nil
 		},
 		announce: func(i int, run scenarios.Run) string {
 			if len(plan.Runs) < 2 {
@@ -239,8 +244,9 @@ func (r *Runner) executeDistributed(ctx context.Context, env *Env, m *distrib.Me
 			return fmt.Sprintf("run %d of %d: %s; waiting for every process", i+1, len(plan.Runs), run.Name)
 		},
 	}
-	return r.show(ctx, plan, env.Where(), func(ctx context.Context, sink sink) Outcome {
-		return x.run(ctx, env.LoadOptions(), plan, sink)
+	return r.show(ctx, plan, env.Where(), func(ctx context.Context, s sink) Outcome {
+		events, _ = s.(*hub)
+		return x.run(ctx, env.LoadOptions(), plan, s)
 	})
 }
 

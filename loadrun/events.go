@@ -56,6 +56,9 @@ type EventNotice struct {
 type EventInterval struct {
 	Run   string
 	Phase metrics.Phase
+	// Process, in a distributed run's starter, labels another process's
+	// values (loadgen.ProcessLabel); "" for this process's.
+	Process string
 	// Values are the interval's latencies corrected for coordinated
 	// omission (the report's headline), as value and count pairs.
 	Values []ValueCount
@@ -278,6 +281,20 @@ func (h *hub) intervalHook(name string) func(metrics.Phase, *metrics.PhaseInterv
 	return func(p metrics.Phase, pi *metrics.PhaseInterval) {
 		if pi.Corrected != nil {
 			h.publish(EventInterval{Run: name, Phase: p, Values: IntervalValues(pi)}, WantIntervals)
+		}
+	}
+}
+
+// processIntervalHook is run name's hook for the
+// other processes' intervals of a distributed run
+// (distrib.Options.OnProcessInterval), nil when nobody wants them.
+func (h *hub) processIntervalHook(name string) func(string, metrics.Phase, *metrics.PhaseInterval) {
+	if !h.wants(WantIntervals) {
+		return nil
+	}
+	return func(process string, p metrics.Phase, pi *metrics.PhaseInterval) {
+		if pi.Corrected != nil {
+			h.publish(EventInterval{Run: name, Phase: p, Process: process, Values: IntervalValues(pi)}, WantIntervals)
 		}
 	}
 }
