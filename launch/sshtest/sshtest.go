@@ -154,9 +154,6 @@ func (s *Server) Options(key string) []string {
 	}
 }
 
-// Log is what sshd logged so far.
-func (s *Server) Log() string { return s.log.String() }
-
 func write(t testing.TB, name, text string) {
 	t.Helper()
 	if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
