@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkherd/zkherd/cluster"
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/output"
 	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/loadrun"
@@ -30,7 +31,7 @@ func newClusterCmd(g *globalOptions) *cobra.Command {
 // before cmd runs.
 func registerOutput(cmd *cobra.Command, f *output.Format) {
 	cmd.Flags().StringVarP((*string)(f), "output", "o", "text", "output format: text or json")
-	cmd.PreRunE = func(*cobra.Command, []string) error { return f.Check() }
+	cmd.PreRunE = func(*cobra.Command, []string) error { return exit.Named(f.Check(), flagName) }
 }
 
 // clusterHeapMB is each member's JVM heap for user-facing ensembles: room

@@ -24,7 +24,6 @@ var advisers = map[string]bool{".": true, "internal/usermsg": true}
 // list only shrinks.
 var notYet = map[string]bool{
 	"internal/credentials": true, // --auth, --auth-file: resolved for every command
-	"internal/output":      true, // --output
 	"cluster":              true, // the connect string a "cluster up" prints for its users
 	"exporter":             true, // metric help naming the inspector's budgets
 	"inspect":              true, // the inspector's notices (--auth, --no-watches, ...)

@@ -24,7 +24,7 @@ const (
 // Check refuses anything but text and json.
 func (f Format) Check() error {
 	if f != Text && f != JSON {
-		return exit.Usagef("--output %q: choose text or json", string(f))
+		return exit.Inputf("{output} %q: choose text or json", string(f))
 	}
 	return nil
 }
