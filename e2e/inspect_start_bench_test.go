@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +20,9 @@ import (
 // to another client (issue 26, finding 9): on the production-sized state
 // of BenchmarkInspectorCost (about 205,000 znodes, 100,000 data watches,
 // 2,000 sessions), a writer sets data 200 times a second while an
-// inspector (the library zkherd inspect runs, on its Locks view: watch
-// lists wanted) starts, runs its first snapshots for a window, and closes;
+// inspector (zkherd inspect in a tmux terminal, its own process, on its
+// Locks view: watch lists wanted; ZKHERD_BENCH_BIN runs a binary built
+// beforehand) starts, runs its first snapshots for a window, and closes;
 // ZKHERD_BENCH_STARTS (default 6) times, each followed by a quiet window
 // of the writer alone. It reports the longest write that started in any
 // start window (stall_start_ms, the worst of all starts) and in any quiet
@@ -29,6 +32,8 @@ import (
 // server_max_quiet_ms: srst, then mntr's zk_max_latency, the inspector's
 // own requests included) says what the server did.
 // ZKHERD_BENCH_START_WINDOW (default 5s) sets both windows' length.
+//
+//	go test -run '^$' -bench InspectorStartStall -benchtime 1x -timeout 40m ./e2e/
 func BenchmarkInspectorStartStall(b *testing.B) {
 	starts := 6
 	if v := os.Getenv("ZKHERD_BENCH_STARTS"); v != "" {
@@ -85,21 +90,60 @@ func BenchmarkInspectorStartStall(b *testing.B) {
 		ms, _ := m.Int("zk_max_latency")
 		return time.Duration(ms) * time.Millisecond
 	}
+	// The inspector starts in its own process (zkherd inspect in a tmux
+	// terminal), as another client meets it: in the benchmark's process
+	// its CPU and garbage collection (cons and dump of 2,000 sessions)
+	// delayed the writer's goroutines as much as the server did.
+	// ZKHERD_BENCH_START_LIBRARY=1 starts the inspect library in this
+	// process instead, as the figures before 26 Nov 10:00 UTC did.
+	library := os.Getenv("ZKHERD_BENCH_START_LIBRARY") == "1"
+	var bin string
+	tm := func(args ...string) (string, error) { return "", nil }
+	if !library {
+		tmux, err := exec.LookPath("tmux")
+		if err != nil {
+			b.Fatal("tmux is needed: apt-get install tmux")
+		}
+		if bin = os.Getenv("ZKHERD_BENCH_BIN"); bin == "" {
+			bin = zkherdBin(b)
+		}
+		socket := fmt.Sprintf("zkherd-start-bench-%d", os.Getpid())
+		tm = func(args ...string) (string, error) {
+			out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
+			return string(out), err
+		}
+		defer tm("kill-server")
+	}
 	var onStart, quiet, serverStart, serverQuiet []time.Duration
 	b.ResetTimer()
 	for range starts {
 		serverMax()
 		t0 := time.Now()
-		sctx, stop := context.WithTimeout(ctx, window)
-		in, err := inspect.Open(sctx, inspect.Options{Servers: ens.Servers()})
-		if err != nil {
-			b.Fatal(err)
+		if library {
+			sctx, stop := context.WithTimeout(ctx, window)
+			in, err := inspect.Open(sctx, inspect.Options{Servers: ens.Servers()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			in.SetNeedWatches(true)
+			for range in.Run(sctx) {
+			}
+			in.Close()
+			stop()
+		} else {
+			// zkherd inspect in a terminal, its own process, on the Locks
+			// view (watch lists wanted), as a user starts it.
+			if out, err := tm("new-session", "-d", "-s", "inspect", "-x", "120", "-y", "40",
+				"exec "+bin+" inspect --server "+ens.ConnectString()); err != nil {
+				b.Fatalf("tmux new-session: %v\n%s", err, out)
+			}
+			tm("send-keys", "-t", "inspect", "2")
+			time.Sleep(time.Until(t0.Add(window)))
+			if screen, _ := tm("capture-pane", "-p", "-t", "inspect"); !strings.Contains(screen, "lock director") {
+				b.Errorf("no Locks view at the end of a start window:\n%s", screen)
+			}
+			tm("kill-session", "-t", "inspect")
 		}
-		in.SetNeedWatches(true)
-		for range in.Run(sctx) {
-		}
-		in.Close()
-		stop()
 		time.Sleep(time.Until(t0.Add(window + time.Second))) // the last writes of the window end
 		onStart = append(onStart, longest(t0, t0.Add(window)))
 		serverStart = append(serverStart, serverMax())
