@@ -97,12 +97,23 @@ func moduleSources(t *testing.T) []srcFile {
 // (faults/foreign.go, loadgen/foreign.go): anything else reads the
 // kind's properties from its entry.
 func TestFaultKindNamedInFewFiles(t *testing.T) {
-	idents := map[FaultKind]string{ExpireHolder: "ExpireHolder", ExpireRandom: "ExpireRandom", KillLeader: "KillLeader",
-		KillMember: "KillMember", PauseMember: "PauseMember", CutConnections: "CutConnections",
-		DelayConnections: "DelayConnections", DropConnections: "DropConnections", LagMember: "LagMember",
-		ForeignDelete: "ForeignDelete", ForeignWrite: "ForeignWrite", PauseClient: "PauseClient"}
+	// Each kind's constant, as fault.go declares it (a new kind needs no
+	// edit here).
+	src, err := os.ReadFile("fault.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idents := map[FaultKind]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\t([A-Z]\w*)\s+FaultKind\s*=\s*"([^"]+)"`).FindAllSubmatch(src, -1) {
+		idents[FaultKind(m[2])] = string(m[1])
+	}
+	for _, k := range FaultKinds() {
+		if idents[k] == "" {
+			t.Fatalf("fault kind %s: no constant of type FaultKind declared for it in fault.go", k)
+		}
+	}
 	if len(idents) != len(FaultKinds()) {
-		t.Fatalf("the test knows %d fault kinds, FaultKinds() lists %d: add the new one to idents", len(idents), len(FaultKinds()))
+		t.Fatalf("fault.go declares %d fault kinds, FaultKinds() lists %d", len(idents), len(FaultKinds()))
 	}
 	files := moduleSources(t)
 	for k, ident := range idents {
