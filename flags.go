@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkherd/zkherd/connstr"
 	"github.com/zkherd/zkherd/internal/credentials"
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/pkgerr"
 	"github.com/zkherd/zkherd/internal/usermsg"
 	"github.com/zkherd/zkherd/recipes"
@@ -52,7 +53,7 @@ func (g *globalOptions) register(root *cobra.Command) {
 func (g *globalOptions) load() error {
 	auth, err := credentials.Resolve(credentials.Source{Flag: g.auth, File: g.authFile, Env: os.Getenv})
 	if err != nil {
-		return usageErr("%v", pkgerr.Reason(err))
+		return exit.Named(exit.AsUsage(pkgerr.Reason(err)), flagName)
 	}
 	g.auth = auth
 	cfg, err := g.tlsFiles.Config()

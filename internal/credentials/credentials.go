@@ -7,10 +7,11 @@ package credentials
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
 // EnvVar is the environment variable read when neither --auth nor
@@ -21,12 +22,15 @@ const EnvVar = "ZKHERD_AUTH"
 // name the source and the fix, never the password, and read as they are.
 var ErrBad = errors.New("credentials: bad credentials")
 
-type badError struct{ msg string }
+// badError names the values at fault as {auth}, {auth-file}
+// (exit.Input): the command names them its way, as its flags.
+type badError struct{ err *exit.InputError }
 
-func (e badError) Error() string        { return e.msg }
+func (e badError) Error() string        { return e.err.Error() }
+func (e badError) Unwrap() error        { return e.err }
 func (e badError) Is(target error) bool { return target == ErrBad }
 
-func bad(format string, a ...any) error { return badError{fmt.Sprintf(format, a...)} }
+func bad(format string, a ...any) error { return badError{exit.Input(format, a...)} }
 
 // Source is where Resolve looks.
 type Source struct {
@@ -41,26 +45,27 @@ type Source struct {
 // line and must be readable by its owner only (mode 0600 or 0400).
 func Resolve(s Source) (string, error) {
 	if s.Flag != "" && s.File != "" {
-		return "", bad("--auth and --auth-file both given: keep one")
+		return "", bad("{auth} and {auth-file} both given: keep one")
 	}
-	var auth, from string
+	// from names the source in a message: a format and its argument.
+	var auth, from, fromArg string
 	switch {
 	case s.Flag != "":
-		auth, from = s.Flag, "--auth"
+		auth, from = s.Flag, "{auth}%s"
 	case s.File != "":
 		a, err := readFile(s.File)
 		if err != nil {
 			return "", err
 		}
-		auth, from = a, "--auth-file "+s.File
+		auth, from, fromArg = a, "{auth-file} %s", s.File
 	case s.Env != nil && s.Env(EnvVar) != "":
-		auth, from = s.Env(EnvVar), EnvVar
+		auth, from, fromArg = s.Env(EnvVar), "%s", EnvVar
 	default:
 		return "", nil
 	}
 	user, pass, found := strings.Cut(auth, ":")
 	if !found || user == "" || pass == "" {
-		return "", bad("%s: expected user:password (digest scheme)", from)
+		return "", bad(from+": expected user:password (digest scheme)", fromArg)
 	}
 	return auth, nil
 }
@@ -69,22 +74,22 @@ func readFile(name string) (string, error) {
 	st, err := os.Stat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", bad("--auth-file %s: no such file", name)
+		return "", bad("{auth-file} %s: no such file", name)
 	case err != nil:
-		return "", bad("--auth-file %s: cannot read it (%v)", name, errors.Unwrap(err))
+		return "", bad("{auth-file} %s: cannot read it (%v)", name, errors.Unwrap(err))
 	case !st.Mode().IsRegular():
-		return "", bad("--auth-file %s: not a regular file", name)
+		return "", bad("{auth-file} %s: not a regular file", name)
 	case st.Mode().Perm()&0o077 != 0:
-		return "", bad("--auth-file %s: mode %04o lets other users read the password: chmod 600 %s", name, st.Mode().Perm(), name)
+		return "", bad("{auth-file} %s: mode %04o lets other users read the password: chmod 600 %s", name, st.Mode().Perm(), name)
 	}
 	b, err := os.ReadFile(name)
 	if err != nil {
-		return "", bad("--auth-file %s: cannot read it (%v)", name, errors.Unwrap(err))
+		return "", bad("{auth-file} %s: cannot read it (%v)", name, errors.Unwrap(err))
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	line = strings.TrimSuffix(line, "\r")
 	if line == "" {
-		return "", bad("--auth-file %s: empty: write user:password on its first line", name)
+		return "", bad("{auth-file} %s: empty: write user:password on its first line", name)
 	}
 	return line, nil
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
 func TestResolve(t *testing.T) {
@@ -66,6 +68,14 @@ func TestResolve(t *testing.T) {
 			}
 			if strings.Contains(err.Error(), "s3cret") {
 				t.Fatalf("error %q shows the password", err)
+			}
+			if strings.Contains(err.Error(), "--") {
+				t.Errorf("error %q names a flag (the command names the values it names)", err)
+			}
+			if tt.src.File != "" && tt.src.Flag == "" {
+				if got := exit.Text(err, func(in string) string { return "--" + in }); !strings.HasPrefix(got, "--auth-file ") {
+					t.Errorf("as the command shows it: %q, want it to start --auth-file", got)
+				}
 			}
 		})
 	}
