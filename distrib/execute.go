@@ -202,7 +202,7 @@ func (m *Member) Step(ctx context.Context, step int, opts Options) (_ Outcome, e
 			merged.Notes = append(merged.Notes, coordNote(opts.CoordWhere, parts))
 		}
 		settled := m.settleQueue(ctx, step, run, parts, merged)
-		m.checkLeftovers(ctx, step, merged, waitLeftovers(run, lost))
+		m.checkLeftovers(ctx, step, merged, waitLeftovers(run, lost), expiryWait(run))
 		checkHistories(ctx, m.plan.Processes, parts, merged, settled)
 		merged.Checks.Passed = len(merged.Checks.Violations) == 0 && len(merged.Checks.NotChecked) == 0
 		o.Merged = merged
@@ -225,14 +225,21 @@ func collectTimeout(run scenarios.Run, join time.Duration) time.Duration {
 //
 // A process that died leaves its ephemeral nodes until the servers expire
 // its sessions: the check then looks again for up to wait while nodes
-// are left.
-func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Result, wait time.Duration) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second+wait)
+// are left. So does a session whose close never reached the servers (its
+// connection down when its client closed it: a run's end on busy servers
+// closes thousands at once), whose nodes stay until the servers expire
+// it: the check looks again for up to expiry (twice the session timeout
+// and a margin) before it calls what is still there left, and says what
+// went meanwhile. A node still there then was left by a client, not by a
+// lost close.
+func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Result, wait, expiry time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second+max(wait, expiry))
 	defer cancel()
 	conn, chroot := m.workConn()
 	ns := chroot + m.Namespace(step)
 	n, some, err := loadgen.Leftovers(ctx, conn, ns)
-	for deadline := time.Now().Add(wait); err == nil && n > 0 && time.Now().Before(deadline); {
+	first, firstSome, began := n, some, time.Now()
+	for deadline := began.Add(max(wait, expiry)); err == nil && n > 0 && time.Now().Before(deadline); {
 		t := time.NewTimer(200 * time.Millisecond)
 		select {
 		case <-ctx.Done():
@@ -245,6 +252,10 @@ func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Resu
 		res.Notes = append(res.Notes, fmt.Sprintf("could not check the shared namespace for leftover znodes: %v", err))
 		return
 	}
+	if gone := first - n; gone > 0 && wait == 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d node(s) found in the shared namespace after every process finished (e.g. %s) went within %v: the servers removed them on expiring sessions whose close had not reached them",
+			gone, firstSome[0], time.Since(began).Round(time.Second)))
+	}
 	if n > 0 {
 		res.Checks.LeftoverZnodes += n
 		res.Checks.LeftoverPaths = append(res.Checks.LeftoverPaths, some...)
@@ -253,6 +264,10 @@ func (m *Member) checkLeftovers(ctx context.Context, step int, res *loadgen.Resu
 		res.Checks.Passed = false
 	}
 }
+
+// expiryWait is how long the servers may take to expire a session of
+// run whose close did not reach them.
+func expiryWait(run scenarios.Run) time.Duration { return 2*run.SessionTimeout + 5*time.Second }
 
 // lostParts returns the last live parts of the processes that died
 // before publishing their results, marked lost, and says in failed what
@@ -296,7 +311,7 @@ func waitLeftovers(run scenarios.Run, lost map[int]memberInfo) time.Duration {
 	if len(lost) == 0 {
 		return 0
 	}
-	return 2*run.SessionTimeout + 5*time.Second
+	return expiryWait(run)
 }
 
 // coordNote says where the run's coordination went and what it cost, in
