@@ -24,7 +24,7 @@ func TestLeftoverOfLostClose(t *testing.T) {
 	ns := m.Namespace(0)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	client, err := recipes.NewSession(ctx, []string{p.Addr()}, recipes.WithSessionTimeout(2*time.Second))
+	client, err := recipes.NewSession(ctx, []string{p.Addr()}, recipes.WithSessionTimeout(4*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestLeftoverOfLostClose(t *testing.T) {
 		t.Fatalf("the record went at once (exists %v, %v): the close reached the server, the test tests nothing", ok, err)
 	}
 	res := &loadgen.Result{}
-	m.checkLeftovers(ctx, 0, res, 0, 2*2*time.Second+5*time.Second)
+	m.checkLeftovers(ctx, 0, res, 0, 2*4*time.Second+5*time.Second)
 	if res.Checks.LeftoverZnodes != 0 || len(res.Checks.Violations) != 0 {
 		t.Errorf("leftovers %d, violations %q; want none: the node went when its session expired", res.Checks.LeftoverZnodes, res.Checks.Violations)
 	}
