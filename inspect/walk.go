@@ -209,11 +209,21 @@ const walkChunk = 32
 //
 // A walk starts again only once the last one's units, spread since its
 // start, average at most walkAverage a second: on a small tree every
-// RescanEvery snapshots, on a 2,000-directory one every 200-400 s.
+// RescanEvery snapshots, on a 2,000-directory one every 500-1,000 s. At
+// 10 a second (as before) the walks again and again cost a long-running
+// exporter more than its polls: measured on the benchmark's tree, the
+// headless exporter sent about 20 requests a second during a walk and
+// 2.5-5 between (20 lock directories every 5 s, --scan-root limiting the
+// walk to them), so a walk averaging 10 would have been two thirds of its
+// requests. At 4 the walks cost what the polls do. What that costs: a
+// directory that no session owns or watches by name (a queue whose items
+// wait for a consumer not yet started) joins up to ~10 minutes after it
+// appears on such a tree; the directories sessions own or watch join at
+// the next poll, and a small tree is walked every RescanEvery snapshots.
 const (
 	walkDepth    = pipelineDepth
 	walkRate     = 20
-	walkAverage  = 10
+	walkAverage  = 4
 	namesPerUnit = 100
 )
 
