@@ -74,7 +74,37 @@ func runClusterUp(ctx context.Context, out io.Writer, o clusterUpOptions) error 
 		return err
 	}
 	defer ens.Stop()
-	return cluster.Up(ctx, ens, cluster.UpOptions{JSON: o.output == output.JSON, Out: out, Log: os.Stderr})
+	describe := func(info cluster.Info) error {
+		if t := info.TLS; t != nil {
+			info.Flags = fmt.Sprintf("--tls-ca %s --tls-cert %s --tls-key %s", t.CA, t.Cert, t.Key)
+		}
+		return o.output.Write(out, info, func(w io.Writer) error { writeClusterUp(w, info); return nil })
+	}
+	return cluster.Up(ctx, ens, cluster.UpOptions{Print: describe, Log: os.Stderr})
+}
+
+// writeClusterUp writes info for a person: the members, the connect
+// string and the commands that use it.
+func writeClusterUp(out io.Writer, info cluster.Info) {
+	fmt.Fprintf(out, "ZooKeeper ensemble up: %d member(s)", len(info.Members))
+	if info.TLS != nil {
+		fmt.Fprint(out, ", TLS only (client certificates required)")
+	}
+	fmt.Fprintln(out)
+	for _, m := range info.Members {
+		admin := m.AdminURL
+		if admin == "" {
+			admin = "(AdminServer off)"
+		}
+		fmt.Fprintf(out, "  member %d  %-21s %-10s pid %-7d admin %s\n", m.ID, m.Address, m.Role, m.PID, admin)
+	}
+	fmt.Fprintf(out, "\nconnect string: %s\n", info.ConnectString)
+	conn := "--server " + info.ConnectString
+	if info.TLS != nil {
+		fmt.Fprintf(out, "TLS: CA %s\n     client certificate %s, key %s\n", info.TLS.CA, info.TLS.Cert, info.TLS.Key)
+		conn += " " + info.Flags
+	}
+	fmt.Fprintf(out, "\n  zkherd cluster status %s\n  zkherd inspect %s\n  zkherd cluster kill|pause|resume|restart MEMBER\n\nPress Ctrl-C to stop and remove it.\n", conn, conn)
 }
 
 type clusterStatusOptions struct {

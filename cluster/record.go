@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
 // A Record describes a running `zkherd cluster up` to other zkherd
@@ -110,7 +111,7 @@ func Find(servers []string) (Record, error) {
 		for _, r := range recs {
 			names = append(names, r.ConnectString())
 		}
-		return Record{}, fmt.Errorf("cluster: %d \"zkherd cluster up\" are running (%s): pick one with --server", len(recs), strings.Join(names, "; "))
+		return Record{}, exit.Input("cluster: %d \"zkherd cluster up\" are running (%s): pick one with {server}", len(recs), strings.Join(names, "; "))
 	}
 	for _, r := range recs {
 		if slices.ContainsFunc(servers, func(s string) bool { _, ok := r.Member(s); return !ok }) {

@@ -170,7 +170,7 @@ func verdict(st Status) (bool, string) {
 	case st.Leaders == 0:
 		return false, "no leader elected: the members are electing, or have no quorum"
 	case st.Leaders > 1:
-		return false, fmt.Sprintf("%d members claim to lead: --server may list servers of different ensembles", st.Leaders)
+		return false, fmt.Sprintf("%d members claim to lead: the servers named may be of different ensembles", st.Leaders)
 	}
 	return true, ""
 }

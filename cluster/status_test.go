@@ -16,7 +16,7 @@ func TestVerdict(t *testing.T) {
 		{"electing", []MemberStatus{up(1, ModeNotServing), up(2, ModeNotServing), up(3, ModeNotServing)}, false, "no leader elected: the members are electing, or have no quorum"},
 		{"one down while electing", []MemberStatus{up(1, ModeNotServing), down(2), up(3, ModeNotServing)}, false, "1 of 3 members down (member 2)"},
 		{"none", []MemberStatus{down(1)}, false, "no member answered"},
-		{"two leaders", []MemberStatus{up(1, "leader"), up(2, "leader")}, false, "2 members claim to lead: --server may list servers of different ensembles"},
+		{"two leaders", []MemberStatus{up(1, "leader"), up(2, "leader")}, false, "2 members claim to lead: the servers named may be of different ensembles"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,11 +12,12 @@ import (
 
 // UpOptions say where `cluster up` writes.
 type UpOptions struct {
-	// JSON prints the ensemble's description (Info) as JSON rather than text.
-	JSON bool
-	// Out receives the description; Log the live notices (member deaths,
-	// leader changes, commands run) and the stop messages.
-	Out, Log io.Writer
+	// Print prints the ensemble's description once it serves: how to
+	// connect to it, in the command's terms (its flags), as text or JSON.
+	Print func(Info) error
+	// Log receives the live notices (member deaths, leader changes,
+	// commands run) and the stop messages.
+	Log io.Writer
 }
 
 // Up keeps ens, a local ensemble just started, until ctx ends, as
@@ -58,15 +58,8 @@ func Up(ctx context.Context, ens *ensemble.Ensemble, o UpOptions) error {
 		notices(fmt.Sprintf("cannot write the cluster record (%v): cluster kill/pause/resume/restart will not find this ensemble", err))
 	}
 
-	info := Describe(ctx, ens)
-	if o.JSON {
-		enc := json.NewEncoder(o.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(info); err != nil {
-			return err
-		}
-	} else {
-		info.WriteText(o.Out)
+	if err := o.Print(Describe(ctx, ens)); err != nil {
+		return err
 	}
 	<-ctx.Done()
 	fmt.Fprintln(o.Log, "\nstopping the ensemble...")
@@ -84,7 +77,8 @@ type Info struct {
 	ConnectString string             `json:"connect_string"`
 	Members       []InfoMember       `json:"members"`
 	TLS           *ensemble.TLSFiles `json:"tls,omitempty"`
-	// Flags are the global flags that connect to it (TLS files).
+	// Flags are the command line's flags that connect to it (the TLS
+	// files), set by the command that prints Info (UpOptions.Print).
 	Flags string `json:"flags,omitempty"`
 }
 
@@ -113,32 +107,5 @@ func Describe(ctx context.Context, ens *ensemble.Ensemble) Info {
 		}
 		info.Members = append(info.Members, InfoMember{ID: m.ID, Address: m.ClientAddr, Role: role, PID: m.PID, AdminURL: m.AdminURL, LogFile: m.LogFile})
 	}
-	if t := ens.TLS(); t != nil {
-		info.Flags = fmt.Sprintf("--tls-ca %s --tls-cert %s --tls-key %s", t.CA, t.Cert, t.Key)
-	}
 	return info
-}
-
-// WriteText writes info for a person: the members, the connect string and
-// the commands that use it.
-func (info Info) WriteText(out io.Writer) {
-	fmt.Fprintf(out, "ZooKeeper ensemble up: %d member(s)", len(info.Members))
-	if info.TLS != nil {
-		fmt.Fprint(out, ", TLS only (client certificates required)")
-	}
-	fmt.Fprintln(out)
-	for _, m := range info.Members {
-		admin := m.AdminURL
-		if admin == "" {
-			admin = "(AdminServer off)"
-		}
-		fmt.Fprintf(out, "  member %d  %-21s %-10s pid %-7d admin %s\n", m.ID, m.Address, m.Role, m.PID, admin)
-	}
-	fmt.Fprintf(out, "\nconnect string: %s\n", info.ConnectString)
-	conn := "--server " + info.ConnectString
-	if info.TLS != nil {
-		fmt.Fprintf(out, "TLS: CA %s\n     client certificate %s, key %s\n", info.TLS.CA, info.TLS.Cert, info.TLS.Key)
-		conn += " " + info.Flags
-	}
-	fmt.Fprintf(out, "\n  zkherd cluster status %s\n  zkherd inspect %s\n  zkherd cluster kill|pause|resume|restart MEMBER\n\nPress Ctrl-C to stop and remove it.\n", conn, conn)
 }

@@ -23,7 +23,6 @@ var advisers = map[string]bool{".": true, "internal/usermsg": true}
 // with what they name; the test fails when one no longer does, so the
 // list only shrinks.
 var notYet = map[string]bool{
-	"cluster":              true, // the connect string a "cluster up" prints for its users
 	"exporter":             true, // metric help naming the inspector's budgets
 	"inspect":              true, // the inspector's notices (--auth, --no-watches, ...)
 	"tui/views/tree":       true, // the inspector's notices (--auth, --allow-writes)
