@@ -561,7 +561,12 @@ func (m *Member) Finish(ctx context.Context) (err error) {
 
 // finishTimeout bounds the retries of a run's last requests (marking it
 // finished, removing it, reading the parts after the collect's deadline).
-const finishTimeout = 2 * time.Minute
+//
+// Each of the two (marking, removing) waits at most this long for servers
+// it cannot reach, so that a run whose servers are gone still ends
+// within a minute; a run left on the servers is removed by a later run
+// once its owner mark has expired.
+const finishTimeout = 30 * time.Second
 
 // closeOwn closes the coordination session this member opened itself
 // (retry.go), if any.
