@@ -447,3 +447,45 @@ func TestServerFaultsKeepQuorum(t *testing.T) {
 		t.Errorf("the leader was killed (event %d) before the killed member was back and serving (event %d)", leaderKill, firstBack)
 	}
 }
+
+// TestServerFaultWaitOutlivesRun: a kill that is still waiting for
+// another fault's member when the run ends is reported as not carried
+// out, with why, not left out in silence.
+func TestServerFaultWaitOutlivesRun(t *testing.T) {
+	ens := enstest.Start(t, 3)
+	var ev events
+	x, err := faults.New(faults.Options{
+		Faults: []scenarios.Fault{
+			{At: 0, Kind: scenarios.KillMember, Duration: time.Minute},
+			{At: 300 * time.Millisecond, Kind: scenarios.KillLeader, Duration: 500 * time.Millisecond},
+		},
+		Start:          time.Now(),
+		SessionTimeout: sessionTimeout,
+		Ensemble:       ens,
+		OnEvent:        ev.add,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for len(ev.details(faults.EventFault)) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(time.Second) // the kill-leader is due, and waits
+	}()
+	sum := run(t, x, done)
+	if sum.MemberKills != 1 || sum.LeaderKills != 0 {
+		t.Errorf("MemberKills %d, LeaderKills %d; want the member killed and the leader not", sum.MemberKills, sum.LeaderKills)
+	}
+	notes := strings.Join(ev.details(faults.EventNote), "\n")
+	if !strings.Contains(notes, "kill-leader not carried out: waited") || !strings.Contains(notes, "(kill-member) to be back and serving") || !strings.Contains(notes, "until the run ended") {
+		t.Errorf("notes %q, want the kill-leader's wait for the killed member reported", notes)
+	}
+	for _, m := range ens.Members() {
+		if m.State != ensemble.Running {
+			t.Errorf("member %d is %v after the run, want running (restarted at the end)", m.ID, m.State)
+		}
+	}
+}

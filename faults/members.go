@@ -82,6 +82,9 @@ func (x *Executor) reserveMember(ctx context.Context, f scenarios.Fault) (slot *
 		select {
 		case <-changed:
 		case <-ctx.Done():
+			slices.Sort(blockers)
+			x.skip(f, "waited %v for %s to be back and serving (no quorum without it) until the run ended",
+				roundDur(time.Since(start)), strings.Join(blockers, " and "))
 			return nil, "", false
 		}
 	}

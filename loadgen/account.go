@@ -86,7 +86,7 @@ func (r *runner) account(ctx context.Context, before snapshot, end windowEnd) *R
 		}
 	}
 	if len(r.opts.Members) > 1 {
-		if w := replicaWarning(context.WithoutCancel(ctx), r.opts.Members, r.opts.TLS); w != "" {
+		if w := replicaWarning(context.WithoutCancel(ctx), r.opts.Members, r.opts.TLS, r.digestsSeen); w != "" {
 			work.warnings = append(work.warnings, w)
 		}
 	}

@@ -17,6 +17,9 @@ import (
 type serverCounters struct {
 	packets int64 // zk_packets_received + zk_packets_sent
 	fanout  int64 // watchers notified: fourlw's fan-out summaries
+	// digests is each member's zk_digest_mismatches_count, -1 where it
+	// could not be read (see replicaWarning).
+	digests []int64
 }
 
 func (a serverCounters) sub(b serverCounters) serverCounters {
@@ -41,7 +44,9 @@ func readCounters(ctx context.Context, members []string, cfg *tls.Config) (serve
 		errs []error
 		wg   sync.WaitGroup
 	)
-	for _, addr := range members {
+	sum.digests = make([]int64, len(members))
+	for i, addr := range members {
+		sum.digests[i] = -1
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -52,6 +57,9 @@ func readCounters(ctx context.Context, members []string, cfg *tls.Config) (serve
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			if n, ok := m.Int("zk_digest_mismatches_count"); ok {
+				sum.digests[i] = n
+			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("mntr %s: %w", addr, err))
 				return
@@ -89,7 +97,8 @@ func oneLine(err error) string {
 
 // replicaWarning reads every member's zk_digest_mismatches_count and
 // returns a warning naming the members that counted any, "" when none
-// did. A follower compares the digest of its data tree with the one its
+// did; seen are the most each member counted when the run polled them
+// (seenDigests), since a member restarted by a fault counts from 0 again. A follower compares the digest of its data tree with the one its
 // leader sent with each transaction: a mismatch means its copy of the
 // data differs from the leader's, a fault of the servers (queue-chaos once
 // saw items acknowledged and deleted come back after leader kills, and
@@ -97,7 +106,7 @@ func oneLine(err error) string {
 // can cause or mend. Members that cannot be read are left out: the count
 // is evidence when present, and its absence proves nothing (a restarted
 // member starts again from 0, and servers older than 3.6 have none).
-func replicaWarning(ctx context.Context, members []string, cfg *tls.Config) string {
+func replicaWarning(ctx context.Context, members []string, cfg *tls.Config, seen []int64) string {
 	counts := make([]int64, len(members))
 	var wg sync.WaitGroup
 	for i, addr := range members {
@@ -110,7 +119,21 @@ func replicaWarning(ctx context.Context, members []string, cfg *tls.Config) stri
 		}()
 	}
 	wg.Wait()
+	for i := range min(len(seen), len(counts)) {
+		counts[i] = max(counts[i], seen[i])
+	}
 	return digestWarning(members, counts)
+}
+
+// seenDigests keeps in most the largest of each member's counts in c.
+func seenDigests(most []int64, c serverCounters) []int64 {
+	if most == nil {
+		most = make([]int64, len(c.digests))
+	}
+	for i := range min(len(most), len(c.digests)) {
+		most[i] = max(most[i], c.digests[i])
+	}
+	return most
 }
 
 // digestWarning is replicaWarning's text for each member's count.

@@ -34,6 +34,7 @@ func (r *runner) pollServers(ctx context.Context, stop <-chan struct{}, done cha
 			pctx, cancel := context.WithTimeout(ctx, r.opts.Interval)
 			c, err := readCounters(pctx, r.opts.Members, r.opts.TLS)
 			cancel()
+			r.digestsSeen = seenDigests(r.digestsSeen, c)
 			if err == nil {
 				r.serverNow.Store(&c)
 			}

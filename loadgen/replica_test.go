@@ -35,7 +35,15 @@ func TestReplicaWarningReadsMembers(t *testing.T) {
 			t.Errorf("%s: mntr has no zk_digest_mismatches_count", addr)
 		}
 	}
-	if w := replicaWarning(context.Background(), ens.Servers(), nil); w != "" {
+	if w := replicaWarning(context.Background(), ens.Servers(), nil, nil); w != "" {
 		t.Errorf("a healthy ensemble: warning %q, want none", w)
+	}
+	// A member that counted mismatches while the run polled it and was
+	// restarted since (its count back to 0) is still named.
+	seen := seenDigests(nil, serverCounters{digests: []int64{0, -1, 0}})
+	seen = seenDigests(seen, serverCounters{digests: []int64{0, 4, -1}})
+	seen = seenDigests(seen, serverCounters{digests: []int64{0, 0, 0}})
+	if w := replicaWarning(context.Background(), ens.Servers(), nil, seen); !strings.Contains(w, "4 on "+ens.Servers()[1]) {
+		t.Errorf("member 2 counted 4 before a restart: warning %q, want it named", w)
 	}
 }

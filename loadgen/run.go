@@ -128,6 +128,9 @@ type runner struct {
 	// poll, for the live figures.
 	before    atomic.Pointer[snapshot]
 	serverNow atomic.Pointer[serverCounters]
+	// digestsSeen is the most zk_digest_mismatches_count each member
+	// showed the poller; written by pollServers only, read after it ended.
+	digestsSeen []int64
 }
 
 // lastLine keeps the last line a session logged, for error messages.
