@@ -455,6 +455,12 @@ func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (
 	defer cancel()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	// A process counts as lost once its member node has been gone for a
+	// coordination session's timeout: a process whose session expired
+	// while the servers could not be reached (a large run's end) makes
+	// its node again in a new session (retry.go) and publishes, and one
+	// gone for good (killed) stays gone.
+	gone := map[int]time.Time{}
 	for {
 		var children []string
 		var ch <-chan zk.Event
@@ -480,7 +486,7 @@ func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (
 			parts, err := m.read(dctx, dir, children)
 			return parts, nil, err
 		}
-		if lost, err := m.lostOf(children); err == nil && len(lost) > 0 && len(lost)+len(children) >= m.plan.Processes {
+		if lost, err := m.lostOf(children); err == nil && goneFor(gone, lost, m.sess().Timeout()) && len(lost)+len(children) >= m.plan.Processes {
 			parts, err := m.read(dctx, dir, children)
 			if err != nil {
 				return nil, nil, err
@@ -502,6 +508,26 @@ func (m *Member) Collect(ctx context.Context, step int, timeout time.Duration) (
 			return parts, nil, fmt.Errorf("%w: %d of %d processes published their results within %v", ErrMissing, len(parts), m.plan.Processes, timeout)
 		}
 	}
+}
+
+// goneFor notes in since when each process of lost was first seen gone
+// (forgetting those seen again), and reports whether every one of them,
+// and at least one, has been gone for grace.
+func goneFor(since map[int]time.Time, lost map[int]memberInfo, grace time.Duration) bool {
+	now := time.Now()
+	for i := range since {
+		if _, ok := lost[i]; !ok {
+			delete(since, i)
+		}
+	}
+	all := len(lost) > 0
+	for i := range lost {
+		if _, ok := since[i]; !ok {
+			since[i] = now
+		}
+		all = all && now.Sub(since[i]) >= grace
+	}
+	return all
 }
 
 // lostOf returns the processes that have not published (no p-<index>

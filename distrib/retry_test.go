@@ -124,3 +124,64 @@ func TestPublishAcrossExpiry(t *testing.T) {
 		t.Fatalf("Collect after a cut: %d parts, lost %v, %v; want the one part", len(parts), lost, err)
 	}
 }
+
+// TestCollectWaitsForReturningProcess is a joined process whose
+// coordination session ended before it published (the servers out of
+// reach at a large run's end): it makes its member node again in a new
+// session and publishes. The starter, which saw the node gone, must not
+// call it lost at once and merge its last live part in its place.
+func TestCollectWaitsForReturningProcess(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	plan := Plan{RunID: "returning", Processes: 2, Title: "fair-lock", Runs: []scenarios.Run{fairLockRun(t, 1, time.Second)}}
+	starter, err := Start(ctx, session(t, ens.Servers()), "", plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer starter.Finish(context.Background())
+	first, err := recipes.NewSession(ctx, ens.Servers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	joiner, err := Join(ctx, first, "", "returning")
+	if err != nil {
+		t.Fatal(err)
+	}
+	barrier := make(chan error, 1)
+	go func() { barrier <- joiner.Barrier(ctx, 0, time.Minute) }()
+	if err := starter.Barrier(ctx, 0, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-barrier; err != nil {
+		t.Fatal(err)
+	}
+	if err := starter.Publish(ctx, 0, &Part{Host: "s", PID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// The joiner's session ends; 2 s later it is back in a new one
+	// (reattach), and publishes.
+	first.Close()
+	back := make(chan error, 1)
+	go func() {
+		time.Sleep(2 * time.Second)
+		s, err := recipes.NewSession(ctx, ens.Servers())
+		if err != nil {
+			back <- err
+			return
+		}
+		joiner.reattach(ctx, s)
+		joiner.s.Store(s)
+		joiner.ownS = true // Leave closes it
+		back <- joiner.Publish(ctx, 0, &Part{Host: "j", PID: 2, Ops: 3})
+	}()
+	parts, lost, err := starter.Collect(ctx, 0, time.Minute)
+	if berr := <-back; berr != nil {
+		t.Fatal(berr)
+	}
+	defer joiner.Leave()
+	if err != nil || len(lost) != 0 || len(parts) != 2 {
+		t.Fatalf("Collect: %d parts, lost %v, %v; want both parts: the joiner came back", len(parts), lost, err)
+	}
+}
