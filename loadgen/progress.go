@@ -291,8 +291,10 @@ func (r *runner) reviveAdmin(ctx context.Context) error {
 	return nil
 }
 
-// adminRecvBuffer is the largest reply the admin session accepts: the
-// checks list what the run left, and queue-chaos left 21,000 to 25,000
+// CheckerRecvBuffer is the largest reply a checker session accepts: the
+// admin session here, and a distributed run's sessions that settle its
+// queue (loadrun). The checks list what the run left, and queue-chaos
+// left 21,000 to 25,000
 // queue items, a listing of 1.2-1.4 MB, more than the 1 MiB default
 // (TestQueueCheckListsLargeQueue). Assumptions:
 //   - go-zookeeper allocates min(1.5 MiB, this) per connection and grows
@@ -305,14 +307,14 @@ func (r *runner) reviveAdmin(ctx context.Context) error {
 //     then says "not checked" and why (listingErr).
 //
 // 64 MiB lists about a million queue items (about 60 bytes a name).
-const adminRecvBuffer = 64 << 20
+const CheckerRecvBuffer = 64 << 20
 
 // adminOptions are the options of every session that sets up, checks or
 // removes the run's namespace.
 func (r *runner) adminOptions() []recipes.SessionOption {
 	return append(slices.Clone(r.opts.SessionOptions),
 		recipes.WithSessionTimeout(r.run.SessionTimeout),
-		recipes.WithBufferSizes(recipes.DefaultBufferSize, adminRecvBuffer))
+		recipes.WithBufferSizes(recipes.DefaultBufferSize, CheckerRecvBuffer))
 }
 
 // listingErr explains a failed listing of dir by the admin session: a
@@ -320,7 +322,7 @@ func (r *runner) adminOptions() []recipes.SessionOption {
 func (r *runner) listingErr(dir string, err error, tooLargeBefore int64) error {
 	if n, last := r.admin.RepliesTooLarge(); n > tooLargeBefore {
 		return fmt.Errorf("the listing of %s is larger than the checker's %d MiB receive buffer (%s): %w",
-			dir, adminRecvBuffer>>20, last, recipes.ErrReplyTooLarge)
+			dir, CheckerRecvBuffer>>20, last, recipes.ErrReplyTooLarge)
 	}
 	if errors.Is(err, zk.ErrConnectionClosed) {
 		return fmt.Errorf("the connection to the server closed while it listed %s (a reply larger than the server's jute.maxbuffer is one cause): %w", dir, err)

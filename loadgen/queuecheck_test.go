@@ -3,7 +3,6 @@ package loadgen
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -11,9 +10,9 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/google/uuid"
 
 	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/internal/queuetest"
 	"github.com/zkherd/zkherd/recipes"
 	"github.com/zkherd/zkherd/scenarios"
 )
@@ -52,7 +51,7 @@ func TestQueueCheckListsLargeQueue(t *testing.T) {
 			}
 			// The ticker waits for this: the items are all there before
 			// the checks.
-			once.Do(func() { injectErr = addQueueItems(admin.Conn(), Root+"/bigqueue/queue", extra) })
+			once.Do(func() { injectErr = queuetest.AddItems(admin.Conn(), Root+"/bigqueue/queue", extra) })
 		},
 	})
 	if injectErr != nil {
@@ -79,26 +78,6 @@ func TestQueueCheckListsLargeQueue(t *testing.T) {
 	}
 }
 
-// addQueueItems creates n queue items under dir, in multis of 1,000
-// creates (each request about 100 KB, well under the server's 1 MiB
-// jute.maxbuffer), named as Put names them but with sequence numbers from
-// 9,000,000,000 so that they sort after every item the run puts. Their
-// data is no item of the run's.
-func addQueueItems(conn *zk.Conn, dir string, n int) error {
-	acl := zk.WorldACL(zk.PermAll)
-	for start := 0; start < n; start += 1000 {
-		ops := make([]any, 0, 1000)
-		for i := start; i < min(n, start+1000); i++ {
-			name := fmt.Sprintf("%s%s-%s%010d", recipes.ProtectedPrefix, uuid.NewString(), recipes.PrefixQueueItem, 9_000_000_000+i)
-			ops = append(ops, &zk.CreateRequest{Path: dir + "/" + name, Data: []byte("added"), Acl: acl})
-		}
-		if _, err := conn.Multi(ops...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // TestListingErrSaysTooLarge: a listing the admin session refused for its
 // receive buffer is explained as such, not as a closed connection (here
 // with a 4 KiB buffer and 200 children, about 12 KB).
@@ -119,7 +98,7 @@ func TestListingErrSaysTooLarge(t *testing.T) {
 	if _, err := setup.Conn().Create(dir, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	if err := addQueueItems(setup.Conn(), dir, 200); err != nil {
+	if err := queuetest.AddItems(setup.Conn(), dir, 200); err != nil {
 		t.Fatal(err)
 	}
 	r := &runner{admin: s}

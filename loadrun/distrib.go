@@ -62,10 +62,11 @@ func (r *Runner) coordinate(ctx context.Context, env *Env, d Distributed) (coord
 		servers, c.chroot = d.Coord.Servers, d.Coord.Chroot
 		c.where = d.Coord.String() + exit.Advice(r.Target.Name, " ({coord-server}; no coordination request reaches the servers under test)")
 	}
-	opts := env.t.SessionOptions
+	// The session that settles a queue lists every item left in it.
+	opts := append(slices.Clone(env.t.SessionOptions), recipes.WithBufferSizes(recipes.DefaultBufferSize, loadgen.CheckerRecvBuffer))
 	if env.t.TLS == nil {
 		c.count = &distrib.RequestCounter{}
-		opts = append(slices.Clone(opts), recipes.WithDialer(c.count.Dialer()))
+		opts = append(opts, recipes.WithDialer(c.count.Dialer()))
 	}
 	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
@@ -97,7 +98,8 @@ func (r *Runner) sessions(ctx context.Context, env *Env, d Distributed) (*recipe
 		c, err := r.coordinate(ctx, env, d)
 		return c.s, c, err
 	}
-	work, err := env.session(ctx)
+	// The work session settles a queue: it lists every item left in it.
+	work, err := env.session(ctx, recipes.WithBufferSizes(recipes.DefaultBufferSize, loadgen.CheckerRecvBuffer))
 	if err != nil {
 		return nil, coordination{}, err
 	}

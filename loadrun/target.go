@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,11 +158,11 @@ func (e *Env) LoadOptions() loadgen.Options {
 }
 
 // session opens the session a process coordinates a distributed run
-// through.
-func (e *Env) session(ctx context.Context) (*recipes.Session, error) {
+// through, with the target's session options and extra.
+func (e *Env) session(ctx context.Context, extra ...recipes.SessionOption) (*recipes.Session, error) {
 	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	s, err := recipes.NewSession(sctx, e.Server.Servers, e.t.SessionOptions...)
+	s, err := recipes.NewSession(sctx, e.Server.Servers, append(slices.Clone(e.t.SessionOptions), extra...)...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
