@@ -185,7 +185,7 @@ func TestSSHBadInput(t *testing.T) {
 		want     string
 		wantNone string
 	}{
-		{"unreachable", &SSH{Hosts: []string{"127.0.0.1"}, Options: closed}, "host 127.0.0.1: ssh connection refused; check sshd runs there and its port (--ssh-option Port=N)", ""},
+		{"unreachable", &SSH{Hosts: []string{"127.0.0.1"}, Options: closed}, "host 127.0.0.1: ssh connection refused; check sshd runs there and its port (ssh-option Port=N)", ""}, // the command names the flag (e2e TestHostsBadInput)
 		{"login refused", &SSH{Hosts: []string{"127.0.0.1"}, Options: srv.Options(srv.OtherKey)}, "host 127.0.0.1: ssh login refused (", "ssh-copy-id 127.0.0.1"},
 		{"unknown host key", &SSH{Hosts: []string{"127.0.0.1"}, Options: append([]string{"UserKnownHostsFile=/dev/null"}, srv.Options(srv.Key)...)}, "host 127.0.0.1: its ssh host key is unknown or changed; connect once with ssh 127.0.0.1", ""},
 		{"other platform, no zkherd", &SSH{Hosts: []string{"127.0.0.1"}, Options: srv.Options(srv.Key), platform: "linux/riscv64", Version: "1.2.0"}, "host 127.0.0.1 is linux/amd64 and has no zkherd on its PATH, and this binary is linux/riscv64: install zkherd 1.2.0 there", ""},

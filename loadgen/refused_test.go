@@ -25,7 +25,7 @@ func TestEarlyCloseMessage(t *testing.T) {
 			want:    []string{"maxClientCnxns=0 (no limit per client address), so not that", "out of its quorum"},
 			wantNot: []string{blame, "raise maxClientCnxns"}},
 		{name: "limit", limit: "60",
-			want: []string{blame + " (its conf says maxClientCnxns=60)", "raise maxClientCnxns", "--source-addrs"}},
+			want: []string{blame + " (its conf says maxClientCnxns=60)", "raise maxClientCnxns", "more loopback addresses with --source-addrs"}}, // named as the command names it
 		{name: "conf unreadable", err: errors.New("conf is not executed because it is not in the whitelist"),
 			want:    []string{"One possible cause is a limit of connections per client address", "not in the whitelist", "out of its quorum"},
 			wantNot: []string{blame}},
@@ -34,6 +34,7 @@ func TestEarlyCloseMessage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := &sessionParams{
 				servers: []string{"127.0.0.1:2181"}, sourceAddrs: 1,
+				name:     func(input string) string { return "--" + input }, // as package main names its flags
 				serverUp: func() bool { return true },
 				maxCnxns: func(context.Context) (string, error) { return tt.limit, tt.err },
 			}
