@@ -149,7 +149,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			// zkherd first, then the user's install locations (ZooKeeper,
 			// Java).
-			bin, err := raceBuild.get()
+			bin, err := checkedBuild.get()
 			if err != nil {
 				return err
 			}

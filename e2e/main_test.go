@@ -47,9 +47,16 @@ type build struct {
 	err  error
 }
 
+// plainBuild is zkherd as a user builds it; checkedBuild is the same
+// build unless the tests run with -race.
 var (
-	plainBuild = &build{}
-	raceBuild  = &build{race: raceEnabled}
+	plainBuild   = &build{}
+	checkedBuild = func() *build {
+		if raceEnabled {
+			return &build{race: true}
+		}
+		return plainBuild
+	}()
 )
 
 func (b *build) get() (string, error) {
@@ -93,7 +100,7 @@ func zkherdBin(t testing.TB) string {
 // that check.
 func checkedBin(t testing.TB) string {
 	t.Helper()
-	path, err := raceBuild.get()
+	path, err := checkedBuild.get()
 	if err != nil {
 		t.Fatal(err)
 	}
