@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,21 +97,10 @@ func BenchmarkInspectorStartStall(b *testing.B) {
 	// process instead, as the figures before 26 Nov 10:00 UTC did.
 	library := os.Getenv("ZKHERD_BENCH_START_LIBRARY") == "1"
 	var bin string
-	tm := func(args ...string) (string, error) { return "", nil }
 	if !library {
-		tmux, err := exec.LookPath("tmux")
-		if err != nil {
-			b.Fatal("tmux is needed: apt-get install tmux")
-		}
 		if bin = os.Getenv("ZKHERD_BENCH_BIN"); bin == "" {
 			bin = zkherdBin(b)
 		}
-		socket := fmt.Sprintf("zkherd-start-bench-%d", os.Getpid())
-		tm = func(args ...string) (string, error) {
-			out, err := exec.Command(tmux, append([]string{"-L", socket}, args...)...).CombinedOutput()
-			return string(out), err
-		}
-		defer tm("kill-server")
 	}
 	var onStart, quiet, serverStart, serverQuiet []time.Duration
 	b.ResetTimer()
@@ -133,16 +121,13 @@ func BenchmarkInspectorStartStall(b *testing.B) {
 		} else {
 			// zkherd inspect in a terminal, its own process, on the Locks
 			// view (watch lists wanted), as a user starts it.
-			if out, err := tm("new-session", "-d", "-s", "inspect", "-x", "120", "-y", "40",
-				"exec "+bin+" inspect --server "+ens.ConnectString()); err != nil {
-				b.Fatalf("tmux new-session: %v\n%s", err, out)
-			}
-			tm("send-keys", "-t", "inspect", "2")
+			term := newTmuxScreen(b, 120, 40, "exec "+bin+" inspect --server "+ens.ConnectString())
+			term.keys("2")
 			time.Sleep(time.Until(t0.Add(window)))
-			if screen, _ := tm("capture-pane", "-p", "-t", "inspect"); !strings.Contains(screen, "lock director") {
+			if screen := term.screen(); !strings.Contains(screen, "lock director") {
 				b.Errorf("no Locks view at the end of a start window:\n%s", screen)
 			}
-			tm("kill-session", "-t", "inspect")
+			term.close()
 		}
 		time.Sleep(time.Until(t0.Add(window + time.Second))) // the last writes of the window end
 		onStart = append(onStart, longest(t0, t0.Add(window)))
