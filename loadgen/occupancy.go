@@ -91,10 +91,9 @@ func removeRecord(s *recipes.Session, node string, patience time.Duration) error
 	defer deadline.Stop()
 	for {
 		err := s.Conn().Delete(node, -1)
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing):
+		if done, retry := recordDeleted(err); done {
 			return nil
-		case !errors.Is(err, zk.ErrConnectionClosed) && !errors.Is(err, zk.ErrNoServer):
+		} else if !retry {
 			return err
 		}
 		retry := time.NewTimer(50 * time.Millisecond)
@@ -108,6 +107,22 @@ func removeRecord(s *recipes.Session, node string, patience time.Duration) error
 		case <-retry.C:
 		}
 	}
+}
+
+// recordDeleted says what a delete of a holder's record returned: done
+// when the record is gone or goes with its session, retry when the
+// connection was lost and the outcome is unknown (recipes'
+// IsConnectionLoss, the one classifier: go-zookeeper also hands a request
+// the raw error of its socket write, "broken pipe" or "connection reset",
+// when the server dropped the connection). Neither: a refusal to report.
+func recordDeleted(err error) (done, retry bool) {
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrClosing):
+		return true, false
+	case recipes.IsConnectionLoss(err):
+		return false, true
+	}
+	return false, false
 }
 
 // heldDir is the directory of a lock's holder records: a sibling of the
