@@ -21,11 +21,11 @@ import (
 // range of a lock's acquire from an idle server to a herd on a slow one.
 var LatencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
-// Load is a load run's metrics: it reads the run's events (Consume, a
-// loadrun subscription with loadrun.WantIntervals), keeps the last figures
-// of each scenario and hands them to every scrape. The counters are the run's own counts, not
-// a second count kept here: the last scrape of a finished run reads what
-// report.json says.
+// Load is one process's load-run metrics: it takes the run's events (from
+// Loads, which reads a loadrun subscription with loadrun.WantIntervals),
+// keeps the last figures of each scenario and hands them to every scrape.
+// The counters are the run's own counts, not a second count kept here:
+// the last scrape of a finished run reads what report.json says.
 type Load struct {
 	latency *prometheus.HistogramVec
 
@@ -151,13 +151,6 @@ func (l *Load) Collect(ch chan<- prometheus.Metric) {
 	l.latency.Collect(ch)
 }
 
-// Consume takes the events of a run until they end.
-func (l *Load) Consume(events <-chan loadrun.Event) {
-	for ev := range events {
-		l.apply(ev)
-	}
-}
-
 // apply takes one event: a scenario's series appear at its start, each
 // progress report keeps the figures every scrape reads, and every value
 // of a closed interval goes into its phase's histogram. Notices are for
@@ -238,14 +231,6 @@ func sortedKeys(m map[string]int64) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// Started reports whether a scenario started (a scrape has something to
-// read).
-func (l *Load) Started() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.runs) > 0
 }
 
 // ServeLoad serves new Loads on addr; process, when set, labels this
