@@ -150,11 +150,7 @@ func Start(ctx context.Context, s *recipes.Session, chroot string, plan Plan) (_
 	// member node, number 0, at once: a process that joins as soon as the
 	// run's node appears cannot take number 0 (its sequential node comes
 	// after m-0000000000).
-	host, _ := os.Hostname()
-	info, err := json.Marshal(memberInfo{Index: 0, Host: host, PID: os.Getpid()})
-	if err != nil {
-		return nil, err
-	}
+	info := ownInfo(0)
 	acl := zk.WorldACL(zk.PermAll)
 	node := root + "/members/m-0000000000"
 	if _, err := conn.Multi(
@@ -231,9 +227,7 @@ func (m *Member) register() error {
 	}
 	// The node says whose it is, so that the starter can name a process
 	// whose node expired (it died).
-	host, _ := os.Hostname()
-	info, _ := json.Marshal(memberInfo{Index: m.index, Host: host, PID: os.Getpid()})
-	if _, err := conn.Set(node, info, -1); err != nil {
+	if _, err := conn.Set(node, ownInfo(m.index), -1); err != nil {
 		conn.Delete(node, -1)
 		return fmt.Errorf("register in run %s: %w", m.plan.RunID, err)
 	}
@@ -245,6 +239,13 @@ type memberInfo struct {
 	Index int    `json:"index"`
 	Host  string `json:"host"`
 	PID   int    `json:"pid"`
+}
+
+// ownInfo is this process's member node data as process number index.
+func ownInfo(index int) []byte {
+	host, _ := os.Hostname()
+	info, _ := json.Marshal(memberInfo{Index: index, Host: host, PID: os.Getpid()}) // plain fields: cannot fail
+	return info
 }
 
 // alive returns the members whose nodes are there, by index.

@@ -2,10 +2,8 @@ package distrib
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -113,9 +111,7 @@ func (m *Member) reattach(ctx context.Context, s *recipes.Session) {
 		m.createEphemeral(ctx, s, m.root+"/"+loadgen.OwnerMark, nil, acl)
 	}
 	if m.node != "" {
-		host, _ := os.Hostname()
-		info, _ := json.Marshal(memberInfo{Index: m.index, Host: host, PID: os.Getpid()})
-		m.createEphemeral(ctx, s, m.node, info, acl)
+		m.createEphemeral(ctx, s, m.node, ownInfo(m.index), acl)
 	}
 }
 
