@@ -29,7 +29,7 @@ type headlessOptions struct {
 }
 
 func newInspectCmd(g *globalOptions) *cobra.Command {
-	o := tui.InspectOptions{}
+	o := tui.InspectOptions{Name: flagName}
 	h := headlessOptions{}
 	cmd := newCommand("inspect", "Live terminal view of an ensemble: tree, locks, queues, sessions, servers", "inspect", cobra.NoArgs, func(cmd *cobra.Command, _ []string) error {
 		if err := h.check(); err != nil {
@@ -132,7 +132,7 @@ func runHeadless(ctx context.Context, o *tui.InspectOptions, h headlessOptions, 
 	return exporter.ServeInspector(ctx, exporter.HeadlessOptions{
 		Inspect: inspect.Options{
 			Servers: cs.Servers, AdminURLs: o.AdminURLs, Chroot: cs.Chroot, SessionTimeout: o.SessionTimeout, Auth: o.Auth, TLS: o.TLS,
-			PollInterval: o.PollInterval, ScanRoots: o.ScanRoots, NoWatches: o.NoWatches, WatchBudget: o.WatchBudget,
+			PollInterval: o.PollInterval, ScanRoots: o.ScanRoots, NoWatches: o.NoWatches, WatchBudget: o.WatchBudget, Name: o.Name,
 		},
 		ConnectTimeout: o.ConnectTimeout, Addr: h.metricsAddr, MaxPaths: h.maxPaths, Log: stderr,
 	})

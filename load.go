@@ -147,7 +147,7 @@ func (o *loadOptions) show(ctx context.Context, g *globalOptions, r *loadrun.Run
 		events := r.Subscribe(all, loadrun.WantDetail)
 		go func() {
 			defer close(free)
-			derr = tui.LoadDashboard(ctx, events, stop, tui.InspectOptions{SessionTimeout: g.sessionTimeout, Auth: g.auth})
+			derr = tui.LoadDashboard(ctx, events, stop, tui.InspectOptions{SessionTimeout: g.sessionTimeout, Auth: g.auth, Name: flagName})
 		}()
 	} else {
 		events := r.Subscribe(all, 0)

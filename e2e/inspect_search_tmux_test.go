@@ -36,6 +36,11 @@ func TestInspectSearchInTmux(t *testing.T) {
 			t.Fatalf("create %s: %v", n.path, err)
 		}
 	}
+	// A node this session may not read: the search counts it, and the
+	// command names the setting that would help as its flag.
+	if _, err := c.Create("/svc/private", nil, 0, zk.DigestACL(zk.PermAll, "app", "secret")); err != nil {
+		t.Fatalf("create /svc/private: %v", err)
+	}
 	for i := range 200 {
 		if _, err := c.Create(fmt.Sprintf("/svc/web/item-%03d", i), []byte("x"), 0, world); err != nil {
 			t.Fatal(err)
@@ -47,7 +52,8 @@ func TestInspectSearchInTmux(t *testing.T) {
 	s.keys(":")
 	s.text("find db/")
 	s.keys("Enter")
-	s.wait(searchWait, "Search  find db/ · done · 2 hits", "/svc/db/host", "/svc/db/port")
+	// Libraries never name flags (issue 20): zkherd inspect names them.
+	s.wait(searchWait, "Search  find db/ · done · 2 hits", "/svc/db/host", "/svc/db/port", "1 not readable (ACL; see --auth)")
 	t.Log("step: :grep under a path")
 	s.keys(":")
 	s.text("grep /svc 5432")
@@ -59,6 +65,8 @@ func TestInspectSearchInTmux(t *testing.T) {
 	t.Log("step: Enter opens a hit in the Tree; [ comes back")
 	s.keys("j", "Enter")
 	s.wait(10*time.Second, "Tree  /svc/web", "postgres://db1.example.com:5432/app")
+	s.keys("d")
+	s.wait(10*time.Second, "read-only: start zkherd inspect with --allow-writes to change nodes")
 	s.keys("[")
 	s.wait(10*time.Second, "grep /svc 5432 · done")
 	t.Log("step: [ from a newer search comes back to the older one, run again")

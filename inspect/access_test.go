@@ -32,7 +32,8 @@ func TestUnreadableLockDirectory(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	in := openInspector(t, Options{Servers: servers})
+	// The command names the credentials (its flag); this package never does.
+	in := openInspector(t, Options{Servers: servers, Name: func(input string) string { return "--" + input }})
 	in.Snapshot(ctx)
 	in.waitWalk()
 	snap := in.Snapshot(ctx)

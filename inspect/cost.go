@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/fourlw"
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
 // What the inspector asks of the servers, and how it keeps that bounded on
@@ -77,16 +78,17 @@ func (w *watchPoll) due(cmd fourlw.Command, now time.Time) bool {
 }
 
 // wantWchp decides whether member w is asked wchp in the next poll.
-func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time) (bool, string) {
+// The reason names the inputs as name does (exit.Advice).
+func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time, name func(string) string) (bool, string) {
 	switch {
 	case never:
-		return false, "watches not polled (--no-watches)"
+		return false, exit.Advice(name, "watches not polled ({no-watches})")
 	case !need:
 		return false, "watches not polled: no view shows them"
 	case w.count < 0:
 		return false, "watch count not known yet"
 	case budget >= 0 && w.count > int64(budget):
-		return false, fmt.Sprintf("watches not listed: %d watches, above the budget of %d (--watch-budget)", w.count, budget)
+		return false, exit.Advice(name, "watches not listed: %d watches, above the budget of %d ({watch-budget})", w.count, budget)
 	case !w.due(fourlw.CmdWchp, now):
 		return false, ""
 	}
@@ -154,7 +156,7 @@ func (w *watchPoll) askedAll() bool {
 // dump and watch list with what to use: this poll's answers, the previous
 // ones while their adaptive period keeps them from being asked again, or
 // nil (unknown).
-func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, never bool, budget int) {
+func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, never bool, budget int, name func(string) string) {
 	if w.next == nil {
 		w.next = map[fourlw.Command]time.Time{}
 	}
@@ -196,7 +198,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 		w.wchp, w.note = nil, "wchp: "+shortErr(p.WchpErr).Error()
 		w.next[fourlw.CmdWchp] = p.At.Add(max(interval, 10*time.Second))
 	default:
-		if ok, why := wantWchp(w, need, never, budget, p.At); !ok && why != "" {
+		if ok, why := wantWchp(w, need, never, budget, p.At, name); !ok && why != "" {
 			w.wchp, w.note = nil, why
 		}
 	}

@@ -163,7 +163,7 @@ func TestWatchPacing(t *testing.T) {
 	}{
 		{"needed, under budget", watchPoll{count: 10}, true, false, 100, true, ""},
 		{"no view shows watches", watchPoll{count: 10}, false, false, 100, false, "no view shows them"},
-		{"--no-watches", watchPoll{count: 10}, true, true, 100, false, "--no-watches"},
+		{"watches off", watchPoll{count: 10}, true, true, 100, false, "(no-watches)"},
 		{"count unknown", watchPoll{count: -1}, true, false, 100, false, "not known yet"},
 		{"over budget", watchPoll{count: 100001}, true, false, 50000, false, "above the budget of 50000"},
 		{"no limit", watchPoll{count: 100001}, true, false, -1, true, ""},
@@ -171,27 +171,39 @@ func TestWatchPacing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, why := wantWchp(&tt.w, tt.need, tt.never, tt.budget, now)
+			got, why := wantWchp(&tt.w, tt.need, tt.never, tt.budget, now, nil)
 			if got != tt.want || !strings.Contains(why, tt.why) || (tt.why == "" && why != "") {
 				t.Errorf("wantWchp = %v, %q; want %v, %q", got, why, tt.want, tt.why)
 			}
 		})
+	}
+	// The command names the settings (Options.Name), never this package.
+	flag := func(input string) string { return "--" + input }
+	for _, tt := range []struct {
+		w      watchPoll
+		never  bool
+		budget int
+		want   string
+	}{{watchPoll{count: 10}, true, 100, "(--no-watches)"}, {watchPoll{count: 101}, false, 100, "(--watch-budget)"}} {
+		if _, why := wantWchp(&tt.w, true, tt.never, tt.budget, now, flag); !strings.HasSuffix(why, tt.want) {
+			t.Errorf("wantWchp named by the command: %q, want it to end %q", why, tt.want)
+		}
 	}
 	// The adaptive period: wchp took 20 ms, so not again for 20 s; one that
 	// took 100 ms (a busy client machine's measure) not for maxPaced.
 	for _, tt := range []struct{ took, want time.Duration }{{20 * time.Millisecond, 20 * time.Second}, {100 * time.Millisecond, maxPaced}} {
 		w := watchPoll{count: 10, next: map[fourlw.Command]time.Time{}}
 		p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdWchp: tt.took}, Wchp: map[string][]int64{"/a": {1}}}
-		updateWatches(&w, &p, time.Second, true, false, 100)
+		updateWatches(&w, &p, time.Second, true, false, 100, nil)
 		if got := w.next[fourlw.CmdWchp].Sub(now); got != tt.want {
 			t.Errorf("wchp took %v: next after %v, want %v", tt.took, got, tt.want)
 		}
 	}
 	w := watchPoll{count: 10, next: map[fourlw.Command]time.Time{}}
 	p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdWchp: 43 * time.Millisecond}, Wchp: map[string][]int64{"/a": {1}}}
-	updateWatches(&w, &p, time.Second, true, false, 100)
+	updateWatches(&w, &p, time.Second, true, false, 100, nil)
 	later := memberPoll{At: now.Add(time.Second)}
-	updateWatches(&w, &later, time.Second, true, false, 100)
+	updateWatches(&w, &later, time.Second, true, false, 100, nil)
 	if later.Wchp == nil {
 		t.Error("the last watch list is not kept while the period runs")
 	}
@@ -253,7 +265,7 @@ func TestMntrPacing(t *testing.T) {
 		busyWindow := &windowInfo{RequestsPerSec: 400, LatencyAvg: 40}
 		p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond, fourlw.CmdMntr: tt.took},
 			Mntr: map[string]string{"zk_watch_count": "7"}, Window: busyWindow}
-		updateWatches(&w, &p, time.Second, false, false, 100)
+		updateWatches(&w, &p, time.Second, false, false, 100, nil)
 		if got := w.next[fourlw.CmdMntr].Sub(now); got != tt.next {
 			t.Errorf("mntr took %v: next after %v, want %v", tt.took, got, tt.next)
 		}
@@ -272,7 +284,7 @@ func TestMntrPacing(t *testing.T) {
 			t.Errorf("mntr took %v: not asked after %v", tt.took, tt.next)
 		}
 		later := memberPoll{At: now.Add(time.Second), Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond}}
-		updateWatches(&w, &later, time.Second, false, false, 100)
+		updateWatches(&w, &later, time.Second, false, false, 100, nil)
 		if later.Mntr["zk_watch_count"] != "7" || later.Window == nil || later.Window.RequestsPerSec != 400 {
 			t.Errorf("a poll without mntr shows mntr %v, window %+v; want the last ones", later.Mntr, later.Window)
 		}
@@ -419,7 +431,7 @@ func TestStartSpreadsCostlyCommands(t *testing.T) {
 		if got := w.askedAll(); got != (i >= 3) {
 			t.Errorf("poll %d: sessions asked for %v, want %v", i+1, got, i >= 3)
 		}
-		wchp, _ := wantWchp(&w, true, false, 100, at)
+		wchp, _ := wantWchp(&w, true, false, 100, at, nil)
 		cmds := commandsFor(&w, wchp, at)
 		if !slices.Equal(cmds, wantCmds) {
 			t.Errorf("poll %d asks %v, want %v", i+1, cmds, wantCmds)
@@ -431,7 +443,7 @@ func TestStartSpreadsCostlyCommands(t *testing.T) {
 		if slices.Contains(cmds, fourlw.CmdWchp) {
 			p.Wchp = map[string][]int64{}
 		}
-		updateWatches(&w, &p, time.Second, true, false, 100)
+		updateWatches(&w, &p, time.Second, true, false, 100, nil)
 	}
 	if all := commandsFor(nil, true, now); len(all) != 5 {
 		t.Errorf("the whitelist line's commands %v, want all five", all)
@@ -448,7 +460,7 @@ func TestSessionsAsOf(t *testing.T) {
 	cons := []consEntry{{Endpoint: "127.0.0.1:5", Session: 7}}
 	first := memberPoll{Addr: "m", At: now, Cons: cons,
 		Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond, fourlw.CmdCons: 30 * time.Millisecond}}
-	updateWatches(&w, &first, time.Second, false, false, 100)
+	updateWatches(&w, &first, time.Second, false, false, 100, nil)
 	for _, tt := range []struct {
 		after time.Duration
 		old   bool
@@ -461,7 +473,7 @@ func TestSessionsAsOf(t *testing.T) {
 		if tt.after == 0 {
 			p = first
 		}
-		updateWatches(&w, &p, time.Second, false, false, 100)
+		updateWatches(&w, &p, time.Second, false, false, 100, nil)
 		snap := Snapshot{At: p.At, Cluster: mergePolls(p.At, []memberPoll{p})}
 		at, old := snap.SessionsAsOf()
 		if len(snap.Cluster.Sessions) != 1 || !at.Equal(now) || old != tt.old {

@@ -76,7 +76,7 @@ func (in *Inspector) planDelete(ctx context.Context, p string) (DeletePlan, erro
 		levels, n, err := in.tree(ctx, p)
 		switch {
 		case errors.Is(err, ErrNoAccess):
-			plan.Refused = fmt.Sprintf("it has %s and this session may not list what is under it (an ACL there denies READ; see --auth)",
+			plan.Refused = in.advice("it has %s and this session may not list what is under it (an ACL there denies READ; see {auth})",
 				plural(int(r.stat.NumChildren), "child", "children"))
 			return plan, nil
 		case err != nil:
@@ -118,7 +118,7 @@ func (in *Inspector) planDelete(ctx context.Context, p string) (DeletePlan, erro
 			if a.dir != path.Dir(abs) {
 				what = "the children of " + rel
 			}
-			plan.Refused = fmt.Sprintf("this session may not delete %s: the ACL of %s (%s) grants delete to no id of this session (see --auth)",
+			plan.Refused = in.advice("this session may not delete %s: the ACL of %s (%s) grants delete to no id of this session (see {auth})",
 				what, rel, aclText(a.acl))
 			return plan, nil
 		}

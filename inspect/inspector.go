@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/recipes"
 )
@@ -42,7 +43,7 @@ const (
 
 var (
 	// ErrReadOnly is returned by writes when Options.AllowWrites is false.
-	ErrReadOnly = errors.New("inspect: read-only (start with --allow-writes to delete or set data)")
+	ErrReadOnly = errors.New("inspect: read-only (writes are not allowed)")
 	// ErrNoAccess means the node's ACL denies this session.
 	ErrNoAccess = errors.New("inspect: no access")
 	// ErrClosed is returned after Close.
@@ -89,6 +90,10 @@ type Options struct {
 	MaxScanFanout int
 	RescanEvery   int
 	StatLimit     int
+	// Name names a value the user gave ("auth", "no-watches") in the
+	// notices, as the command calls it (package main: its flag); nil
+	// names it bare. A library never names a flag itself (exit.Advice).
+	Name func(input string) string
 }
 
 // Inspector reads one ensemble. Its methods are safe for concurrent use.
@@ -245,6 +250,21 @@ func (in *Inspector) watchBudget() int {
 		return in.opts.WatchBudget
 	}
 	return DefaultWatchBudget
+}
+
+// InputName is how the command names the value the user gave as input
+// (Options.Name): the views name it so in their own notices.
+func (in *Inspector) InputName(input string) string {
+	if in.opts.Name == nil {
+		return input
+	}
+	return in.opts.Name(input)
+}
+
+// advice is a notice naming the inputs written {name} in format as the
+// command calls them (exit.Advice).
+func (in *Inspector) advice(format string, args ...any) string {
+	return exit.Advice(in.opts.Name, format, args...)
 }
 
 // Writable reports whether Delete and SetData are allowed.

@@ -11,6 +11,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkherd/zkherd/fourlw"
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/internal/inert"
 	"github.com/zkherd/zkherd/recipes"
 )
@@ -133,7 +134,7 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	asked := 0
 	cmds := func(i int) []fourlw.Command {
 		now := time.Now()
-		ok, _ := wantWchp(&in.watches[i], need, never, budget, now)
+		ok, _ := wantWchp(&in.watches[i], need, never, budget, now, in.opts.Name)
 		c := commandsFor(&in.watches[i], ok, now)
 		if slices.Contains(c, fourlw.CmdWchp) {
 			asked++
@@ -158,14 +159,14 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	watchesPending := true
 	for i := range polls {
 		p := &polls[i]
-		updateWatches(&in.watches[i], p, in.pollInterval(), need, never, budget)
+		updateWatches(&in.watches[i], p, in.pollInterval(), need, never, budget, in.opts.Name)
 		if n := in.watches[i].note; n != "" && p.Err == nil && !p.Pending && !slices.Contains(notes, n) {
 			notes = append(notes, n)
 		}
 		// The watch list is on its way when the member's first poll is
 		// in flight, or when it is asked in the next poll.
 		if p.Err == nil && p.Wchp == nil {
-			next, _ := wantWchp(&in.watches[i], need, never, budget, time.Now())
+			next, _ := wantWchp(&in.watches[i], need, never, budget, time.Now(), in.opts.Name)
 			watchesPending = watchesPending && !never && (p.Pending || next)
 		}
 	}
@@ -330,7 +331,7 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, e
 				denied[i] = r
 			}
 		}
-		snap.Unreadable, snap.Notices = unreadable(denied, snap.Notices)
+		snap.Unreadable, snap.Notices = unreadable(denied, snap.Notices, in.opts.Name)
 	}()
 	for _, dir := range dirs {
 		if ctx.Err() != nil {
@@ -418,7 +419,7 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, e
 // walk and from the scan of directories holding clients' recipe nodes) and
 // names them in a notice: a lock or queue in one is not shown, and the
 // user must hear that rather than see nothing.
-func unreadable(dirs []string, notices []string) ([]string, []string) {
+func unreadable(dirs []string, notices []string, name func(string) string) ([]string, []string) {
 	slices.Sort(dirs)
 	dirs = slices.Compact(dirs)
 	if len(dirs) == 0 {
@@ -436,7 +437,7 @@ func unreadable(dirs []string, notices []string) ([]string, []string) {
 	if len(dirs) > 1 {
 		what = "directories"
 	}
-	return dirs, append(notices, fmt.Sprintf("%d %s not readable: %s (ACL; see --auth): locks and queues there are not shown", len(dirs), what, list))
+	return dirs, append(notices, exit.Advice(name, "%d %s not readable: %s (ACL; see {auth}): locks and queues there are not shown", len(dirs), what, list))
 }
 
 func (in *Inspector) addCandidate(st *scanState, dir string) {

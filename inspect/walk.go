@@ -3,7 +3,6 @@ package inspect
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path"
 	"slices"
 	"sync"
@@ -135,7 +134,7 @@ func (in *Inspector) takeWalk(snap *Snapshot) {
 	default:
 	}
 	if in.walkTruncated {
-		snap.Notices = append(snap.Notices, fmt.Sprintf("tree scan stopped after %d directories; locks and queues deeper down may be missing (narrow it with --scan-root)", in.maxScanDirs()))
+		snap.Notices = append(snap.Notices, in.advice("tree scan stopped after %d directories; locks and queues deeper down may be missing (narrow it with {scan-root})", in.maxScanDirs()))
 	}
 }
 

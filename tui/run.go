@@ -68,6 +68,9 @@ type InspectOptions struct {
 	ScanRoots   []string
 	NoWatches   bool
 	WatchBudget int
+	// Name names a value the user gave ("auth") in the views' notices as
+	// the command calls it (inspect.Options.Name); nil names it bare.
+	Name func(input string) string
 	// Input and Output default to the terminal (stdin/stdout).
 	Input  io.Reader
 	Output io.Writer
@@ -89,7 +92,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	in, err := inspect.Open(cctx, inspect.Options{
 		Servers: cs.Servers, AdminURLs: opts.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
 		Auth: opts.Auth, TLS: opts.TLS, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
-		ScanRoots: opts.ScanRoots, NoWatches: opts.NoWatches, WatchBudget: opts.WatchBudget,
+		ScanRoots: opts.ScanRoots, NoWatches: opts.NoWatches, WatchBudget: opts.WatchBudget, Name: opts.Name,
 	})
 	cancel()
 	if err != nil {
@@ -184,7 +187,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		src, err = inspect.Open(cctx, inspect.Options{
 			Servers: cs.Servers, AdminURLs: opts.Inspect.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
 			Auth: opts.Inspect.Auth, TLS: opts.Inspect.TLS, PollInterval: opts.Inspect.PollInterval,
-			ScanRoots: opts.Inspect.ScanRoots, NoWatches: opts.Inspect.NoWatches, WatchBudget: opts.Inspect.WatchBudget,
+			ScanRoots: opts.Inspect.ScanRoots, NoWatches: opts.Inspect.NoWatches, WatchBudget: opts.Inspect.WatchBudget, Name: opts.Inspect.Name,
 		})
 		cancel()
 		if err != nil {

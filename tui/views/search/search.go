@@ -16,6 +16,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/tui/common"
 	"github.com/zkherd/zkherd/tui/components/filtertable"
 	"github.com/zkherd/zkherd/tui/components/table"
@@ -24,6 +25,9 @@ import (
 // Source runs searches; *inspect.Inspector is one.
 type Source interface {
 	Search(ctx context.Context, q inspect.SearchQuery) <-chan inspect.SearchProgress
+	// InputName names a value the user gave ("auth") as the command
+	// calls it (inspect.Inspector.InputName): the view never names a flag.
+	InputName(input string) string
 }
 
 // progressMsg is a search's progress; id tells a stale search's apart.
@@ -294,7 +298,11 @@ func (m Model) View() string {
 	head := fmt.Sprintf("%s %s · %s · %s · %s read", m.what, m.query, state,
 		common.Plural(len(p.Hits), "hit", "hits"), common.Plural(p.Visited, "node", "nodes"))
 	if p.Unreadable > 0 {
-		head += " · " + s.Warn.Render(fmt.Sprintf("%d not readable (ACL; see --auth)", p.Unreadable))
+		var name func(string) string
+		if m.src != nil {
+			name = m.src.InputName
+		}
+		head += " · " + s.Warn.Render(exit.Advice(name, "%d not readable (ACL; see {auth})", p.Unreadable))
 	}
 	lines := []string{
 		m.list.Heading("Search", head),

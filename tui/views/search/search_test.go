@@ -43,7 +43,9 @@ func TestView(t *testing.T) {
 	for _, tc := range tests {
 		for _, sz := range tuitest.Sizes {
 			t.Run(tc.name+"_"+sz.Name, func(t *testing.T) {
-				m := New(context.Background(), common.New(sz.Width, sz.Height), nil)
+				// As zkherd inspect shows it: the source's command names
+				// the inputs ("see --auth"); no search is run here.
+				m := New(context.Background(), common.New(sz.Width, sz.Height), flagNamed{})
 				m.SetSize(sz.Width, sz.Height)
 				if tc.p != nil {
 					m.what, m.query = tc.what, tc.arg
@@ -58,6 +60,12 @@ func TestView(t *testing.T) {
 		}
 	}
 }
+
+// flagNamed is a source naming the inputs as a command line does; its
+// searches are never run (the embedded Source is nil).
+type flagNamed struct{ Source }
+
+func (flagNamed) InputName(input string) string { return "--" + input }
 
 // TestBadQuery: a regular expression that does not compile is named, and
 // nothing runs.

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/go-zookeeper/zk"
 	"github.com/zkherd/zkherd/inspect"
+	"github.com/zkherd/zkherd/internal/exit"
 	"github.com/zkherd/zkherd/tui/common"
 )
 
@@ -43,15 +44,25 @@ func (m Model) missingText(err error, p string, seen bool) string {
 		}
 		return "no such node: " + p
 	}
-	return errText(err)
+	return m.errText(err)
 }
 
-func errText(err error) string {
+// advice is a notice naming the inputs written {name} in format as the
+// source's command calls them (Source.InputName); bare without a source.
+func (m Model) advice(format string, args ...any) string {
+	var name func(string) string
+	if m.src != nil {
+		name = m.src.InputName
+	}
+	return exit.Advice(name, format, args...)
+}
+
+func (m Model) errText(err error) string {
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return "gone: the node was deleted"
 	case errors.Is(err, inspect.ErrNoAccess):
-		return "no access: the node's ACL denies this session (see --auth)"
+		return m.advice("no access: the node's ACL denies this session (see {auth})")
 	case errors.Is(err, context.DeadlineExceeded):
 		return "timed out: no member answered in time"
 	}
@@ -69,7 +80,7 @@ func plainErr(err error) string {
 }
 
 // writeErrText explains why a write failed, with what to do.
-func writeErrText(err error) string {
+func (m Model) writeErrText(err error) string {
 	switch {
 	case errors.Is(err, zk.ErrBadVersion):
 		return "the node changed since it was read (version check): nothing written; look again and retry"
@@ -82,7 +93,7 @@ func writeErrText(err error) string {
 	case errors.Is(err, zk.ErrNoNode):
 		return "no such node (or its parent does not exist)"
 	}
-	return errText(err)
+	return m.errText(err)
 }
 
 // rebuildDetail lays out the node pane's lines for the current width.

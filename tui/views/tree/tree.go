@@ -53,6 +53,9 @@ type Source interface {
 	PlanDelete(ctx context.Context, path string) (inspect.DeletePlan, error)
 	DeleteTree(ctx context.Context, path string) (int, error)
 	Writable() bool
+	// InputName names a value the user gave ("auth") as the command
+	// calls it (inspect.Inspector.InputName): the view never names a flag.
+	InputName(input string) string
 }
 
 // ChildrenMsg is a directory listing arriving.
@@ -313,7 +316,7 @@ func (m Model) Update(msg tea.Msg) (Model, tea.Cmd) {
 			m.rebuildDetail()
 		}
 		if msg.Err != nil {
-			text := cmp.Or(msg.Why, fmt.Sprintf("%s %s failed: %s", msg.Op, msg.Path, writeErrText(msg.Err)))
+			text := cmp.Or(msg.Why, fmt.Sprintf("%s %s failed: %s", msg.Op, msg.Path, m.writeErrText(msg.Err)))
 			return m, tea.Batch(notice(text, true), m.fetchNode(m.nodePath))
 		}
 		done := msg.Done

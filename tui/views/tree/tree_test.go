@@ -70,7 +70,9 @@ func TestView(t *testing.T) {
 	for _, tt := range tests {
 		for _, sz := range tuitest.Sizes {
 			t.Run(tt.name+"_"+sz.Name, func(t *testing.T) {
-				m := New(context.Background(), common.New(sz.Width, sz.Height), nil)
+				// As zkherd inspect shows it: the source's command names
+				// the inputs ("see --auth"); no command is run here.
+				m := New(context.Background(), common.New(sz.Width, sz.Height), readOnly{})
 				m.SetSize(sz.Width, sz.Height)
 				m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
 				m.dir = tt.dir
@@ -108,18 +110,33 @@ func TestStaleReplyIgnored(t *testing.T) {
 	}
 }
 
-// TestWritesRefusedReadOnly: delete and set-data say how to enable them.
+// readOnly is a source that refuses writes and names the inputs as a
+// command line does; nothing else of it is called (the embedded Source
+// is nil).
+type readOnly struct{ Source }
+
+func (readOnly) Writable() bool                { return false }
+func (readOnly) InputName(input string) string { return "--" + input }
+
+// TestWritesRefusedReadOnly: delete and set-data say how to enable them,
+// naming the setting as the source's command does (never a flag of the
+// view's own), bare without a source.
 func TestWritesRefusedReadOnly(t *testing.T) {
-	m := New(context.Background(), common.New(80, 24), nil)
-	m, _ = m.Update(ChildrenMsg{Path: "/", Children: inspect.Children{Path: "/", Names: []string{"a"}}})
-	for _, k := range []string{"d", "e"} {
-		_, cmd := m.Update(tuitest.Key(k))
-		if cmd == nil {
-			t.Fatalf("%s: no command", k)
-		}
-		msg, ok := cmd().(common.NoticeMsg)
-		if !ok || !strings.Contains(msg.Text, "--allow-writes") {
-			t.Errorf("%s: got %#v, want a notice naming --allow-writes", k, msg)
+	for _, tt := range []struct {
+		src  Source
+		want string
+	}{{readOnly{}, "start zkherd inspect with --allow-writes"}, {nil, "start zkherd inspect with allow-writes"}} {
+		m := New(context.Background(), common.New(80, 24), tt.src)
+		m, _ = m.Update(ChildrenMsg{Path: "/", Children: inspect.Children{Path: "/", Names: []string{"a"}}})
+		for _, k := range []string{"d", "e"} {
+			_, cmd := m.Update(tuitest.Key(k))
+			if cmd == nil {
+				t.Fatalf("%s: no command", k)
+			}
+			msg, ok := cmd().(common.NoticeMsg)
+			if !ok || !strings.Contains(msg.Text, tt.want) {
+				t.Errorf("%s: got %#v, want a notice saying %q", k, msg, tt.want)
+			}
 		}
 	}
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/zkherd/zkherd/tui/common"
 )
 
-// Writes from the Tree view (with --allow-writes): delete, edit and set
+// Writes from the Tree view (when writes are allowed): delete, edit and set
 // data, create, set an ACL, each asked and confirmed first.
 
 // Keys of the Tree view's own (the shared key map has d and e).
@@ -64,7 +64,7 @@ func (m Model) confirmDelete(msg plannedMsg) (Model, tea.Cmd) {
 	c := msg.Plan
 	switch {
 	case msg.Err != nil:
-		return m, notice(fmt.Sprintf("delete %s: %s", c.Path, writeErrText(msg.Err)), true)
+		return m, notice(fmt.Sprintf("delete %s: %s", c.Path, m.writeErrText(msg.Err)), true)
 	case c.Refused != "":
 		return m, notice(fmt.Sprintf("not deleted: %s: %s", c.Path, c.Refused), true)
 	}
@@ -125,7 +125,7 @@ func (m Model) edit() tea.Cmd {
 	case n == nil || n.Path != m.nodePath:
 		return notice("the node is still being read: try again in a moment", true)
 	case n.NoAccess:
-		return notice("no access: the node's ACL denies reading its data (see --auth)", true)
+		return notice(m.advice("no access: the node's ACL denies reading its data (see {auth})"), true)
 	}
 	p, version, before := n.Path, n.Stat.Version, slices.Clone(n.Data)
 	ext := ".txt"
@@ -204,7 +204,7 @@ func (m Model) confirmEdit(e editedMsg) tea.Cmd {
 				case errors.Is(w.Err, zk.ErrBadVersion):
 					w.Why, w.Kept = fmt.Sprintf("not written, %s changed since it was opened: your edit is kept in %s", e.Path, e.File), e.File
 				default:
-					w.Why, w.Kept = fmt.Sprintf("set data of %s failed: %s; your edit is kept in %s", e.Path, writeErrText(w.Err), e.File), e.File
+					w.Why, w.Kept = fmt.Sprintf("set data of %s failed: %s; your edit is kept in %s", e.Path, m.writeErrText(w.Err), e.File), e.File
 				}
 				return w
 			},
@@ -353,7 +353,7 @@ func (m Model) copyPath() tea.Cmd {
 func (m Model) refuseWrite() tea.Cmd {
 	switch {
 	case m.src == nil || !m.src.Writable():
-		return notice("read-only: start zkherd inspect with --allow-writes to change nodes", true)
+		return notice(m.advice("read-only: start zkherd inspect with {allow-writes} to change nodes"), true)
 	case m.nodePath == "" || m.nodePath == "/":
 		return notice("select a node first", true)
 	}
