@@ -103,7 +103,7 @@ zkherd_queue_head_age_seconds{path="/q/a"} 1
 		t.Error(err)
 	}
 	folded := `
-# HELP zkherd_exporter_paths_folded Lock or queue directories beyond --metrics-max-paths, summed into the path "(other)" (waiters and depths added, ages and herd watchers the largest).
+# HELP zkherd_exporter_paths_folded Lock or queue directories beyond the limit of path label values per kind, summed into the path "(other)" (waiters and depths added, ages and herd watchers the largest).
 # TYPE zkherd_exporter_paths_folded gauge
 zkherd_exporter_paths_folded{kind="lock"} 2
 zkherd_exporter_paths_folded{kind="queue"} 0

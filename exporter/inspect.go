@@ -51,7 +51,7 @@ var (
 		"Age of the queue's oldest item; absent when the queue is empty or the age unknown.",
 		[]string{"path"}, nil)
 	descFolded = prometheus.NewDesc("zkherd_exporter_paths_folded",
-		"Lock or queue directories beyond --metrics-max-paths, summed into the path \""+OtherPath+"\" (waiters and depths added, ages and herd watchers the largest).",
+		"Lock or queue directories beyond the limit of path label values per kind, summed into the path \""+OtherPath+"\" (waiters and depths added, ages and herd watchers the largest).",
 		[]string{"kind"}, nil)
 	descUp = prometheus.NewDesc("zkherd_server_up",
 		"Whether the ensemble member answered the inspector's last poll (absent until its first poll ends).",
@@ -79,7 +79,7 @@ var (
 		"Directories the first walk of the tree has read so far, while zkherd_inspector_scan_complete is 0 (the walk is paced: minutes on a large tree).",
 		nil, nil)
 	descWatchesKnown = prometheus.NewDesc("zkherd_inspector_watches_known",
-		"1 when the servers' watch lists were read (herd watchers are judged), 0 when not (over --watch-budget, not allowed, --no-watches).",
+		"1 when the servers' watch lists were read (herd watchers are judged), 0 when not (more watches than the watch budget, not allowed, or turned off).",
 		nil, nil)
 	descInterval = prometheus.NewDesc("zkherd_inspector_interval_seconds",
 		"Time until the inspector's next poll: the poll interval, stretched while the servers look busy.",
