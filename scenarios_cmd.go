@@ -16,7 +16,7 @@ func newScenariosCmd(g *globalOptions) *cobra.Command {
 	lister := func(f *output.Format) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
 			return f.Write(cmd.OutOrStdout(), scenarios.List(), func(w io.Writer) error {
-				scenarios.WriteList(w)
+				scenarios.WriteList(w, flagName)
 				return nil
 			})
 		}
@@ -46,6 +46,6 @@ func showScenario(w io.Writer, name string) error {
 			return usageErr("%s: %v", name, err)
 		}
 	}
-	scenarios.Explain(w, name, spec, src)
+	scenarios.Explain(w, name, spec, src, flagName)
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/zkherd/zkherd/internal/exit"
 )
 
 // Listed is one built-in scenario as `zkherd scenarios list` shows it;
@@ -49,15 +51,16 @@ func List() []Listed {
 
 // WriteList writes the table `zkherd scenarios list` prints: every
 // built-in scenario with its recipe, size, length, arrival model and the
-// first sentence of its description.
-func WriteList(w io.Writer) {
+// first sentence of its description. name names the input a scenario is
+// given by ("scenario") as the command does (nil: bare; exit.Advice).
+func WriteList(w io.Writer, name func(input string) string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tRECIPE\tCLIENTS\tLENGTH\tARRIVAL\tSUMMARY")
 	for _, l := range List() {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", l.Name, l.Recipe, l.Clients, l.Length, l.Arrival, l.Summary)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nzkherd scenarios show NAME explains one and prints its YAML; zkherd load --scenario NAME|FILE runs it.")
+	fmt.Fprintln(w, "\n"+exit.Advice(name, "zkherd scenarios show NAME explains one and prints its YAML; zkherd load {scenario} NAME|FILE runs it."))
 }
 
 // Explain writes spec, read from src and named name on the command line,
@@ -66,7 +69,8 @@ func WriteList(w io.Writer) {
 // YAML itself. A src that already starts with such a header (the output
 // of an earlier Explain) keeps only the new one, so that
 // `scenarios show my.yaml` of a saved `scenarios show` prints it once.
-func Explain(w io.Writer, name string, spec Spec, src []byte) {
+// input names the input a scenario is given by as WriteList's name does.
+func Explain(w io.Writer, name string, spec Spec, src []byte, input func(string) string) {
 	e := spec.Effective()
 	comment := func(s string) {
 		for _, line := range strings.Split(s, "\n") {
@@ -80,7 +84,7 @@ func Explain(w io.Writer, name string, spec Spec, src []byte) {
 	}
 	comment("")
 	comment(fmt.Sprintf("zkherd scenarios show %s > my.yaml, edit it, then", name))
-	comment("zkherd load --scenario my.yaml. Every field is described in")
+	comment(exit.Advice(input, "zkherd load {scenario} my.yaml. Every field is described in"))
 	comment(DocURL)
 	fmt.Fprintln(w)
 	w.Write(withoutHeader(src))

@@ -12,8 +12,13 @@ func TestExplainTwice(t *testing.T) {
 	spec, _ := Builtin("fair-lock")
 	src, _ := BuiltinSource("fair-lock")
 	var once, twice bytes.Buffer
-	Explain(&once, "fair-lock", spec, src)
-	Explain(&twice, "fair-lock", spec, once.Bytes())
+	flag := func(input string) string { return "--" + input }
+	Explain(&once, "fair-lock", spec, src, flag)
+	Explain(&twice, "fair-lock", spec, once.Bytes(), flag)
+	// The command names the input (its flag); this package never does.
+	if want := "# zkherd load --scenario my.yaml."; !strings.Contains(once.String(), want) {
+		t.Errorf("explained:\n%s\nwant it to say %q", once.String(), want)
+	}
 	if got := strings.Count(twice.String(), "every default applied:"); got != 1 {
 		t.Errorf("header printed %d times, want 1:\n%s", got, twice.String())
 	}

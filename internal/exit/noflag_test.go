@@ -19,13 +19,6 @@ import (
 // command names them its way.
 var advisers = map[string]bool{".": true, "internal/usermsg": true}
 
-// notYet are packages whose user-facing lines still name flags, each
-// with what they name; the test fails when one no longer does, so the
-// list only shrinks.
-var notYet = map[string]bool{
-	"scenarios": true, // "zkherd load --scenario NAME" in the list's help
-}
-
 var flagInText = regexp.MustCompile(`(^|[\s(])--[a-z][a-z-]+`)
 
 // TestLibrariesNameNoFlag: no string of a library (below package main)
@@ -73,13 +66,6 @@ func TestLibrariesNameNoFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	for pkg, lits := range found {
-		if !notYet[pkg] {
-			t.Errorf("%s names flags (name the value as {name}: exit.Inputf, exit.Advice):\n  %s", pkg, strings.Join(lits, "\n  "))
-		}
-	}
-	for pkg := range notYet {
-		if found[pkg] == nil {
-			t.Errorf("%s names no flag any more: take it off notYet", pkg)
-		}
+		t.Errorf("%s names flags (name the value as {name}: exit.Inputf, exit.Advice):\n  %s", pkg, strings.Join(lits, "\n  "))
 	}
 }
