@@ -72,7 +72,7 @@ type Options struct {
 	// Ensemble.TLS). The AdminServer then answers over HTTPS only.
 	TLS bool
 	// Server configuration variants, to test clients against servers
-	// configured unlike the default (see ServerConfigs).
+	// configured unlike the default (see enstest.ServerConfigs).
 	ServerConfig
 	// Installation to run. Defaults to the result of Find.
 	Installation *Installation

@@ -283,7 +283,7 @@ func TestThreeNodes(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			for _, m := range ens.Members() {
-				t.Logf("member %d (%v):\n%s", m.ID, m.State, ensemble.LogTail(m.LogFile, 15))
+				t.Logf("member %d (%v):\n%s", m.ID, m.State, enstest.LogTail(m.LogFile, 15))
 			}
 		}
 		if err := ens.Stop(); err != nil {

@@ -146,10 +146,3 @@ func readFrom(path string, offset int64) ([]byte, error) {
 	}
 	return io.ReadAll(io.LimitReader(f, limit))
 }
-
-// LogTail returns the last n lines of a member's log file (Member.LogFile),
-// for showing why a test or a server failed.
-func LogTail(logFile string, n int) string {
-	p := &process{logFile: logFile}
-	return p.logTail(n)
-}

@@ -11,7 +11,7 @@ import (
 
 // ServerConfig holds the server settings that change what clients may rely
 // on. The zero value is ZooKeeper's default configuration. Recipes are
-// tested against each of ServerConfigs: a library that relies on ACLs, on
+// tested against each of enstest.ServerConfigs: a library that relies on ACLs, on
 // the digest algorithm or on its directories outliving a minute must be
 // caught by one of them.
 type ServerConfig struct {
@@ -70,18 +70,6 @@ func (c ServerConfig) String() string {
 		return "default"
 	}
 	return strings.Join(parts, "+")
-}
-
-// ServerConfigs are the configurations recipes are tested against: the
-// default, one that enforces no ACL, one with a digest algorithm clients do
-// not compute, and one that reaps empty containers within a second.
-func ServerConfigs() []ServerConfig {
-	return []ServerConfig{
-		{},
-		{SkipACL: true},
-		{DigestAlgorithm: "SHA-256"},
-		{ContainerCheckInterval: time.Second},
-	}
 }
 
 // maxSessionMs is the zoo.cfg maxSessionTimeout c asks for.

@@ -8,16 +8,17 @@ import (
 	"time"
 
 	"github.com/zkherd/zkherd/ensemble"
+	"github.com/zkherd/zkherd/ensemble/enstest"
 )
 
 // TestServerConfigsCore runs the core case of each recipe against every
-// server configuration of ensemble.ServerConfigs other than the default
+// server configuration of enstest.ServerConfigs other than the default
 // (which every other test uses): a server that enforces no ACL, one whose
 // digest algorithm clients do not compute, one that reaps empty containers
 // within a second. Each case is small (a few seconds): mutual exclusion,
 // token order and cleanup, not throughput.
 func TestServerConfigsCore(t *testing.T) {
-	for _, cfg := range ensemble.ServerConfigs() {
+	for _, cfg := range enstest.ServerConfigs() {
 		if cfg == (ensemble.ServerConfig{}) {
 			continue
 		}

@@ -62,7 +62,7 @@ func StartWith(t testing.TB, opts ensemble.Options) *ensemble.Ensemble {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, m := range ens.Members() {
-				t.Logf("enstest: member %d (%v), last lines of %s:\n%s", m.ID, m.State, m.LogFile, ensemble.LogTail(m.LogFile, 20))
+				t.Logf("enstest: member %d (%v), last lines of %s:\n%s", m.ID, m.State, m.LogFile, LogTail(m.LogFile, 20))
 			}
 		}
 		if err := ens.Stop(); err != nil {
