@@ -119,7 +119,7 @@ func TestClusterUpAndStatus(t *testing.T) {
 		t.Fatal("cluster up did not stop within 60s of the interrupt")
 	}
 	for _, m := range members {
-		if _, err := fourlw.Query(context.Background(), m.Addr, "ruok"); err == nil {
+		if _, err := fourlw.QueryTLS(context.Background(), m.Addr, "ruok", nil); err == nil {
 			t.Errorf("member %s still answers after stop", m.Addr)
 		}
 	}

@@ -332,7 +332,7 @@ func rssKiB(pid int) int64 {
 }
 
 func packets(ctx context.Context, server string) int64 {
-	out, err := fourlw.Query(ctx, server, "mntr")
+	out, err := fourlw.QueryTLS(ctx, server, "mntr", nil)
 	if err != nil {
 		return 0
 	}
@@ -345,7 +345,7 @@ func packets(ctx context.Context, server string) int64 {
 }
 
 func mntrSummary(ctx context.Context, server string) string {
-	out, err := fourlw.Query(ctx, server, "mntr")
+	out, err := fourlw.QueryTLS(ctx, server, "mntr", nil)
 	if err != nil {
 		return err.Error()
 	}

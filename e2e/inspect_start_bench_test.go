@@ -75,7 +75,7 @@ func BenchmarkInspectorStartStall(b *testing.B) {
 	// test machine. It includes the inspector's own requests.
 	server := ens.Servers()[0]
 	serverMax := func() time.Duration {
-		out, err := fourlw.Query(ctx, server, "mntr")
+		out, err := fourlw.QueryTLS(ctx, server, "mntr", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func BenchmarkInspectorStartStall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := fourlw.Query(ctx, server, "srst"); err != nil {
+		if _, err := fourlw.QueryTLS(ctx, server, "srst", nil); err != nil {
 			b.Fatal(err)
 		}
 		ms, _ := m.Int("zk_max_latency")

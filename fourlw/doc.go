@@ -3,7 +3,7 @@
 // AdminServer's JSON commands (/commands/monitor, ...) when the four-letter
 // words are not whitelisted.
 //
-// [Query] sends one four-letter word. The Parse* functions turn replies into
+// [QueryTLS] sends one four-letter word. The Parse* functions turn replies into
 // values; they are pure and tested against replies captured from ZooKeeper
 // 3.8. [Admin] is the AdminServer client; [Client] asks one member, trying
 // the four-letter word first and the AdminServer second. [Probe] finds out

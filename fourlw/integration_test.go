@@ -107,9 +107,9 @@ func TestQueryEveryCommand(t *testing.T) {
 
 	replies := map[fourlw.Command]string{}
 	for _, cmd := range fourlw.AllCommands() {
-		reply, err := fourlw.Query(ctxTimeout(t, 5*time.Second), addr, string(cmd))
+		reply, err := fourlw.QueryTLS(ctxTimeout(t, 5*time.Second), addr, string(cmd), nil)
 		if err != nil {
-			t.Fatalf("Query(%s): %v", cmd, err)
+			t.Fatalf("QueryTLS(%s): %v", cmd, err)
 		}
 		replies[cmd] = reply
 	}
@@ -275,9 +275,9 @@ func TestQueryErrors(t *testing.T) {
 	l.Close()
 
 	t.Run("connection refused", func(t *testing.T) {
-		_, err := fourlw.Query(ctxTimeout(t, 5*time.Second), closed, "srvr")
+		_, err := fourlw.QueryTLS(ctxTimeout(t, 5*time.Second), closed, "srvr", nil)
 		if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || !strings.Contains(err.Error(), closed) || !strings.Contains(err.Error(), "is the server running?") {
-			t.Errorf("Query(%s) = %v; want connection refused naming the address and asking whether the server runs", closed, err)
+			t.Errorf("QueryTLS(%s) = %v; want connection refused naming the address and asking whether the server runs", closed, err)
 		}
 	})
 	t.Run("AdminServer refused", func(t *testing.T) {
@@ -287,8 +287,8 @@ func TestQueryErrors(t *testing.T) {
 		}
 	})
 	t.Run("not a four-letter word", func(t *testing.T) {
-		if _, err := fourlw.Query(context.Background(), closed, "mntrx"); err == nil {
-			t.Error("Query(mntrx) = nil error")
+		if _, err := fourlw.QueryTLS(context.Background(), closed, "mntrx", nil); err == nil {
+			t.Error("QueryTLS(mntrx) = nil error")
 		}
 	})
 	t.Run("paused server times out", func(t *testing.T) {
@@ -298,7 +298,7 @@ func TestQueryErrors(t *testing.T) {
 		}
 		defer ens.Resume(1)
 		start := time.Now()
-		_, err := fourlw.Query(ctxTimeout(t, 300*time.Millisecond), ens.Servers()[0], "mntr")
+		_, err := fourlw.QueryTLS(ctxTimeout(t, 300*time.Millisecond), ens.Servers()[0], "mntr", nil)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Query to a paused server = %v, want a deadline error", err)
 		}
@@ -309,7 +309,7 @@ func TestQueryErrors(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			_, err := fourlw.Query(ctx, ens.Servers()[0], "mntr")
+			_, err := fourlw.QueryTLS(ctx, ens.Servers()[0], "mntr", nil)
 			done <- err
 		}()
 		cancel()
@@ -354,16 +354,16 @@ func TestWhitelistRefusalAndAdminFallback(t *testing.T) {
 	}
 
 	t.Run("Query", func(t *testing.T) {
-		_, err := fourlw.Query(ctxTimeout(t, 5*time.Second), m.Addr, "mntr")
+		_, err := fourlw.QueryTLS(ctxTimeout(t, 5*time.Second), m.Addr, "mntr", nil)
 		var refused *fourlw.ErrNotWhitelisted
 		if !errors.As(err, &refused) || refused.Cmd != "mntr" || refused.Addr != m.Addr {
-			t.Fatalf("Query(mntr) = %v, want ErrNotWhitelisted", err)
+			t.Fatalf("QueryTLS(mntr) = %v, want ErrNotWhitelisted", err)
 		}
 		if !strings.Contains(err.Error(), `add "4lw.commands.whitelist=*" to zoo.cfg`) {
 			t.Errorf("error %q does not name the config line", err)
 		}
-		if _, err := fourlw.Query(ctxTimeout(t, 5*time.Second), m.Addr, "srvr"); err != nil {
-			t.Errorf("Query(srvr) = %v, want an answer (it is whitelisted)", err)
+		if _, err := fourlw.QueryTLS(ctxTimeout(t, 5*time.Second), m.Addr, "srvr", nil); err != nil {
+			t.Errorf("QueryTLS(srvr) = %v, want an answer (it is whitelisted)", err)
 		}
 	})
 	t.Run("Client falls back to the AdminServer", func(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 	"github.com/zkherd/zkherd/connstr"
 )
 
-// MaxReply bounds the size of a reply Query reads (a wchp reply lists
+// MaxReply bounds the size of a reply QueryTLS reads (a wchp reply lists
 // every watch of the server: millions of watches are tens of megabytes).
 const MaxReply = 256 << 20
 
@@ -61,17 +61,12 @@ const (
 	notServingReply      = "This ZooKeeper instance is not currently serving requests"
 )
 
-// Query sends the four-letter word cmd to the server at addr (host:port of
-// its client port) and returns its reply. ctx bounds the whole exchange,
-// dialling included. A refused command is an *ErrNotWhitelisted, a server
-// without quorum ErrNotServing, and a refused connection says so with the
-// address.
-func Query(ctx context.Context, addr, cmd string) (string, error) {
-	return query(ctx, addr, cmd, MaxReply, nil)
-}
-
-// QueryTLS is Query over TLS verified with cfg, for a server's
-// secureClientPort; with a nil cfg it is Query.
+// QueryTLS sends the four-letter word cmd to the server at addr (host:port
+// of its client port) and returns its reply: over TLS verified with cfg,
+// for a server's secureClientPort, or in plain text when cfg is nil. ctx
+// bounds the whole exchange, dialling included. A refused command is an
+// *ErrNotWhitelisted, a server without quorum ErrNotServing, and a refused
+// connection says so with the address.
 func QueryTLS(ctx context.Context, addr, cmd string, cfg *tls.Config) (string, error) {
 	return query(ctx, addr, cmd, MaxReply, cfg)
 }

@@ -60,7 +60,7 @@ func startLimitedServer(t *testing.T, maxCnxns int) string {
 	defer cancel()
 	for {
 		qctx, qcancel := context.WithTimeout(ctx, time.Second)
-		_, err := fourlw.Query(qctx, addr, "srvr")
+		_, err := fourlw.QueryTLS(qctx, addr, "srvr", nil)
 		qcancel()
 		if err == nil {
 			return addr
