@@ -67,10 +67,6 @@ func plainNetwork(msg string) string {
 	return msg
 }
 
-// HasPackagePrefix reports whether msg still names an internal package
-// as an error prefix (for tests).
-func HasPackagePrefix(msg string) bool { return prefix.MatchString(msg) }
-
 // ConnectFix names the likely fix for a failure to reach ZooKeeper, read
 // from the failure's text (the TLS and network errors of Go's libraries,
 // and go-zookeeper's log lines, which carry no types); tls says whether

@@ -32,7 +32,7 @@ func TestClean(t *testing.T) {
 		if got := Clean(tt.in); got != tt.want {
 			t.Errorf("Clean(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-		if HasPackagePrefix(Clean(tt.in)) {
+		if prefix.MatchString(Clean(tt.in)) {
 			t.Errorf("Clean(%q) still has a package prefix", tt.in)
 		}
 	}
