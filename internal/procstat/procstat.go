@@ -1,6 +1,7 @@
 // Package procstat reads a Linux process's CPU time and memory from /proc,
 // for the benchmarks that measure zkherd, ZooKeeper's JVM and the
-// inspector side by side (Getrusage sees only the calling process).
+// inspector side by side (Getrusage sees only the calling process). It is
+// test support, as ensemble/enstest is: only benchmarks import it.
 package procstat
 
 import (
