@@ -38,6 +38,9 @@ func newInspectCmd(g *globalOptions) *cobra.Command {
 		if h.headless && !cmd.Flags().Changed("poll-interval") {
 			o.PollInterval = exporter.DefaultPollInterval // scraped every 15 s or more
 		}
+		if h.headless && !cmd.Flags().Changed("walk-rate") {
+			o.WalkRate = exporter.HeadlessWalkRate // nobody waits at a terminal
+		}
 		return runInspect(cmd.Context(), g, &o, h, cmd.ErrOrStderr())
 	})
 	cmd.Flags().BoolVar(&h.headless, "headless", false, "no terminal: run as a Prometheus exporter on --metrics-addr until stopped")
@@ -50,6 +53,7 @@ func newInspectCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringSliceVar(&o.ScanRoots, "scan-root", nil, "where to look for locks and queues (repeatable; default /)")
 	cmd.Flags().BoolVar(&o.NoWatches, "no-watches", false, "never ask the servers who watches what (wchp): waiters show \"watch unknown\"")
 	cmd.Flags().IntVar(&o.WatchBudget, "watch-budget", inspect.DefaultWatchBudget, "skip the watch list (wchp) of a server holding more watches than this (-1: no limit)")
+	cmd.Flags().IntVar(&o.WalkRate, "walk-rate", inspect.DefaultWalkRate, "the tree walk that finds locks and queues and the searches together: at most this many requests a second (a listing of 100 names counts as one more; 5 by default with --headless)")
 	return cmd
 }
 
@@ -76,6 +80,9 @@ func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions, h 
 	}
 	if o.PollInterval < 100*time.Millisecond {
 		return usageErr("--poll-interval %s is too short: use 100ms or more (1s is the default)", o.PollInterval)
+	}
+	if o.WalkRate < 1 {
+		return usageErr("--walk-rate %d: must be at least 1 (requests a second)", o.WalkRate)
 	}
 	if o.WatchBudget == 0 {
 		return usageErr("--watch-budget 0 would never list watches: use --no-watches for that, or a positive budget")
@@ -133,6 +140,7 @@ func runHeadless(ctx context.Context, o *tui.InspectOptions, h headlessOptions, 
 		Inspect: inspect.Options{
 			Servers: cs.Servers, AdminURLs: o.AdminURLs, Chroot: cs.Chroot, SessionTimeout: o.SessionTimeout, Auth: o.Auth, TLS: o.TLS,
 			PollInterval: o.PollInterval, ScanRoots: o.ScanRoots, NoWatches: o.NoWatches, WatchBudget: o.WatchBudget, Name: o.Name,
+			WalkRate: o.WalkRate,
 		},
 		ConnectTimeout: o.ConnectTimeout, Addr: h.metricsAddr, MaxPaths: h.maxPaths, Log: stderr,
 	})

@@ -103,13 +103,54 @@ zkherd_queue_head_age_seconds{path="/q/a"} 1
 		t.Error(err)
 	}
 	folded := `
-# HELP zkherd_exporter_paths_folded Lock or queue directories beyond the limit of path label values per kind, summed into the path "(other)" (waiters and depths added, ages and herd watchers the largest).
+# HELP zkherd_exporter_paths_folded Lock or queue directories beyond the limit of path label values per kind, summed into the path "(other)" (waiters and depths added, ages, read ages and herd watchers the largest).
 # TYPE zkherd_exporter_paths_folded gauge
 zkherd_exporter_paths_folded{kind="lock"} 2
 zkherd_exporter_paths_folded{kind="queue"} 0
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(folded), "zkherd_exporter_paths_folded"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestInspectorSaysReadAge: a still directory is read less often
+// (inspect/still.go), so each lock and queue says how long ago it was read,
+// at the scrape: a lock read 40 s before the snapshot is 40 s old or more,
+// one read for the snapshot as old as the snapshot, and the "(other)"
+// series as old as its oldest.
+func TestInspectorSaysReadAge(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	x, err := NewInspector(reg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-10 * time.Second)
+	holder := []inspect.LockEntry{{Node: "h", Role: inspect.RoleHolder, Age: time.Minute}}
+	snap := &inspect.Snapshot{At: at, Locks: []inspect.Lock{
+		{Path: "/locks/fresh", Entries: append(holder, waiter("w", "h"), waiter("w2", "h")), ReadAt: at.Add(time.Millisecond)},
+		{Path: "/locks/still", Entries: holder, ReadAt: at.Add(-40 * time.Second)},
+	}, Queues: []inspect.Queue{{Path: "/q", Depth: 1, HeadAge: -1, ReadAt: at.Add(-30 * time.Second)}}}
+	x.Update(snap, time.Millisecond)
+	ages := map[string]float64{}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if name := f.GetName(); name == "zkherd_lock_read_age_seconds" || name == "zkherd_queue_read_age_seconds" {
+			for _, m := range f.GetMetric() {
+				ages[name+" "+m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	for series, bounds := range map[string][2]float64{
+		"zkherd_lock_read_age_seconds /locks/fresh": {9.9, 60},
+		"zkherd_lock_read_age_seconds (other)":      {50, 100},
+		"zkherd_queue_read_age_seconds /q":          {40, 90},
+	} {
+		if v, ok := ages[series]; !ok || v < bounds[0] || v > bounds[1] {
+			t.Errorf("%s = %v (present %v), want %v-%v s; all: %v", series, v, ok, bounds[0], bounds[1], ages)
+		}
 	}
 }
 

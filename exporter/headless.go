@@ -24,11 +24,27 @@ import (
 // one interval (5 s) behind the servers.
 const DefaultPollInterval = 5 * time.Second
 
+// HeadlessWalkRate is the headless exporter's walk of the tree, in cost
+// units a second (inspect.Options.WalkRate; the terminal's is
+// inspect.DefaultWalkRate, 20). Nobody waits at a terminal for an
+// exporter's first walk, and another client's setData p99 rises with the
+// count of the inspector's requests a second, not with bursts
+// (docs/BENCHMARKS.md): at 20 the first walk was about 20 of its 20.5
+// requests a second on the benchmark's 205,000-znode tree. What it costs:
+// that first walk takes about 13 minutes instead of 3 (the directories
+// that sessions own or watch show from the first polls; the others join as
+// the walk finds them, and zkherd_inspector_scan_complete is 0 until it
+// ends), and later walks, which average a fifth of the rate, come every
+// 30-60 minutes on such a tree: a queue no session owns or watches by
+// name may join that late.
+const HeadlessWalkRate = 5
+
 // HeadlessOptions configure ServeInspector.
 type HeadlessOptions struct {
 	// Inspect is how the inspector reads the ensemble: the same options,
 	// and so the same cost budget, as the terminal inspector's, but for a
-	// PollInterval of 0, which is DefaultPollInterval here.
+	// PollInterval of 0, which is DefaultPollInterval here, and a
+	// WalkRate of 0, HeadlessWalkRate.
 	Inspect inspect.Options
 	// ConnectTimeout bounds the wait for the first session.
 	ConnectTimeout time.Duration
@@ -55,6 +71,9 @@ func ServeInspector(ctx context.Context, o HeadlessOptions) error {
 	}
 	if o.Inspect.PollInterval <= 0 {
 		o.Inspect.PollInterval = DefaultPollInterval
+	}
+	if o.Inspect.WalkRate <= 0 {
+		o.Inspect.WalkRate = HeadlessWalkRate
 	}
 	cctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
 	in, err := inspect.Open(cctx, o.Inspect)

@@ -50,8 +50,14 @@ var (
 	descHeadAge = prometheus.NewDesc("zkherd_queue_head_age_seconds",
 		"Age of the queue's oldest item; absent when the queue is empty or the age unknown.",
 		[]string{"path"}, nil)
+	descLockReadAge = prometheus.NewDesc("zkherd_lock_read_age_seconds",
+		"Seconds since the inspector last read the lock directory's children: a directory found unchanged is read less often (up to 4 poll intervals apart), and its figures are that old.",
+		[]string{"path"}, nil)
+	descQueueReadAge = prometheus.NewDesc("zkherd_queue_read_age_seconds",
+		"Seconds since the inspector last read the queue directory's children (see zkherd_lock_read_age_seconds).",
+		[]string{"path"}, nil)
 	descFolded = prometheus.NewDesc("zkherd_exporter_paths_folded",
-		"Lock or queue directories beyond the limit of path label values per kind, summed into the path \""+OtherPath+"\" (waiters and depths added, ages and herd watchers the largest).",
+		"Lock or queue directories beyond the limit of path label values per kind, summed into the path \""+OtherPath+"\" (waiters and depths added, ages, read ages and herd watchers the largest).",
 		[]string{"kind"}, nil)
 	descUp = prometheus.NewDesc("zkherd_server_up",
 		"Whether the ensemble member answered the inspector's last poll (absent until its first poll ends).",
@@ -141,7 +147,7 @@ func (x *Inspector) Update(snap *inspect.Snapshot, took time.Duration) {
 
 // Describe is prometheus.Collector's.
 func (x *Inspector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descWaiters, descHolders, descHolderAge, descHerd, descQueueDepth, descHeadAge,
+	for _, d := range []*prometheus.Desc{descWaiters, descHolders, descHolderAge, descHerd, descQueueDepth, descHeadAge, descLockReadAge, descQueueReadAge,
 		descFolded, descUp, descLatency, descRecentLatency, descOutstanding, descServerWatches, descConnections,
 		descZnodes, descRequestRate, descScanComplete, descScanRead, descWatchesKnown, descInterval, descRequests} {
 		ch <- d
@@ -167,7 +173,8 @@ func (x *Inspector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	gauge := prometheus.GaugeValue
-	locks, folded := x.foldLocks(snap.Locks)
+	now := time.Now()
+	locks, folded := x.foldLocks(snap.Locks, snap.At, now)
 	for _, l := range locks {
 		emit(descWaiters, gauge, float64(l.waiters), l.path, l.layout)
 		emit(descHolders, gauge, float64(l.holders), l.path, l.layout)
@@ -177,11 +184,13 @@ func (x *Inspector) Collect(ch chan<- prometheus.Metric) {
 		if l.herdKnown {
 			emit(descHerd, gauge, float64(l.herd), l.path)
 		}
+		emit(descLockReadAge, gauge, l.readAge.Seconds(), l.path)
 	}
 	emit(descFolded, gauge, float64(folded), "lock")
-	queues, qfolded := x.foldQueues(snap.Queues)
+	queues, qfolded := x.foldQueues(snap.Queues, snap.At, now)
 	for _, q := range queues {
 		emit(descQueueDepth, gauge, float64(q.depth), q.path)
+		emit(descQueueReadAge, gauge, q.readAge.Seconds(), q.path)
 		if q.headAge >= 0 {
 			emit(descHeadAge, gauge, q.headAge.Seconds(), q.path)
 		}
@@ -223,11 +232,23 @@ type lockFigures struct {
 	holderAge        time.Duration // negative when unknown or free
 	herd             int
 	herdKnown        bool
+	readAge          time.Duration // since the directory was read, at the scrape
 }
 
-// LockFigures are the figures exported for l.
-func lockFiguresOf(l *inspect.Lock) lockFigures {
-	f := lockFigures{path: l.Path, layout: l.Layout, waiters: l.Waiters(), holders: l.Holders(), holderAge: -1}
+// readAge is how long before now a directory was read: at readAt, or for
+// the snapshot taken at at when readAt is not known.
+func readAge(readAt, at, now time.Time) time.Duration {
+	if readAt.IsZero() {
+		readAt = at
+	}
+	return max(now.Sub(readAt), 0)
+}
+
+// lockFiguresOf are the figures exported for l, from the snapshot taken
+// at at, scraped at now.
+func lockFiguresOf(l *inspect.Lock, at, now time.Time) lockFigures {
+	f := lockFigures{path: l.Path, layout: l.Layout, waiters: l.Waiters(), holders: l.Holders(), holderAge: -1,
+		readAge: readAge(l.ReadAt, at, now)}
 	for _, e := range l.Entries {
 		if e.Role == inspect.RoleHolder && e.Age >= 0 {
 			f.holderAge = max(f.holderAge, e.Age)
@@ -281,10 +302,10 @@ func HerdWatchers(l *inspect.Lock) (n int, known bool) {
 
 // foldLocks keeps the maxPaths locks with the most waiters and sums the
 // rest into one OtherPath series.
-func (x *Inspector) foldLocks(locks []inspect.Lock) ([]lockFigures, int) {
+func (x *Inspector) foldLocks(locks []inspect.Lock, at, now time.Time) ([]lockFigures, int) {
 	fs := make([]lockFigures, len(locks))
 	for i := range locks {
-		fs[i] = lockFiguresOf(&locks[i])
+		fs[i] = lockFiguresOf(&locks[i], at, now)
 	}
 	if len(fs) <= x.maxPaths {
 		return fs, 0
@@ -300,6 +321,7 @@ func (x *Inspector) foldLocks(locks []inspect.Lock) ([]lockFigures, int) {
 		other.holderAge = max(other.holderAge, f.holderAge)
 		other.herd = max(other.herd, f.herd)
 		other.herdKnown = other.herdKnown && f.herdKnown
+		other.readAge = max(other.readAge, f.readAge)
 	}
 	return append(fs[:x.maxPaths:x.maxPaths], other), len(rest)
 }
@@ -309,13 +331,14 @@ type queueFigures struct {
 	path    string
 	depth   int
 	headAge time.Duration // negative when unknown or empty
+	readAge time.Duration // since the directory was read, at the scrape
 }
 
 // foldQueues keeps the maxPaths deepest queues and sums the rest.
-func (x *Inspector) foldQueues(queues []inspect.Queue) ([]queueFigures, int) {
+func (x *Inspector) foldQueues(queues []inspect.Queue, at, now time.Time) ([]queueFigures, int) {
 	fs := make([]queueFigures, len(queues))
 	for i, q := range queues {
-		fs[i] = queueFigures{path: q.Path, depth: q.Depth, headAge: -1}
+		fs[i] = queueFigures{path: q.Path, depth: q.Depth, headAge: -1, readAge: readAge(q.ReadAt, at, now)}
 		if q.Depth > 0 && q.HeadAge >= 0 {
 			fs[i].headAge = q.HeadAge
 		}
@@ -331,6 +354,7 @@ func (x *Inspector) foldQueues(queues []inspect.Queue) ([]queueFigures, int) {
 	for _, f := range rest {
 		other.depth += f.depth
 		other.headAge = max(other.headAge, f.headAge)
+		other.readAge = max(other.readAge, f.readAge)
 	}
 	return append(fs[:x.maxPaths:x.maxPaths], other), len(rest)
 }

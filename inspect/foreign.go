@@ -123,7 +123,7 @@ func (in *Inspector) readKazooSemaphore(ctx context.Context, c *zk.Conn, st *sca
 // takenItems reads the "taken" directory beside a kazoo LockingQueue's
 // "entries": how many items consumers hold, the oldest and its consumer.
 func (in *Inspector) takenItems(ctx context.Context, c *zk.Conn, q *Queue, dir string, at time.Time) {
-	if path.Base(dir) != "entries" {
+	if !lockingQueueEntries(dir) {
 		return
 	}
 	taken := path.Join(path.Dir(dir), "taken")
@@ -151,3 +151,7 @@ func (in *Inspector) takenItems(ctx context.Context, c *zk.Conn, q *Queue, dir s
 		}
 	}
 }
+
+// lockingQueueEntries reports whether dir may be a kazoo LockingQueue's
+// "entries" directory, whose items in progress are in its sibling "taken".
+func lockingQueueEntries(dir string) bool { return path.Base(dir) == "entries" }

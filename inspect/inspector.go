@@ -94,6 +94,14 @@ type Options struct {
 	// notices, as the command calls it (package main: its flag); nil
 	// names it bare. A library never names a flag itself (exit.Advice).
 	Name func(input string) string
+	// StillCap is the longest a lock or queue directory whose children
+	// did not change is left unread (still.go). Defaults to DefaultStillCap
+	// or 4 poll intervals, whichever is longer.
+	StillCap time.Duration
+	// WalkRate is the cost units a second (a request, or 100 names
+	// listed) that the tree walk and the searches spend together
+	// (treePacer). Defaults to DefaultWalkRate.
+	WalkRate int
 }
 
 // Inspector reads one ensemble. Its methods are safe for concurrent use.
@@ -163,6 +171,7 @@ func Open(ctx context.Context, opts Options) (*Inspector, error) {
 		in.watches[i].count = -1
 	}
 	in.lowest, in.backoff = map[string]float64{}, 1
+	in.pacer.rate = float64(in.walkRate())
 	c, err := in.conn(ctx)
 	if err != nil {
 		return nil, err
@@ -177,6 +186,13 @@ func (in *Inspector) pollInterval() time.Duration {
 		return in.opts.PollInterval
 	}
 	return DefaultPollInterval
+}
+
+func (in *Inspector) walkRate() int {
+	if in.opts.WalkRate > 0 {
+		return in.opts.WalkRate
+	}
+	return DefaultWalkRate
 }
 
 func (in *Inspector) pollTimeout() time.Duration {

@@ -337,7 +337,16 @@ func TestQueueSampled(t *testing.T) {
 	if err := admin.Delete("/q/qn-0000000000", -1); err != nil {
 		t.Fatal(err)
 	}
-	second := in.Snapshot(ctx)
+	// Seen at the directory's next read: at once while it changes, within
+	// the cap once still (still.go).
+	var second *Snapshot
+	for deadline := time.Now().Add(in.stillCap() + 30*time.Second); ; {
+		second = in.Snapshot(ctx)
+		if len(second.Queues) != 1 || second.Queues[0].Depth != 5 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	q := second.Queues[0]
 	// The snapshot that started the walk may have sampled the queue too.
 	if q.Depth != 7 || len(q.Depths) < 2 || !slices.Equal(q.Depths[len(q.Depths)-2:], []int{5, 7}) || q.EnqueueRate <= 0 || q.DequeueRate <= 0 {
@@ -372,7 +381,7 @@ func TestQueueInRecreatedDirectory(t *testing.T) {
 	mustCreate(t, admin, "/runs/second", nil, 0, open)
 	mustCreate(t, admin, "/runs/second/queue", nil, 0, open)
 	mustCreate(t, admin, "/runs/second/queue/qn-", []byte("item"), zk.FlagSequence, open)
-	// Two walks after the change (walkAverage spaces them out), then the
+	// Two walks after the change (walkAverageShare spaces them out), then the
 	// snapshot that reads what they found.
 	for walks, deadline := 0, time.Now().Add(10*time.Second); walks < 2 && time.Now().Before(deadline); {
 		in.Snapshot(ctx)
@@ -501,7 +510,7 @@ func TestWalkFindsInTheSnapshotThatStartsIt(t *testing.T) {
 	mustCreate(t, admin, "/run", nil, 0, open)
 	mustCreate(t, admin, "/run/lock", nil, 0, open)
 	mustCreate(t, admin, "/run/lock/lock-", nil, zk.FlagSequence, open)
-	time.Sleep(time.Second) // the last walk's cost, spread (walkAverage)
+	time.Sleep(time.Second) // the last walk's cost, spread (walkAverageShare)
 	snap := in.Snapshot(ctx)
 	if len(snap.Locks) != 1 || snap.Locks[0].Path != "/run/lock" {
 		t.Fatalf("locks = %+v, want /run/lock in the snapshot that walked it", snap.Locks)

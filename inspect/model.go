@@ -27,7 +27,7 @@ type Snapshot struct {
 	Cost Cost
 	// Scanning is set until the first walk of the tree has ended: locks
 	// and queues it finds join later ("none found" is not known yet). The
-	// walk is paced (walkRate): on a large tree it takes minutes.
+	// walk is paced (Options.WalkRate): on a large tree it takes minutes.
 	Scanning bool
 	// ScanRead is how many directories that first walk has read so far
 	// (while Scanning), so that a user sees it progress.
@@ -286,6 +286,24 @@ type Lock struct {
 	// their way (Cluster.WatchesPending): waiters are being confirmed.
 	WatchPending bool
 	Anomalies    []Anomaly
+	// ReadAt is when the directory's children were last read or found
+	// unchanged (zero: unknown, taken as the snapshot's time). A still
+	// directory is read less often (still.go): its chain may be older than
+	// the snapshot, and the views say so.
+	ReadAt time.Time
+}
+
+// ReadAge is how much older than the snapshot taken at at the lock's
+// chain is: 0 when it was read for that snapshot.
+func (l *Lock) ReadAge(at time.Time) time.Duration { return readAge(l.ReadAt, at) }
+
+// readAge is how long before at a directory read at readAt was read; 0
+// when it was read for the snapshot taken at at, or when that is unknown.
+func readAge(readAt, at time.Time) time.Duration {
+	if readAt.IsZero() || !readAt.Before(at) {
+		return 0
+	}
+	return at.Sub(readAt)
 }
 
 // Holders counts the entries that hold the lock.
@@ -421,7 +439,8 @@ type Queue struct {
 	Path   string
 	Layout string
 	Depth  int
-	// Depths are past depth samples, oldest first, one per poll, Depth last.
+	// Depths are past depth samples, oldest first, one per read of the
+	// directory (a still one is read less often), Depth last.
 	Depths []int
 	// EnqueueRate and DequeueRate are items per second over the last few
 	// polls, from the items that appeared in and left the listings.
@@ -436,7 +455,13 @@ type Queue struct {
 	TakenItem string
 	TakenAge  time.Duration
 	TakenBy   int64
+	// ReadAt is when the directory was last read (see Lock.ReadAt).
+	ReadAt time.Time
 }
+
+// ReadAge is how much older than the snapshot taken at at the queue's
+// figures are (see Lock.ReadAge).
+func (q *Queue) ReadAge(at time.Time) time.Duration { return readAge(q.ReadAt, at) }
 
 // SessionHex formats a session id as ZooKeeper prints it: 0x1000001f3b60001.
 func SessionHex(id int64) string {

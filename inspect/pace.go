@@ -8,7 +8,7 @@ import (
 
 // treePacer is the one budget of everything that reads the tree node by
 // node: the walk that finds locks and queues, and the user's searches. It
-// allows walkRate cost units a second (a unit is a request, or
+// allows rate cost units a second (Options.WalkRate, DefaultWalkRate) (a unit is a request, or
 // namesPerUnit names listed), whoever spends them, so that a search
 // running beside the walk costs the servers no more than the walk alone; a
 // search goes at the walk's pace while no walk runs, and they share it
@@ -16,7 +16,7 @@ import (
 //
 // Paced from the first unit and request by request (issue 26, finding 9;
 // issue 24's budget): each request waits for its own turn (request), so
-// that the walk's requests reach a server one at a time, 1/walkRate s
+// that the walk's requests reach a server one at a time, 1/rate s
 // apart or more, from the start. The walk used to send its first 100
 // units at once and then a chunk of 32 listings at a time, each followed
 // by its wait: a start burst, and a burst every few seconds after it.
@@ -28,6 +28,8 @@ import (
 // until it is paid back, so the rate holds over any stretch longer than
 // the largest listing's share.
 type treePacer struct {
+	// rate is the units a second (set once, by Open; 0: DefaultWalkRate).
+	rate    float64
 	mu      sync.Mutex
 	balance float64 // units that may be spent now; negative: owed
 	last    time.Time
@@ -66,9 +68,13 @@ func (p *treePacer) names(n int) {
 func (p *treePacer) take(now time.Time, units float64) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	rate := p.rate
+	if rate <= 0 {
+		rate = DefaultWalkRate
+	}
 	if now.After(p.last) { // spenders' clocks read at once may come in any order
 		if !p.last.IsZero() {
-			p.balance = min(p.balance+now.Sub(p.last).Seconds()*walkRate, paceSlack)
+			p.balance = min(p.balance+now.Sub(p.last).Seconds()*rate, paceSlack)
 		}
 		p.last = now
 	}
@@ -76,5 +82,5 @@ func (p *treePacer) take(now time.Time, units float64) time.Duration {
 	if p.balance >= 0 {
 		return 0
 	}
-	return time.Duration(-p.balance / walkRate * float64(time.Second))
+	return time.Duration(-p.balance / rate * float64(time.Second))
 }

@@ -13,9 +13,10 @@ import (
 )
 
 // readLock fills node owners and ages (up to StatLimit stats, cached) and
-// builds the chain.
+// builds the chain of a directory listed (or its listing confirmed) at
+// listed.
 func (in *Inspector) readLock(ctx context.Context, c *zk.Conn, st *scanState, dir string, nodes []recipes.Node,
-	unrecognised []string, owners map[string]int64, cl *Cluster, at time.Time) Lock {
+	unrecognised []string, owners map[string]int64, cl *Cluster, at, listed time.Time) Lock {
 	var missing []string
 	for i, n := range nodes {
 		if i >= in.statLimit() {
@@ -37,14 +38,14 @@ func (in *Inspector) readLock(ctx context.Context, c *zk.Conn, st *scanState, di
 		}
 		return ok
 	})
-	return buildLock(lockInput{
+	l := buildLock(lockInput{
 		Dir:          dir,
 		WaitingFor:   sem,
 		Nodes:        nodes,
 		Unrecognised: unrecognised,
 		Cluster:      cl,
 		At:           at,
-		Listed:       time.Now(), // after the listing, before the next poll
+		Listed:       listed,
 		HerdMin:      in.opts.HerdThreshold,
 		Memory:       &st.watches,
 		Poll:         st.polls,
@@ -59,6 +60,8 @@ func (in *Inspector) readLock(ctx context.Context, c *zk.Conn, st *scanState, di
 			return nodeInfo{}, false
 		},
 	})
+	l.ReadAt = listed
+	return l
 }
 
 // statAll stats paths, pipelined.

@@ -40,6 +40,9 @@ type scanState struct {
 	// caches whether a Curator semaphore's "leases" directory exists.
 	kazooSems map[string]bool
 	leases    map[string]bool
+	// still remembers how long each lock or queue directory has been
+	// unchanged, to read it less often (still.go).
+	still map[string]*stillness
 }
 
 func (st *scanState) init() {
@@ -49,6 +52,7 @@ func (st *scanState) init() {
 		st.stats = map[string]nodeInfo{}
 		st.queues = map[string]*queueRec{}
 		st.listings = map[string]*listing{}
+		st.still = map[string]*stillness{}
 	}
 }
 
@@ -56,6 +60,10 @@ type queueRec struct {
 	depths  []int
 	seqs    []int64      // the items of the last listing (queueflow.go)
 	samples []flowSample // cumulative flow, for the rates
+	// last is the queue as its last read showed it, at lastAt: shown
+	// again while the directory is still and not read (still.go).
+	last   *Queue
+	lastAt time.Time
 }
 
 type anomalyKey struct {
@@ -267,7 +275,7 @@ func missingCaps(caps []Capability) string {
 // a getChildren only for those whose children changed since their last
 // listing; every RescanEvery snapshots (less often on a large tree), the
 // walk from the scan roots, also gated by sameChildren and paced
-// (walkRate). A directory becomes a candidate only when one of its
+// (Options.WalkRate). A directory becomes a candidate only when one of its
 // children's names parses as a recipe node: the parents of ordinary
 // ephemerals (registrations) and of watched config keys are never listed.
 //
@@ -308,19 +316,29 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, e
 		dirs = append(dirs, d)
 	}
 	slices.Sort(dirs)
-	read, recent := dirs, map[string]*listing{}
-	if early {
-		read = nil
-		for _, d := range dirs {
-			if l := st.listings[d]; l != nil && snap.At.Sub(l.at) < in.pollInterval() {
-				l.used, recent[d] = st.polls, l
+	// Which directories are read now; the others are shown as last read
+	// (reused): in an early snapshot those read within the last poll
+	// interval, later the still ones not due yet (still.go).
+	poll, limit := in.pollInterval(), in.stillCap()
+	read, reused := make([]string, 0, len(dirs)), map[string]*listing{}
+	before := map[string]*zk.Stat{} // the stat of each read directory's last listing
+	for _, d := range dirs {
+		l := st.listings[d]
+		if l != nil && !l.denied {
+			skip := early && snap.At.Sub(l.at) < poll
+			if s := st.still[d]; !early && s != nil && in.mayWait(st, d) && !s.due(snap.At, poll) {
+				skip = true
+			}
+			if skip {
+				l.used, reused[d] = st.polls, l
 				continue
 			}
-			read = append(read, d)
+			before[d] = l.stat
 		}
+		read = append(read, d)
 	}
 	lists := in.listDirs(ctx, c, st.listings, st.polls, pipelineDepth, nil, read, &snap.Cost)
-	for d, l := range recent {
+	for d, l := range reused {
 		lists[d] = l
 	}
 	seen := map[anomalyKey]bool{}
@@ -349,6 +367,8 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, e
 			denied = append(denied, dir)
 			continue
 		}
+		_, again := reused[dir]
+		urgent := false // read it at the next poll, still or not
 		names, stat := l.names, l.stat
 		if st.kazooSems[dir] && (len(names) == 0 || kazooLeases(names)) {
 			st.dirs[dir] = dirLock
@@ -356,17 +376,27 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, e
 			continue
 		}
 		nodes, unrecognised := recipes.ParseChildren(names)
-		switch kind := classify(nodes); kind {
-		case dirLock:
+		switch kind := classify(nodes); {
+		case again && st.dirs[dir] == dirQueue && st.queues[dir] != nil && st.queues[dir].last != nil:
+			snap.Queues = append(snap.Queues, st.queues[dir].shownAgain(snap.At, l.at))
+		case kind == dirLock:
 			st.dirs[dir] = dirLock
 			if sem, ok := strings.CutSuffix(dir, kazooSemaphoreLock); ok {
 				st.kazooSems[sem] = true
 				in.addCandidate(st, sem)
 			}
-			l := in.readLock(ctx, c, st, dir, nodes, unrecognised, owners, &snap.Cluster, snap.At)
-			if _, again := recent[dir]; again {
-				// Not read again: it confirms no anomaly (two reads in a
-				// row must show one), and forgets none.
+			l := in.readLock(ctx, c, st, dir, nodes, unrecognised, owners, &snap.Cluster, snap.At, l.at)
+			urgent = awaitingConfirmation(l, st.seen)
+			if again && early {
+				// Not read again, and judged from the same polls as the
+				// snapshot before (early ones reread them): it confirms no
+				// anomaly (two reads in a row must show one), and forgets
+				// none. A still directory not read in a later snapshot is
+				// judged against that snapshot's polls, like one read:
+				// an anomaly it shows for the first time is recorded and
+				// the directory read at the next poll (urgent), which
+				// confirms it or not; one skipped at all is one whose
+				// anomalies were all confirmed at its last evaluation.
 				l.Anomalies = confirmAnomalies(l, st.seen, map[anomalyKey]bool{})
 				for k := range st.seen {
 					if k.dir == dir {
@@ -377,10 +407,12 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, e
 				l.Anomalies = confirmAnomalies(l, st.seen, seen)
 			}
 			snap.Locks = append(snap.Locks, l)
-		case dirQueue:
+		case kind == dirQueue:
 			if q, ok := in.readQueue(c, st, dir, nodes, stat, snap.At); ok {
 				in.takenItems(ctx, c, &q, dir, snap.At)
 				st.dirs[dir] = dirQueue
+				q.ReadAt = l.at
+				st.queues[dir].last, st.queues[dir].lastAt = &q, snap.At
 				snap.Queues = append(snap.Queues, q)
 			} else {
 				delete(st.dirs, dir)
@@ -392,13 +424,36 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, e
 			// A known lock or queue that is empty right now stays known.
 			switch st.dirs[dir] {
 			case dirQueue:
-				snap.Queues = append(snap.Queues, in.emptyQueue(st, dir, stat, snap.At))
+				q := in.emptyQueue(st, dir, stat, snap.At)
+				q.ReadAt = l.at
+				st.queues[dir].last, st.queues[dir].lastAt = &q, snap.At
+				snap.Queues = append(snap.Queues, q)
 			case dirLock:
-				snap.Locks = append(snap.Locks, Lock{Path: dir, Layout: "(free)", Unrecognised: unrecognised})
+				snap.Locks = append(snap.Locks, Lock{Path: dir, Layout: "(free)", Unrecognised: unrecognised, ReadAt: l.at})
 			}
 		}
+		if _, known := st.dirs[dir]; !known {
+			continue
+		}
+		s := st.still[dir]
+		if s == nil {
+			s = &stillness{}
+			st.still[dir] = s
+		}
+		if again {
+			if urgent {
+				s.read(snap.At, false, true, poll, limit)
+			}
+			continue
+		}
+		s.read(snap.At, sameStat(before[dir], stat), urgent, poll, limit)
 	}
 	st.seen = seen
+	for d := range st.still {
+		if _, ok := st.dirs[d]; !ok {
+			delete(st.still, d)
+		}
+	}
 	st.watches.forget(st.polls)
 	// Herds outside any lock directory: a node many sessions watch. They
 	// are listed apart from the locks.

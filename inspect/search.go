@@ -63,7 +63,7 @@ const searchChunk = walkChunk
 // included: nothing else tells a leaf from a directory); a data search
 // reads every node's data (a getData each) and lists only the nodes whose
 // stat says they have children. Both spend the walk's budget (treePacer),
-// request by request: at most walkRate units a second together with the
+// request by request: at most the walk rate's units a second together with the
 // walk, so on the 205,000-znode tree of BenchmarkInspectorCost a name
 // search of the whole tree takes about 205,000 / 20 s (near three hours),
 // and a narrower root (":find /app ...") is how to make it quick.

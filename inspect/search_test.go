@@ -102,12 +102,12 @@ func TestSearch(t *testing.T) {
 }
 
 // TestTreePacerShared: the walk and a search draw on one budget, each
-// unit costing 1/walkRate s whoever spends it, so two spenders together go
+// unit costing 1/DefaultWalkRate s whoever spends it, so two spenders together go
 // no faster than one.
 func TestTreePacerShared(t *testing.T) {
 	var p treePacer
 	t0 := time.Unix(1000, 0)
-	unit := time.Second / walkRate
+	unit := time.Second / DefaultWalkRate
 	p.take(t0, 1)
 	if got, want := p.take(t0, 1), 2*unit; got != want {
 		t.Errorf("the walk's second request waits %v, want %v", got, want)
@@ -124,7 +124,7 @@ func TestTreePacerShared(t *testing.T) {
 func TestTreePacerFromFirstUnit(t *testing.T) {
 	var p treePacer
 	t0 := time.Unix(1000, 0)
-	unit := time.Second / walkRate
+	unit := time.Second / DefaultWalkRate
 	for i := range 10 {
 		if got, want := p.take(t0, 1), time.Duration(i+1)*unit; got != want {
 			t.Fatalf("request %d of a start waits %v, want %v", i, got, want)

@@ -33,7 +33,7 @@ type walkResult struct {
 // and at least every RescanEvery base poll intervals (while the servers are
 // busy and snapshots are stretched, new directories, such as a queue whose
 // items no session owns or watches by name, must still appear within that
-// time), and no sooner than walkAverage allows on a large tree. It
+// time), and no sooner than walkAverageShare allows on a large tree. It
 // has its own listing cache, so that re-walks re-list only directories
 // whose children changed (sameChildren).
 type walker struct {
@@ -68,7 +68,7 @@ func (in *Inspector) startWalk(ctx context.Context) bool {
 		every = DefaultRescanEvery
 	}
 	due := in.scan.polls%every == 0 || time.Since(w.started) >= time.Duration(every)*in.pollInterval()
-	spread := time.Since(w.started) >= time.Duration(w.lastUnits)*time.Second/walkAverage
+	spread := time.Since(w.started) >= time.Duration(w.lastUnits)*time.Second*walkAverageShare/time.Duration(in.walkRate())
 	if w.running || !due || !spread {
 		return false
 	}
@@ -191,7 +191,7 @@ const walkChunk = 32
 //     evenly over the seconds of an exporter window (first walk or not),
 //     with its p99 up 1.4-1.6x at 28-40 of our requests a second (50
 //     units a second for the walk, 20 exists a poll for the lock
-//     directories). So the walk goes at walkRate, 20 units a second: at
+//     directories). So the walk goes at DefaultWalkRate, 20 units a second: at
 //     most 20 requests a second, about 2-3 ms of the server's CPU a second
 //     (the benchmark's server spends 46 ms a second on its writer alone),
 //     and one request at a time (treePacer.request), never a chunk.
@@ -206,8 +206,13 @@ const walkChunk = 32
 //     or a tree where the walk's 20 requests a second is much of all the
 //     traffic; --scan-root narrows the walk there.
 //
+// The headless exporter walks at HeadlessWalkRate (package exporter):
+// nobody waits at a terminal for its first walk, and a Prometheus scrapes
+// every 15 s or more.
+//
 // A walk starts again only once the last one's units, spread since its
-// start, average at most walkAverage a second: on a small tree every
+// start, average at most the walk rate / walkAverageShare a second (4 at
+// the default rate): on a small tree every
 // RescanEvery snapshots, on a 2,000-directory one every 500-1,000 s. At
 // 10 a second (as before) the walks again and again cost a long-running
 // exporter more than its polls: measured on the benchmark's tree, the
@@ -220,13 +225,14 @@ const walkChunk = 32
 // appears on such a tree; the directories sessions own or watch join at
 // the next poll, and a small tree is walked every RescanEvery snapshots.
 const (
-	walkDepth    = pipelineDepth
-	walkRate     = 20
-	walkAverage  = 4
-	namesPerUnit = 100
+	walkDepth = pipelineDepth
+	// DefaultWalkRate is the terminal inspector's Options.WalkRate.
+	DefaultWalkRate  = 20
+	walkAverageShare = 5
+	namesPerUnit     = 100
 )
 
-// walkUnits is what a walk has cost so far, in walkRate's units.
+// walkUnits is what a walk has cost so far, in the walk rate's units.
 func walkUnits(c Cost) int { return c.Stats + c.Lists + c.Names/namesPerUnit }
 
 // walk reads the tree from the scan roots; found is called with each

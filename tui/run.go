@@ -63,11 +63,12 @@ type InspectOptions struct {
 	// PollInterval is the time between cluster snapshots; defaults to
 	// inspect.DefaultPollInterval.
 	PollInterval time.Duration
-	// ScanRoots, NoWatches and WatchBudget bound what the inspector asks
-	// of the servers (see inspect.Options).
+	// ScanRoots, NoWatches, WatchBudget and WalkRate bound what the
+	// inspector asks of the servers (see inspect.Options).
 	ScanRoots   []string
 	NoWatches   bool
 	WatchBudget int
+	WalkRate    int
 	// Name names a value the user gave ("auth") in the views' notices as
 	// the command calls it (inspect.Options.Name); nil names it bare.
 	Name func(input string) string
@@ -93,6 +94,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 		Servers: cs.Servers, AdminURLs: opts.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
 		Auth: opts.Auth, TLS: opts.TLS, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
 		ScanRoots: opts.ScanRoots, NoWatches: opts.NoWatches, WatchBudget: opts.WatchBudget, Name: opts.Name,
+		WalkRate: opts.WalkRate,
 	})
 	cancel()
 	if err != nil {
@@ -188,6 +190,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 			Servers: cs.Servers, AdminURLs: opts.Inspect.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
 			Auth: opts.Inspect.Auth, TLS: opts.Inspect.TLS, PollInterval: opts.Inspect.PollInterval,
 			ScanRoots: opts.Inspect.ScanRoots, NoWatches: opts.Inspect.NoWatches, WatchBudget: opts.Inspect.WatchBudget, Name: opts.Inspect.Name,
+			WalkRate: opts.Inspect.WalkRate,
 		})
 		cancel()
 		if err != nil {

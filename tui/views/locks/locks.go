@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -313,6 +314,13 @@ func (m Model) View() string {
 	if scan := common.Scanning(m.snap); scan != "" {
 		head += " · " + m.Styles.Dim.Render(scan)
 	}
+	ages := make([]time.Duration, len(m.snap.Locks))
+	for i := range m.snap.Locks {
+		ages[i] = m.snap.Locks[i].ReadAge(m.snap.At)
+	}
+	if still := common.StillDirs(ages); still != "" {
+		head += " · " + m.Styles.Dim.Render(still)
+	}
 	lines := []string{m.list.Heading("Locks", head), m.list.View()}
 	for _, a := range m.anomalyLines() {
 		lines = append(lines, common.Fit(a, m.Width))
@@ -341,6 +349,9 @@ func (m Model) chainHeader() string {
 	}
 	if len(l.Unrecognised) > 0 {
 		h += fmt.Sprintf(" · %d unrecognised", len(l.Unrecognised))
+	}
+	if read := common.LastRead(l.ReadAge(m.snap.At)); read != "" {
+		h += " · " + read
 	}
 	h += " · "
 	return m.Styles.Title.Render(h + common.TruncateLeft(l.Path, max(m.Width-common.Width(h), 8)))

@@ -3,6 +3,7 @@ package locks
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkherd/zkherd/inspect"
 	"github.com/zkherd/zkherd/tui/common"
@@ -134,5 +135,33 @@ func TestConfirming(t *testing.T) {
 	m, _ = m.Update(common.SnapshotMsg{Snapshot: &inspect.Snapshot{Scanning: true, ScanRead: 412, Cluster: snap.Cluster}})
 	if got := tuitest.Plain(m.View()); !strings.Contains(got, "scanning the tree… 412 directories read so far") {
 		t.Errorf("while scanning, 412 directories read:\n%s", got)
+	}
+}
+
+// TestLastRead: a still lock directory is read less often
+// (inspect/still.go); its chain is then older than the snapshot, and the
+// view says how much, in the heading and over the chain, rather than
+// passing it off as fresh. A chain read for the snapshot says nothing.
+func TestLastRead(t *testing.T) {
+	m := New(common.New(120, 30))
+	m.SetSize(120, 30)
+	snap := tuitest.Cluster(t, "standalone")
+	if len(snap.Locks) < 2 {
+		t.Fatal("the fixture has fewer than two locks")
+	}
+	for i := range snap.Locks {
+		snap.Locks[i].ReadAt = snap.At.Add(time.Millisecond) // read for this snapshot
+	}
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	if got := tuitest.Plain(m.View()); strings.Contains(got, "last read") || strings.Contains(got, "still") {
+		t.Errorf("chains read for the snapshot, said to be older:\n%s", got)
+	}
+	snap.Locks[0].ReadAt = snap.At.Add(-5200 * time.Millisecond)
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	got := tuitest.Plain(m.View())
+	for _, want := range []string{"1 still: last read up to 6s ago", "· last read 6s ago ·"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("a chain read 5.2 s before the snapshot: the screen lacks %q:\n%s", want, got)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
@@ -197,6 +198,13 @@ func (m Model) View() string {
 		// Found so far, not all: the first walk of the tree still runs.
 		head += " · " + m.Styles.Dim.Render(scan)
 	}
+	ages := make([]time.Duration, len(m.snap.Queues))
+	for i := range m.snap.Queues {
+		ages[i] = m.snap.Queues[i].ReadAge(m.snap.At)
+	}
+	if still := common.StillDirs(ages); still != "" {
+		head += " · " + m.Styles.Dim.Render(still)
+	}
 	lines := []string{m.list.Heading("Queues", head), m.list.View()}
 	if sel, ok := m.list.Selected(); !ok {
 		if len(m.snap.Queues) == 0 && m.snap.Scanning {
@@ -210,8 +218,12 @@ func (m Model) View() string {
 		for _, d := range q.Depths {
 			lo, hi = min(lo, d), max(hi, d)
 		}
-		lines = append(lines, "", fmt.Sprintf("%s: head %s, age %s · depth %s now, %s-%s over the last %d samples",
-			q.Path, orDash(q.Head), common.Duration(q.HeadAge), common.Count(int64(q.Depth)), common.Count(int64(lo)), common.Count(int64(hi)), len(q.Depths)))
+		detail := fmt.Sprintf("%s: head %s, age %s · depth %s now, %s-%s over the last %d samples",
+			q.Path, orDash(q.Head), common.Duration(q.HeadAge), common.Count(int64(q.Depth)), common.Count(int64(lo)), common.Count(int64(hi)), len(q.Depths))
+		if read := common.LastRead(q.ReadAge(m.snap.At)); read != "" {
+			detail += " · " + read
+		}
+		lines = append(lines, "", detail)
 		if q.Taken > 0 {
 			// A consumer holding an item (kazoo LockingQueue's taken/):
 			// a stuck one must not look like an idle queue.

@@ -74,3 +74,22 @@ func TestScanning(t *testing.T) {
 		t.Errorf("the walk has ended, the view still says scanning:\n%s", got)
 	}
 }
+
+// TestLastRead: a still queue directory is read less often
+// (inspect/still.go): the view says when it was last read.
+func TestLastRead(t *testing.T) {
+	m := New(common.New(120, 30))
+	m.SetSize(120, 30)
+	snap := tuitest.Cluster(t, "standalone")
+	if len(snap.Queues) == 0 {
+		t.Fatal("the fixture has no queue")
+	}
+	snap.Queues[0].ReadAt = snap.At.Add(-3 * time.Second)
+	m, _ = m.Update(common.SnapshotMsg{Snapshot: snap})
+	got := tuitest.Plain(m.View())
+	for _, want := range []string{"1 still: last read up to 3s ago", "· last read 3s ago"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("a queue read 3 s before the snapshot: the screen lacks %q:\n%s", want, got)
+		}
+	}
+}
