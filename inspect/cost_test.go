@@ -584,3 +584,54 @@ func TestSessionsAsOf(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowedWhileTreeHidden: the paths the Tree read are re-checked
+// every snapshot while it is on screen, and only once every cap while
+// another view is (SetTreeShown): a change meanwhile is still reported,
+// within the cap, and all are checked at the first snapshot after the
+// Tree is shown again.
+func TestFollowedWhileTreeHidden(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	admin := connect(t, ens.Servers())
+	mustCreate(t, admin, "/cfg", []byte("v1"), 0, open)
+	const limit = 1600 * time.Millisecond
+	in := openInspector(t, Options{Servers: ens.Servers(), PollInterval: 200 * time.Millisecond, StillCap: limit, NoWatches: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := in.Node(ctx, "/cfg"); err != nil {
+		t.Fatal(err)
+	}
+	// No lock or queue: every exists a snapshot sends is a followed path's.
+	if s := in.Snapshot(ctx); s.Cost.Stats != 1 {
+		t.Fatalf("Tree shown: %d exists in a snapshot, want 1 (the node read)", s.Cost.Stats)
+	}
+	in.SetTreeShown(false)
+	hidden := time.Now()
+	if s := in.Snapshot(ctx); s.Cost.Stats != 0 && time.Since(hidden) < limit {
+		t.Errorf("Tree hidden: %d exists in the next snapshot, want 0 within the cap", s.Cost.Stats)
+	}
+	if _, err := admin.Set("/cfg", []byte("v2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	changed := time.Now()
+	for seen := false; !seen; {
+		in.Snapshot(ctx)
+		select {
+		case <-in.Changes():
+			for _, c := range in.TakeChanges() {
+				seen = seen || (c.Path == "/cfg" && c.Kind&ChangedData != 0)
+			}
+		case <-time.After(200 * time.Millisecond):
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the change of a followed node was never reported while the Tree was hidden")
+		}
+	}
+	if d := time.Since(changed); d > limit+30*time.Second {
+		t.Errorf("the change was reported after %v, want within the cap %v (and the machine's delays)", d, limit)
+	}
+	in.SetTreeShown(true)
+	if s := in.Snapshot(ctx); s.Cost.Stats != 1 {
+		t.Errorf("Tree shown again: %d exists in the next snapshot, want 1", s.Cost.Stats)
+	}
+}

@@ -123,6 +123,11 @@ type Inspector struct {
 
 	// needWatches is set while a view shows watches (SetNeedWatches).
 	needWatches atomic.Bool
+	// treeHidden is set while no view shows the followed paths
+	// (SetTreeShown); followChecked is when they were last checked
+	// (scanMu).
+	treeHidden    atomic.Bool
+	followChecked time.Time
 
 	scanMu  sync.Mutex
 	scan    scanState

@@ -59,6 +59,19 @@ type feeds struct {
 	// needWatches tells the source whether the view on screen shows
 	// watches, the costliest thing to ask the servers (nil: no source).
 	needWatches func(bool)
+	// treeShown tells the source whether the Tree, whose listing and
+	// node it re-checks each snapshot, is on screen (nil: no source).
+	treeShown func(bool)
+}
+
+// tell says to the source what view v, now on screen, shows.
+func (f feeds) tell(v viewID) {
+	if f.needWatches != nil {
+		f.needWatches(showsWatches(v))
+	}
+	if f.treeShown != nil {
+		f.treeShown(v == viewTree)
+	}
 }
 
 // showsWatches lists the views that need the servers' watch lists: the
@@ -121,9 +134,7 @@ func newModel(ctx context.Context, c common.Common, src tree.Source, order []vie
 
 // Init starts the live feeds and lists the tree's root.
 func (m Model) Init() tea.Cmd {
-	if m.feeds.needWatches != nil {
-		m.feeds.needWatches(showsWatches(m.current()))
-	}
+	m.feeds.tell(m.current())
 	cmds := []tea.Cmd{m.listenSnapshots(), m.listenChanges(), m.listenLoad(), m.tickClock()}
 	for _, v := range m.views {
 		cmds = append(cmds, v.Init())
@@ -196,8 +207,8 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if !isHistoryMove(nm, msg) {
 		nm.record(prev)
 	}
-	if nm.feeds.needWatches != nil && nm.current() != before {
-		nm.feeds.needWatches(showsWatches(nm.current()))
+	if nm.current() != before {
+		nm.feeds.tell(nm.current())
 	}
 	return nm, cmd
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -365,5 +366,25 @@ func TestStatusSaysSessionsAsOf(t *testing.T) {
 		if got := m.summary(); strings.Contains(got, asOf) != tt.want {
 			t.Errorf("listed %v before: status %q, want %q in it: %v", tt.listed, got, asOf, tt.want)
 		}
+	}
+}
+
+// TestTellsTheSourceWhatIsShown: the source re-checks the Tree's paths
+// every snapshot only while the Tree is on screen, and asks the watch
+// lists only while a view shows watches: each view switch tells it.
+func TestTellsTheSourceWhatIsShown(t *testing.T) {
+	var tree, watches []bool
+	f := feeds{treeShown: func(b bool) { tree = append(tree, b) }, needWatches: func(b bool) { watches = append(watches, b) }}
+	m := newModel(context.Background(), common.New(80, 24), nil, inspectViews, f, "test")
+	m.Init()
+	var tm tea.Model = m
+	for _, k := range []string{"2", "1"} {
+		tm, _ = tm.Update(tuitest.Key(k))
+	}
+	if want := []bool{true, false, true}; !slices.Equal(tree, want) {
+		t.Errorf("Tree shown, told: %v, want %v (Tree, Locks, Tree)", tree, want)
+	}
+	if want := []bool{false, true, false}; !slices.Equal(watches, want) {
+		t.Errorf("watches needed, told: %v, want %v", watches, want)
 	}
 }

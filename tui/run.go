@@ -104,7 +104,8 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	f := feeds{snapshots: in.Run(ctx), changes: in.Changes(), take: in.TakeChanges, needWatches: in.SetNeedWatches}
+	f := feeds{snapshots: in.Run(ctx), changes: in.Changes(), take: in.TakeChanges, needWatches: in.SetNeedWatches,
+		treeShown: in.SetTreeShown}
 	title := strings.Join(cs.Servers, ",")
 	if cs.Chroot != "" {
 		// Every path shown is relative to it (package inspect).
@@ -203,7 +204,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		start := make(chan struct{})
 		f.wake = sync.OnceFunc(func() { close(start) })
 		f.snapshots = startWhen(ctx, start, src.Run)
-		f.changes, f.take, f.needWatches = src.Changes(), src.TakeChanges, src.SetNeedWatches
+		f.changes, f.take, f.needWatches, f.treeShown = src.Changes(), src.TakeChanges, src.SetNeedWatches, src.SetTreeShown
 		order = append(order, tabs(func(s viewSpec) int { return s.load })...)
 		title = cs.String()
 	}
