@@ -63,10 +63,11 @@ const searchChunk = walkChunk
 // included: nothing else tells a leaf from a directory); a data search
 // reads every node's data (a getData each) and lists only the nodes whose
 // stat says they have children. Both spend the walk's budget (treePacer),
-// request by request: at most the walk rate's units a second together with the
-// walk, so on the 205,000-znode tree of BenchmarkInspectorCost a name
-// search of the whole tree takes about 205,000 / 20 s (near three hours),
-// and a narrower root (":find /app ...") is how to make it quick.
+// request by request: at most the walk rate's units a second, the walk
+// yielding to the searches meanwhile, so on the 205,000-znode tree of
+// BenchmarkInspectorCost a name search of the whole tree takes about
+// 205,000 / 20 s (near three hours), and a narrower root (":find /app
+// ...") is how to make it quick.
 func (in *Inspector) Search(ctx context.Context, q SearchQuery) <-chan SearchProgress {
 	out := make(chan SearchProgress)
 	go func() {
@@ -84,6 +85,7 @@ func (in *Inspector) Search(ctx context.Context, q SearchQuery) <-chan SearchPro
 }
 
 func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(SearchProgress) bool) {
+	defer in.pacer.searching()() // the walk yields meanwhile (treePacer.yield)
 	p := SearchProgress{Query: q}
 	maxHits := q.MaxHits
 	if maxHits <= 0 {

@@ -151,3 +151,32 @@ func TestTreePacerFromFirstUnit(t *testing.T) {
 		t.Errorf("a request stamped a moment earlier waits %v, want %v", got, 2*unit)
 	}
 }
+
+// TestWalkYieldsToSearch: while a search runs, the walk's requests wait
+// (someone waits at the terminal for the hits, nobody for the walk), so a
+// search beside the walk goes at the whole budget, not half of it; the
+// walk goes on once the search ends or is stopped.
+func TestWalkYieldsToSearch(t *testing.T) {
+	var p treePacer
+	done := p.searching()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	yielded := make(chan struct{})
+	go func() {
+		p.yield(ctx)
+		close(yielded)
+	}()
+	select {
+	case <-yielded:
+		t.Fatal("the walk went on while a search ran")
+	case <-time.After(3 * yieldPoll):
+	}
+	done()
+	select {
+	case <-yielded:
+	case <-ctx.Done():
+		t.Fatal("the walk never went on after the search ended")
+	}
+	// Without a search, no wait at all.
+	p.yield(ctx)
+}

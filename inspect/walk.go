@@ -340,8 +340,9 @@ func sameChildren(now, listed *zk.Stat) bool {
 // listDirs returns the children of dirs, asking getChildren again only for
 // the directories whose children changed (sameChildren, from an exists sent
 // first) since their cached listing. With a pacer, each request waits for
-// its turn (the walk); without, they go depth at a time (the snapshot's
-// own directories). A directory that no longer exists maps
+// its turn (the walk), after any search running (treePacer.yield);
+// without, they go depth at a time (the snapshot's own directories). A
+// directory that no longer exists maps
 // to nil, one whose ACL denies the listing to a denied listing; one whose
 // request failed otherwise is absent.
 func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]*listing, poll, depth int, pace *treePacer, dirs []string, cost *Cost) map[string]*listing {
@@ -357,6 +358,7 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]
 		cached := cache[dir]
 		if cached != nil {
 			if pace != nil {
+				pace.yield(ctx)
 				if pace.request(ctx); ctx.Err() != nil {
 					return result{dir: dir}
 				}
@@ -375,6 +377,7 @@ func (in *Inspector) listDirs(ctx context.Context, c *zk.Conn, cache map[string]
 			}
 		}
 		if pace != nil {
+			pace.yield(ctx)
 			if pace.request(ctx); ctx.Err() != nil {
 				return result{dir: dir}
 			}
