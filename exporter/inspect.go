@@ -51,7 +51,7 @@ var (
 		"Age of the queue's oldest item; absent when the queue is empty or the age unknown.",
 		[]string{"path"}, nil)
 	descLockReadAge = prometheus.NewDesc("zkherd_lock_read_age_seconds",
-		"Seconds since the inspector last read the lock directory's children: a directory found unchanged is read less often (up to 4 poll intervals apart), and its figures are that old.",
+		"Seconds since the inspector last read the lock directory's children: a directory found unchanged is read less often (up to 8 s or 4 poll intervals apart, whichever is longer), and its figures are that old.",
 		[]string{"path"}, nil)
 	descQueueReadAge = prometheus.NewDesc("zkherd_queue_read_age_seconds",
 		"Seconds since the inspector last read the queue directory's children (see zkherd_lock_read_age_seconds).",
