@@ -74,10 +74,15 @@ func (in *Inspector) SetTreeShown(shown bool) { in.treeHidden.Store(!shown) }
 
 // checkFollowed stats every followed path (pipelined) and records what
 // changed since it was read as pending Changes. It returns the requests
-// sent. Called with scanMu held.
-func (in *Inspector) checkFollowed(ctx context.Context, c *zk.Conn) int {
+// sent. Called with scanMu held. Early snapshots (Run), four a poll
+// interval, check once a poll interval, as a steady poll does (issue 26,
+// finding 9: no start costs more than the steady polling).
+func (in *Inspector) checkFollowed(ctx context.Context, c *zk.Conn, early bool) int {
 	now := time.Now()
-	if in.treeHidden.Load() && now.Sub(in.followChecked) < in.stillCap() {
+	switch since := now.Sub(in.followChecked); {
+	case in.treeHidden.Load() && since < in.stillCap():
+		return 0
+	case early && since < in.pollInterval():
 		return 0
 	}
 	in.followChecked = now

@@ -236,7 +236,7 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 		return snap
 	}
 	in.markSession(ctx, c)
-	snap.Cost.Stats += in.checkFollowed(ctx, c)
+	snap.Cost.Stats += in.checkFollowed(ctx, c, early)
 	in.scanTree(ctx, c, snap, early)
 	return snap
 }
