@@ -226,7 +226,7 @@ func BenchmarkInspectorCost(b *testing.B) {
 		fmt.Fprintf(os.Stderr, "window %d inspector=%v (%.3f cores): server %.3f cores, %.0f req/s, setData p50 %s p99 %s (%d writes), first Locks %s (%s dirs), RSS %d -> %d KiB %v",
 			i, on, r.inspectorCPU, r.cpu, r.reqPerSec, r.p50, r.p99, r.writes, r.firstLocks, r.lockDirs, r.rssStart, r.rssEnd, r.rssSamples)
 		fmt.Fprintln(os.Stderr)
-		fmt.Fprintf(os.Stderr, "  slowest 1%% of writes by second of the window: %s\n", slow)
+		fmt.Fprintf(os.Stderr, "  slowest 1%% of writes by second of the window (from %s UTC): %s\n", t0.UTC().Format("15:04:05.000"), slow)
 	}
 	b.StopTimer()
 
