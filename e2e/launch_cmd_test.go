@@ -530,16 +530,27 @@ func TestSpawnChildEndsBeforeJoining(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	<-lines.done
 	err = cmd.Wait()
 	if ctx.Err() != nil {
 		t.Fatalf("the starter still waited %v after a launched process ended:\n%s", 2*time.Minute, lines.text())
+	}
+	// A failed run stops the other launched processes at once; only a
+	// completed one gives them 30 s (loadrun's joinersFinish) to print
+	// their summaries. Before, the starter took that time here too, and
+	// the other process, which ran nothing, said "RESULT: PASS".
+	if took := time.Since(killed); took >= 25*time.Second {
+		t.Errorf("the starter took %v to stop the other processes, want them stopped at once:\n%s", took.Round(time.Second), lines.text())
 	}
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() == 0 {
 		t.Errorf("exit: %v, want a failure\n%s", err, lines.text())
 	}
 	text := lines.text()
+	if strings.Contains(text, "RESULT: PASS") {
+		t.Errorf("a process that ran nothing said it passed:\n%s", text)
+	}
 	if !strings.Contains(text, "signal: killed before every process arrived; stopped waiting for it") {
 		t.Errorf("stderr:\n%s\nwant one line naming the process that ended before the run started", text)
 	}

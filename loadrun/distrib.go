@@ -162,11 +162,15 @@ func (r *Runner) Start(ctx context.Context, plan *Plan, d Distributed) (err erro
 			id, plan.Title, plan.clients(), d.Processes, joinCommand(r.joinArgs(d.join(id, server, false))))
 	} else {
 		fmt.Fprintf(r.Stderr, "distributed run %s: %s, %d clients in each of %d processes\n", id, plan.Title, plan.clients(), d.Processes)
-		g, closeJoiners, err := r.launched(ctx, d.Launcher, id, server, d)
-		if err != nil {
-			return err
+		g, closeJoiners, lerr := r.launched(ctx, d.Launcher, id, server, d)
+		if lerr != nil {
+			return lerr
 		}
 		c.launched = g
+		// The launched processes get time to finish only when the run
+		// completed (err is Start's result): after a failure, such as a
+		// process that ended before every one arrived, the others are
+		// stopped at once.
 		completed := false
 		defer func() { closeJoiners(completed) }() // before Finish removes the run
 		defer func() { completed = ctx.Err() == nil && exit.Code(err, false) <= exit.CheckFailed }()
