@@ -37,8 +37,9 @@ type page struct {
 	Title, RunID, Version, Server, Started string
 	Local, Partial, Passed                 bool
 	PassedCount, Total                     int
-	// Verdict says why the run passed with warnings or failed; Warned
-	// that it passed with warnings (not shown green).
+	// Outcome is PASS, UNKNOWN or FAIL (Run.Outcome); Verdict says why;
+	// Warned that it passed with warnings (not shown green).
+	Outcome   string
 	Verdict   string
 	Warned    bool
 	Side      *sideView
@@ -201,9 +202,9 @@ func newPage(run *Run) page {
 		Local:   run.LocalEnsemble,
 		Partial: run.Partial,
 		Passed:  run.Passed(),
-		Verdict: strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(run.Verdict(), "PASS"), "FAIL"), " ("), ")"),
 		Total:   len(run.Scenarios),
 	}
+	p.Outcome, p.Verdict = run.Outcome()
 	if p.Title == "" {
 		p.Title = "zkherd load report"
 	}

@@ -33,3 +33,32 @@ func TestNotCheckedIsNoPass(t *testing.T) {
 		t.Errorf("Failed() = false, want true: a CI gate must not pass it")
 	}
 }
+
+// TestNothingRanIsNoPass: a run stopped before any scenario ran (a
+// process of a distributed run stopped while it waited for the others)
+// vouches for nothing: its verdict is UNKNOWN, never PASS.
+func TestNothingRanIsNoPass(t *testing.T) {
+	run := &Run{Partial: true}
+	if got, want := run.Verdict(), "UNKNOWN (nothing ran; partial run)"; got != want {
+		t.Errorf("Verdict() = %q, want %q", got, want)
+	}
+}
+
+// TestHTMLVerdictIsTheSummarys: report.html's headline word is the
+// summary's (Run.Outcome): a run whose checks could not run reads
+// UNKNOWN in both, not FAIL in one and UNKNOWN in the other.
+func TestHTMLVerdictIsTheSummarys(t *testing.T) {
+	s := &Scenario{Name: "fair-lock", Recipe: "fair-lock", Clients: 10, LatencyMs: map[string]Latency{}}
+	s.Checks.NotChecked = []string{"leftover znodes: could not look at the namespace: no connection"}
+	for _, run := range []*Run{{Scenarios: []*Scenario{s}}, {Partial: true}} {
+		var b bytes.Buffer
+		if err := WriteHTML(&b, run); err != nil {
+			t.Fatal(err)
+		}
+		word, why := run.Outcome()
+		want := `">` + word + `<span>` + why + `</span></div>`
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.html lacks the summary's verdict %q", want)
+		}
+	}
+}

@@ -60,9 +60,19 @@ func WriteSummaryWidth(w io.Writer, run *Run, width int) error {
 	return buf.Flush()
 }
 
-// Verdict sums up a run in a line: PASS, PASS with warnings, or FAIL and
-// why (checks failed, thresholds crossed), partial or not.
+// Verdict sums up a run in a line: PASS, PASS with warnings, UNKNOWN
+// (not everything checked, or nothing ran) or FAIL, and why.
 func (r *Run) Verdict() string {
+	word, why := r.Outcome()
+	if why != "" {
+		return word + " (" + why + ")"
+	}
+	return word
+}
+
+// Outcome is the run's verdict word (PASS, UNKNOWN or FAIL) and why,
+// the one judgement the summary and report.html print.
+func (r *Run) Outcome() (word, why string) {
 	checks, crossed, warned, unchecked := 0, 0, 0, 0
 	for _, s := range r.Scenarios {
 		switch {
@@ -76,38 +86,39 @@ func (r *Run) Verdict() string {
 			warned++
 		}
 	}
-	var why []string
+	var reasons []string
+	if len(r.Scenarios) == 0 {
+		// A run stopped before any scenario ran has nothing to vouch for.
+		reasons = append(reasons, "nothing ran")
+	}
 	if checks > 0 {
-		why = append(why, fmt.Sprintf("checks failed in %d of %d scenarios", checks, len(r.Scenarios)))
+		reasons = append(reasons, fmt.Sprintf("checks failed in %d of %d scenarios", checks, len(r.Scenarios)))
 	}
 	if unchecked > 0 {
-		why = append(why, fmt.Sprintf("not everything checked in %d of %d scenarios", unchecked, len(r.Scenarios)))
+		reasons = append(reasons, fmt.Sprintf("not everything checked in %d of %d scenarios", unchecked, len(r.Scenarios)))
 	}
 	if crossed > 0 {
-		why = append(why, fmt.Sprintf("%d threshold(s) crossed", crossed))
+		reasons = append(reasons, fmt.Sprintf("%d threshold(s) crossed", crossed))
 	}
 	if r.Partial {
-		why = append(why, "partial run")
+		reasons = append(reasons, "partial run")
 	}
 	if warned > 0 {
-		why = append(why, fmt.Sprintf("warnings in %d scenario(s)", warned))
+		reasons = append(reasons, fmt.Sprintf("warnings in %d scenario(s)", warned))
 	}
 	noRate := r.FindMax != nil && r.FindMax.BestPerS <= 0
 	if noRate {
-		why = append([]string{"no rate tried was within " + r.FindMax.Target}, why...)
+		reasons = append([]string{"no rate tried was within " + r.FindMax.Target}, reasons...)
 	}
-	verdict := "PASS"
+	word = "PASS"
 	switch {
 	case checks+crossed > 0 || noRate:
-		verdict = "FAIL"
-	case unchecked > 0:
+		word = "FAIL"
+	case unchecked > 0 || len(r.Scenarios) == 0:
 		// Jepsen's :info: the outcome is unknown, which is no pass.
-		verdict = "UNKNOWN"
+		word = "UNKNOWN"
 	}
-	if len(why) > 0 {
-		verdict += " (" + strings.Join(why, "; ") + ")"
-	}
-	return verdict
+	return word, strings.Join(reasons, "; ")
 }
 
 func writeRunHeader(w io.Writer, run *Run) {
