@@ -232,8 +232,12 @@ func TestReportWaitGraph(t *testing.T) {
 			chained++
 		}
 	}
-	if fair.Herd || len(fair.Holders) != 1 || chained < 3 || fair.WaitersTotal < clients/2 {
-		t.Errorf("fair graph %+v: want a chain, one holder, at least 3 waiters watching their predecessor (got %d), %d+ waiting", fair, chained, clients/2)
+	// The graph is the window's busiest once-a-second sample that has a
+	// holder if one had; with hand-offs of a millisecond every sample
+	// may fall between a release and the next grant (seen once in CI
+	// runs of this test), so a holder is not required, only never two.
+	if fair.Herd || len(fair.Holders) > 1 || chained < 3 || fair.WaitersTotal < clients/2 {
+		t.Errorf("fair graph %+v: want a chain, at most one holder, at least 3 waiters watching their predecessor (got %d), %d+ waiting", fair, chained, clients/2)
 	}
 	html, err := os.ReadFile(filepath.Join(out, "report.html"))
 	if err != nil {
