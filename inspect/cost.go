@@ -18,9 +18,15 @@ import (
 //     alone delayed about 1% of a steady writer's requests, which is what
 //     its p99 is made of: the p99 rose by 40-50%. So mntr, cons, dump and
 //     wchp are each asked at most every pacedShare times their last
-//     duration (mntr every ~9 s there, every poll on a small server where
-//     it takes a millisecond), and each delays under a thousandth of other
-//     clients' requests. srvr, small and constant (about 1 ms there), is
+//     duration (mntr every ~27 s there, every poll or two on a small server
+//     where it takes under a millisecond), and together they delay about a
+//     thousandth of other clients' requests. At 1,000 times (each alone a
+//     thousandth) the headless exporter asked mntr, cons and dump every
+//     10 s each on the benchmark's tree, and the slowest 1% of another
+//     client's writes fell twice as often in a second holding one of them
+//     as in the others (docs/BENCHMARKS.md, 2026-11-26 afternoon): with the
+//     inspector's requests down to 6 a second, they were the largest part
+//     of its cost to that client's p99. srvr, small and constant (about 1 ms there), is
 //     asked every poll: it carries the outstanding requests and latency
 //     the back-off below watches, and the mode and zxid.
 //   - wchp is asked only while a view shows watches (SetNeedWatches),
@@ -36,9 +42,12 @@ const (
 	DefaultWatchBudget = 50000
 	// pacedShare: mntr, cons, dump and wchp, whose cost grows with the
 	// znodes, sessions, ephemerals and watches, are asked at most every
-	// pacedShare times their last duration (wchp taking 43 ms: every 43 s),
-	// so that each holds up a member under ~0.1% of the time.
-	pacedShare = 1000
+	// pacedShare times their last duration (cons taking 10 ms: every 30 s),
+	// so that each holds up a member under ~0.03% of the time, the three
+	// or four together ~0.1%. The price: sessions (cons), ephemerals (dump)
+	// and the server figures (mntr) of a large server are up to maxPaced
+	// old; the views say how old the sessions are (SessionsAsOf).
+	pacedShare = 3000
 	// maxPaced bounds that period: a duration measured by the client
 	// includes its own machine's load (a reply that took 100 ms on a busy
 	// laptop would leave the sessions list 100 s old), and on the large

@@ -291,9 +291,9 @@ func TestWatchPacing(t *testing.T) {
 			t.Errorf("wantWchp named by the command: %q, want it to end %q", why, tt.want)
 		}
 	}
-	// The adaptive period: wchp took 20 ms, so not again for 20 s; one that
+	// The adaptive period: wchp took 5 ms, so not again for 15 s; one that
 	// took 100 ms (a busy client machine's measure) not for maxPaced.
-	for _, tt := range []struct{ took, want time.Duration }{{20 * time.Millisecond, 20 * time.Second}, {100 * time.Millisecond, maxPaced}} {
+	for _, tt := range []struct{ took, want time.Duration }{{5 * time.Millisecond, pacedShare * 5 * time.Millisecond}, {100 * time.Millisecond, maxPaced}} {
 		w := watchPoll{count: 10, next: map[fourlw.Command]time.Time{}}
 		p := memberPoll{At: now, Took: map[fourlw.Command]time.Duration{fourlw.CmdWchp: tt.took}, Wchp: map[string][]int64{"/a": {1}}}
 		updateWatches(&w, &p, time.Second, true, false, 100, nil)
@@ -360,8 +360,8 @@ func TestMntrPacing(t *testing.T) {
 		took time.Duration
 		next time.Duration
 	}{
-		{500 * time.Microsecond, time.Second}, // a small server: every poll
-		{9 * time.Millisecond, 9 * time.Second},
+		{200 * time.Microsecond, time.Second}, // a small server: every poll
+		{9 * time.Millisecond, pacedShare * 9 * time.Millisecond},
 	} {
 		w := watchPoll{count: -1, next: map[fourlw.Command]time.Time{}}
 		busyWindow := &windowInfo{RequestsPerSec: 400, LatencyAvg: 40}
