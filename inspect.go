@@ -137,11 +137,7 @@ func runHeadless(ctx context.Context, o *tui.InspectOptions, h headlessOptions, 
 		return err
 	}
 	return exporter.ServeInspector(ctx, exporter.HeadlessOptions{
-		Inspect: inspect.Options{
-			Servers: cs.Servers, AdminURLs: o.AdminURLs, Chroot: cs.Chroot, SessionTimeout: o.SessionTimeout, Auth: o.Auth, TLS: o.TLS,
-			PollInterval: o.PollInterval, ScanRoots: o.ScanRoots, NoWatches: o.NoWatches, WatchBudget: o.WatchBudget, Name: o.Name,
-			WalkRate: o.WalkRate,
-		},
+		Inspect:        o.Inspector(cs),
 		ConnectTimeout: o.ConnectTimeout, Addr: h.metricsAddr, MaxPaths: h.maxPaths, Log: stderr,
 	})
 }

@@ -235,20 +235,17 @@ type lockFigures struct {
 	readAge          time.Duration // since the directory was read, at the scrape
 }
 
-// readAge is how long before now a directory was read: at readAt, or for
-// the snapshot taken at at when readAt is not known.
-func readAge(readAt, at, now time.Time) time.Duration {
-	if readAt.IsZero() {
-		readAt = at
-	}
-	return max(now.Sub(readAt), 0)
+// scrapeAge is how long before a scrape at now a directory was read,
+// when the snapshot taken at at shows it read age before it (ReadAge).
+func scrapeAge(age time.Duration, at, now time.Time) time.Duration {
+	return age + max(now.Sub(at), 0)
 }
 
 // lockFiguresOf are the figures exported for l, from the snapshot taken
 // at at, scraped at now.
 func lockFiguresOf(l *inspect.Lock, at, now time.Time) lockFigures {
 	f := lockFigures{path: l.Path, layout: l.Layout, waiters: l.Waiters(), holders: l.Holders(), holderAge: -1,
-		readAge: readAge(l.ReadAt, at, now)}
+		readAge: scrapeAge(l.ReadAge(at), at, now)}
 	for _, e := range l.Entries {
 		if e.Role == inspect.RoleHolder && e.Age >= 0 {
 			f.holderAge = max(f.holderAge, e.Age)
@@ -338,7 +335,7 @@ type queueFigures struct {
 func (x *Inspector) foldQueues(queues []inspect.Queue, at, now time.Time) ([]queueFigures, int) {
 	fs := make([]queueFigures, len(queues))
 	for i, q := range queues {
-		fs[i] = queueFigures{path: q.Path, depth: q.Depth, headAge: -1, readAge: readAge(q.ReadAt, at, now)}
+		fs[i] = queueFigures{path: q.Path, depth: q.Depth, headAge: -1, readAge: scrapeAge(q.ReadAge(at), at, now)}
 		if q.Depth > 0 && q.HeadAge >= 0 {
 			fs[i].headAge = q.HeadAge
 		}

@@ -80,6 +80,18 @@ type InspectOptions struct {
 	size [2]int
 }
 
+// Inspector is what the inspector reading cs is given of o: the one
+// place the terminal inspector, the load dashboard's and the headless
+// exporter take their inspect.Options from. It leaves writes off
+// (AllowWrites): only RunInspect's Tree may write, when asked to.
+func (o *InspectOptions) Inspector(cs connstr.ConnectString) inspect.Options {
+	return inspect.Options{
+		Servers: cs.Servers, AdminURLs: o.AdminURLs, Chroot: cs.Chroot, SessionTimeout: o.SessionTimeout,
+		Auth: o.Auth, TLS: o.TLS, PollInterval: o.PollInterval,
+		ScanRoots: o.ScanRoots, NoWatches: o.NoWatches, WatchBudget: o.WatchBudget, WalkRate: o.WalkRate, Name: o.Name,
+	}
+}
+
 // RunInspect runs `zkherd inspect`: it connects (failing fast, before the
 // screen opens, if no server answers) and shows the Tree, Locks, Queues,
 // Sessions and Servers views until the user quits or ctx ends. It returns
@@ -89,13 +101,10 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 	if err != nil {
 		return fmt.Errorf("tui: %w", err)
 	}
+	o := opts.Inspector(cs)
+	o.AllowWrites = opts.AllowWrites
 	cctx, cancel := context.WithTimeout(ctx, cmp.Or(opts.ConnectTimeout, DefaultConnectTimeout))
-	in, err := inspect.Open(cctx, inspect.Options{
-		Servers: cs.Servers, AdminURLs: opts.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.SessionTimeout,
-		Auth: opts.Auth, TLS: opts.TLS, AllowWrites: opts.AllowWrites, PollInterval: opts.PollInterval,
-		ScanRoots: opts.ScanRoots, NoWatches: opts.NoWatches, WatchBudget: opts.WatchBudget, Name: opts.Name,
-		WalkRate: opts.WalkRate,
-	})
+	in, err := inspect.Open(cctx, o)
 	cancel()
 	if err != nil {
 		return err
@@ -187,12 +196,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 			return fmt.Errorf("tui: %w", err)
 		}
 		cctx, cancel := context.WithTimeout(ctx, cmp.Or(opts.Inspect.ConnectTimeout, DefaultConnectTimeout))
-		src, err = inspect.Open(cctx, inspect.Options{
-			Servers: cs.Servers, AdminURLs: opts.Inspect.AdminURLs, Chroot: cs.Chroot, SessionTimeout: opts.Inspect.SessionTimeout,
-			Auth: opts.Inspect.Auth, TLS: opts.Inspect.TLS, PollInterval: opts.Inspect.PollInterval,
-			ScanRoots: opts.Inspect.ScanRoots, NoWatches: opts.Inspect.NoWatches, WatchBudget: opts.Inspect.WatchBudget, Name: opts.Inspect.Name,
-			WalkRate: opts.Inspect.WalkRate,
-		})
+		src, err = inspect.Open(cctx, opts.Inspect.Inspector(cs)) // read-only: no AllowWrites
 		cancel()
 		if err != nil {
 			return err
