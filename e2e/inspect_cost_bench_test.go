@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,21 +31,21 @@ import (
 // (about 205,000 znodes, 2,000 sessions, 100,000 data watches, 4,000
 // ephemeral registrations in 1,000 directories, a directory of 10,000
 // children, 20 lock directories) and runs "zkherd inspect" on its Locks view
-// in alternating windows, off and on, while another client sets data at a
+// in alternating windows, off and on, while other clients set data at a
 // steady rate. It reports the server's CPU (from /proc/<jvm pid>/stat) and
-// the other client's setData p99 with the inspector on over off, the time to
+// the writers' setData p99 with the inspector on over off, the time to
 // the first Locks screen (first_locks_s: from Enter on the command line to a
-// screen listing a lock directory, the slowest of the on windows), the
-// requests the inspector sent per second, and its RSS at the start and end
-// of each window; each pair of windows (worst_pair_*), and the "off" windows
-// against each other (worst_off_off_p99: the measure's own noise, no
+// screen listing a lock directory, the slowest of the inspector's starts),
+// the requests the inspector sent per second, and its RSS at the start and
+// end of each window; each pair of windows (worst_pair_*), and the "off"
+// windows against each other (worst_off_off_p99: the measure's own noise, no
 // inspector in either).
 //
 //	go test -run '^$' -bench InspectorCost -benchtime 1x -timeout 60m ./e2e/
 //
 // ZKHERD_BENCH_WINDOW (default 60s) sets each window's length,
 // ZKHERD_BENCH_PAIRS (default 3) the number of off/on pairs (taken in ABBA
-// order, after ZKHERD_BENCH_SETTLE, default 30s, of the writer alone), and
+// order, after ZKHERD_BENCH_SETTLE, default 30s, of the writers alone), and
 // ZKHERD_BENCH_LAST_ON (default: the window) the length of the last
 // inspector window, for the long RSS check; ZKHERD_BENCH_ARGS adds flags to
 // zkherd inspect (e.g. "--watch-budget -1"); ZKHERD_BENCH_BIN runs a
@@ -55,21 +56,42 @@ import (
 // typed as a user would (e.g. "find key-999" or "grep nomatch": the whole
 // tree, at the walk's budget beside the walk), before going back to the
 // Locks view.
+//
+// The load and the inspector's age (a p99 of a sub-millisecond setData at
+// 200 a second rests on 120 writes a minute, and two "off" windows of 60 s
+// differed by up to 1.31x): ZKHERD_BENCH_RATE (default 200) is the
+// writers' setData a second in all, ZKHERD_BENCH_WRITERS (default 1) the
+// sessions sharing it, each with its own pace. ZKHERD_BENCH_WARMUP (default
+// 0: each "on" window is its inspector's first minutes, start and first
+// walk included) starts the inspector that long before its "on" windows
+// and keeps it through the "on" windows that follow one another (ABBA
+// puts them in twos); "scan" waits until the headless exporter says its
+// first walk of the tree ended (zkherd_inspector_scan_complete, at most
+// 30 minutes). The warm-up is measured as a window of its own, printed
+// with its p99 against the "off" window before it (warmup_p99_on/off),
+// never in the pairs: the pairs say what a running inspector costs, the
+// warm-up what its start and first walk cost. ZKHERD_BENCH_WRITES_LOG, a
+// directory, gets every window's writes (start in Unix nanoseconds and
+// latency in nanoseconds, one a line) to set beside the inspector's or the
+// server's own logs.
 func BenchmarkInspectorCost(b *testing.B) {
 	var err error
 	window := envDuration(b, "ZKHERD_BENCH_WINDOW", 60*time.Second)
 	lastOn := envDuration(b, "ZKHERD_BENCH_LAST_ON", window)
-	pairs := 3
-	if v := os.Getenv("ZKHERD_BENCH_PAIRS"); v != "" {
-		if pairs, err = strconv.Atoi(v); err != nil {
-			b.Fatal(err)
-		}
+	pairs := envInt(b, "ZKHERD_BENCH_PAIRS", 3)
+	rate := envInt(b, "ZKHERD_BENCH_RATE", 200)
+	writers := envInt(b, "ZKHERD_BENCH_WRITERS", 1)
+	var warmup time.Duration
+	warmScan := os.Getenv("ZKHERD_BENCH_WARMUP") == "scan"
+	if !warmScan {
+		warmup = envDuration(b, "ZKHERD_BENCH_WARMUP", 0)
 	}
+	writesLog := os.Getenv("ZKHERD_BENCH_WRITES_LOG")
 	bin := os.Getenv("ZKHERD_BENCH_BIN") // a binary built beforehand, else this tree's
 	if bin == "" {
 		bin = zkherdBin(b)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 115*time.Minute)
 	defer cancel()
 	ens, err := ensemble.Start(ctx, ensemble.Options{Nodes: 1, NoFsync: true, HeapMB: 1536, Dir: b.TempDir(), Logf: b.Logf})
 	if err != nil {
@@ -85,7 +107,7 @@ func BenchmarkInspectorCost(b *testing.B) {
 	fmt.Fprintf(os.Stderr, "state built in %s: %s", time.Since(start).Round(time.Second), mntrSummary(ctx, server))
 	fmt.Fprintln(os.Stderr)
 
-	w := startWriter(ctx, ens.Servers(), 200)
+	w := startWriters(ctx, ens.Servers(), writers, rate)
 	defer w.stop()
 
 	extra := os.Getenv("ZKHERD_BENCH_ARGS")
@@ -94,19 +116,154 @@ func BenchmarkInspectorCost(b *testing.B) {
 	// 15 s): first_locks_s is then the time to a scrape with a lock's
 	// waiters.
 	headless := os.Getenv("ZKHERD_BENCH_HEADLESS") == "1"
+	if warmScan && !headless {
+		b.Fatal("ZKHERD_BENCH_WARMUP=scan needs ZKHERD_BENCH_HEADLESS=1 (the terminal's walk waits while a search runs): give a duration")
+	}
 	search := os.Getenv("ZKHERD_BENCH_SEARCH")
 
 	type result struct {
-		on               bool
+		index            int // the window's number; a warm-up has the number of the "on" window it precedes
+		on, warm         bool
 		cpu              float64 // server cores
 		inspectorCPU     float64 // the inspector's cores
 		p99, p50         time.Duration
 		writes           int
+		lat              []time.Duration // every write's latency, for the pooled figures
 		reqPerSec        float64
-		firstLocks       time.Duration
 		rssStart, rssEnd int64 // KiB
 		rssSamples       []int64
-		lockDirs         string
+		length           time.Duration
+	}
+	// One inspector, running through the "on" windows that follow each
+	// other (with a warm-up), or each "on" window's own (without).
+	type inspector struct {
+		pid          int
+		term         *tmuxScreen // the terminal; nil for the headless exporter
+		stopHeadless func()
+		scanDone     func() bool
+		firstLocks   time.Duration
+		lockDirs     string
+	}
+	var firstMax time.Duration
+	startInspector := func(i int) *inspector {
+		in := &inspector{}
+		if headless {
+			in.pid, in.firstLocks, in.lockDirs, in.scanDone, in.stopHeadless = startHeadlessExporter(b, bin, server, extra)
+			firstMax = max(firstMax, in.firstLocks)
+			return in
+		}
+		// The terminal is ready first (a shell waiting for Enter), so
+		// that the time to the first Locks screen counts zkherd's
+		// start, not tmux's.
+		term := newTmuxScreen(b, 120, 40, "read go; exec "+bin+" inspect --server "+server+" "+extra)
+		in.term = term
+		launched := time.Now()
+		term.keys("Enter")
+		term.keys("2")
+		re := regexp.MustCompile(`Locks\s+(\d+) lock director`)
+		for time.Since(launched) < 60*time.Second {
+			screen := term.screen()
+			if m := re.FindStringSubmatch(screen); m != nil && m[1] != "0" {
+				in.firstLocks = time.Since(launched)
+				in.lockDirs = m[1]
+				if firstMax == 0 {
+					fmt.Fprintf(os.Stderr, "first Locks screen before window %d, after %s:\n%s\n", i, in.firstLocks.Round(time.Millisecond), screen)
+				}
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if in.firstLocks == 0 {
+			screen := term.screen()
+			b.Errorf("window %d: no Locks screen with a lock directory within 60 s:\n%s", i, screen)
+		}
+		firstMax = max(firstMax, in.firstLocks)
+		if search != "" {
+			term.keys(":")
+			term.text(search)
+			term.keys("Enter")
+			for t := time.Now(); time.Since(t) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
+				if strings.Contains(term.screen(), "searching…") {
+					break
+				}
+			}
+			term.keys("2")
+		}
+		in.pid = term.pid()
+		return in
+	}
+	stopInspector := func(in *inspector, i int) {
+		if in.stopHeadless != nil {
+			in.stopHeadless()
+			return
+		}
+		screen := in.term.screen()
+		fmt.Fprintf(os.Stderr, "inspector screen at the end of window %d:\n%s\n", i, screen)
+		if search != "" {
+			// How far the search got: the Search view's first line.
+			in.term.keys(":")
+			in.term.text("search")
+			in.term.keys("Enter")
+			time.Sleep(500 * time.Millisecond)
+			screen := in.term.screen()
+			for _, line := range strings.Split(screen, "\n") {
+				if strings.HasPrefix(line, "Search  find ") || strings.HasPrefix(line, "Search  grep ") {
+					fmt.Fprintf(os.Stderr, "  window %d search: %s\n", i, strings.TrimSpace(line))
+				}
+			}
+		}
+		in.term.close()
+	}
+	// measure runs one window of length (or, with until, until it says so
+	// or length passes) and measures it; in is the inspector running
+	// through it, nil in an "off" window.
+	measure := func(i int, in *inspector, warm bool, length time.Duration, until func() bool) result {
+		r := result{index: i, on: in != nil, warm: warm}
+		cpu0, pk0, t0 := procCPU(b, jvm), packets(ctx, server), time.Now()
+		var icpu0 float64
+		if in != nil {
+			r.rssStart = rssKiB(in.pid)
+			icpu0 = procCPU(b, in.pid)
+		}
+		w.reset()
+		sampleEvery := max(length/10, 5*time.Second)
+		if until != nil {
+			sampleEvery = 30 * time.Second
+		}
+		for end := t0.Add(length); time.Now().Before(end); {
+			time.Sleep(min(sampleEvery, time.Until(end)))
+			if in != nil {
+				r.rssSamples = append(r.rssSamples, rssKiB(in.pid))
+			}
+			if until != nil && until() {
+				break
+			}
+		}
+		r.length = time.Since(t0)
+		elapsed := r.length.Seconds()
+		r.cpu = (procCPU(b, jvm) - cpu0) / elapsed
+		r.reqPerSec = float64(packets(ctx, server)-pk0) / elapsed
+		r.lat, r.p50, r.p99 = w.percentiles()
+		r.writes = len(r.lat)
+		if in != nil {
+			r.inspectorCPU = (procCPU(b, in.pid) - icpu0) / elapsed
+			r.rssEnd = rssKiB(in.pid)
+		}
+		what := map[bool]string{false: "window", true: "warm-up before window"}[warm]
+		fmt.Fprintf(os.Stderr, "%s %d inspector=%v (%.3f cores) %s: server %.3f cores, %.0f req/s, setData p50 %s p99 %s (%d writes), RSS %d -> %d KiB %v",
+			what, i, r.on, r.inspectorCPU, r.length.Round(time.Second), r.cpu, r.reqPerSec, r.p50, r.p99, r.writes, r.rssStart, r.rssEnd, r.rssSamples)
+		fmt.Fprintln(os.Stderr)
+		fmt.Fprintf(os.Stderr, "  slowest 1%% of writes by second of the window (from %s UTC): %s\n", t0.UTC().Format("15:04:05.000"), w.slowest(t0))
+		if writesLog != "" {
+			name := fmt.Sprintf("window-%02d-%s.txt", i, map[bool]string{false: "off", true: "on"}[r.on])
+			if warm {
+				name = fmt.Sprintf("window-%02d-warmup.txt", i)
+			}
+			if err := w.write(filepath.Join(writesLog, name)); err != nil {
+				b.Error(err)
+			}
+		}
+		return r
 	}
 	// The windows alternate in ABBA order (off on, on off, off on, ...),
 	// so that a drift in the machine's or the server's speed over the run
@@ -120,11 +277,13 @@ func BenchmarkInspectorCost(b *testing.B) {
 		}
 	}
 	// The server has just taken in the state: let it settle (its JIT, its
-	// old generation) under the writer alone before the first window.
+	// old generation) under the writers alone before the first window.
 	settle := envDuration(b, "ZKHERD_BENCH_SETTLE", 30*time.Second)
 	fmt.Fprintf(os.Stderr, "settling for %s\n", settle)
 	time.Sleep(settle)
-	var results []result
+	var results, warms []result
+	var cur *inspector // the inspector running, if any
+	keep := warmup > 0 || warmScan
 	b.ResetTimer()
 	for i := range 2 * pairs {
 		on := onAt(i)
@@ -132,117 +291,41 @@ func BenchmarkInspectorCost(b *testing.B) {
 		if i == lastOnIdx {
 			length = lastOn
 		}
-		r := result{on: on}
-		pid := 0
-		var stopHeadless func()
-		var term *tmuxScreen // the inspector's terminal in an "on" window
-		if on && headless {
-			pid, r.firstLocks, r.lockDirs, stopHeadless = startHeadlessExporter(b, bin, server, extra)
-			r.rssStart = rssKiB(pid)
-		} else if on {
-			// The terminal is ready first (a shell waiting for Enter), so
-			// that the time to the first Locks screen counts zkherd's
-			// start, not tmux's.
-			term = newTmuxScreen(b, 120, 40, "read go; exec "+bin+" inspect --server "+server+" "+extra)
-			launched := time.Now()
-			term.keys("Enter")
-			term.keys("2")
-			re := regexp.MustCompile(`Locks\s+(\d+) lock director`)
-			for time.Since(launched) < 60*time.Second {
-				screen := term.screen()
-				if m := re.FindStringSubmatch(screen); m != nil && m[1] != "0" {
-					r.firstLocks = time.Since(launched)
-					r.lockDirs = m[1]
-					if i == 1 { // the first "on" window
-						fmt.Fprintf(os.Stderr, "first Locks screen of window %d, after %s:\n%s\n", i, r.firstLocks.Round(time.Millisecond), screen)
-					}
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
+		if on && cur == nil {
+			cur = startInspector(i)
+			switch {
+			case warmScan:
+				warms = append(warms, measure(i, cur, true, 30*time.Minute, cur.scanDone))
+			case warmup > 0:
+				warms = append(warms, measure(i, cur, true, warmup, nil))
 			}
-			if r.firstLocks == 0 {
-				screen := term.screen()
-				b.Errorf("window %d: no Locks screen with a lock directory within 60 s:\n%s", i, screen)
-			}
-			if search != "" {
-				term.keys(":")
-				term.text(search)
-				term.keys("Enter")
-				for t := time.Now(); time.Since(t) < 10*time.Second; time.Sleep(50 * time.Millisecond) {
-					if strings.Contains(term.screen(), "searching…") {
-						break
-					}
-				}
-				term.keys("2")
-			}
-			pid = term.pid()
-			r.rssStart = rssKiB(pid)
 		}
-		cpu0, pk0, t0 := procCPU(b, jvm), packets(ctx, server), time.Now()
-		var icpu0 float64
+		var in *inspector
 		if on {
-			icpu0 = procCPU(b, pid)
+			in = cur
 		}
-		w.reset()
-		sampleEvery := max(length/10, 5*time.Second)
-		for end := t0.Add(length); time.Now().Before(end); {
-			time.Sleep(min(sampleEvery, time.Until(end)))
-			if on {
-				r.rssSamples = append(r.rssSamples, rssKiB(pid))
-			}
+		results = append(results, measure(i, in, false, length, nil))
+		if on && (!keep || i+1 == 2*pairs || !onAt(i+1)) {
+			stopInspector(cur, i)
+			cur = nil
 		}
-		elapsed := time.Since(t0).Seconds()
-		r.cpu = (procCPU(b, jvm) - cpu0) / elapsed
-		r.reqPerSec = float64(packets(ctx, server)-pk0) / elapsed
-		r.p50, r.p99, r.writes = w.percentiles()
-		slow := w.slowest(t0)
-		if on {
-			r.inspectorCPU = (procCPU(b, pid) - icpu0) / elapsed
-			r.rssEnd = rssKiB(pid)
-			if stopHeadless != nil {
-				stopHeadless()
-			} else {
-				if i == lastOnIdx {
-					screen := term.screen()
-					fmt.Fprintf(os.Stderr, "inspector screen at the end of window %d:\n%s\n", i, screen)
-				}
-				if search != "" {
-					// How far the search got: the Search view's first line.
-					term.keys(":")
-					term.text("search")
-					term.keys("Enter")
-					time.Sleep(500 * time.Millisecond)
-					screen := term.screen()
-					for _, line := range strings.Split(screen, "\n") {
-						if strings.HasPrefix(line, "Search  find ") || strings.HasPrefix(line, "Search  grep ") {
-							fmt.Fprintf(os.Stderr, "  window %d search: %s\n", i, strings.TrimSpace(line))
-						}
-					}
-				}
-				term.close()
-			}
-		}
-		results = append(results, r)
-		fmt.Fprintf(os.Stderr, "window %d inspector=%v (%.3f cores): server %.3f cores, %.0f req/s, setData p50 %s p99 %s (%d writes), first Locks %s (%s dirs), RSS %d -> %d KiB %v",
-			i, on, r.inspectorCPU, r.cpu, r.reqPerSec, r.p50, r.p99, r.writes, r.firstLocks, r.lockDirs, r.rssStart, r.rssEnd, r.rssSamples)
-		fmt.Fprintln(os.Stderr)
-		fmt.Fprintf(os.Stderr, "  slowest 1%% of writes by second of the window (from %s UTC): %s\n", t0.UTC().Format("15:04:05.000"), slow)
 	}
 	b.StopTimer()
 
 	var cpuOn, cpuOff, reqOn, reqOff float64
 	var p99On, p99Off []time.Duration
-	var firstMax time.Duration
+	var latOn, latOff []time.Duration
 	for _, r := range results {
 		if r.on {
 			cpuOn += r.cpu
 			reqOn += r.reqPerSec
 			p99On = append(p99On, r.p99)
-			firstMax = max(firstMax, r.firstLocks)
+			latOn = append(latOn, r.lat...)
 		} else {
 			cpuOff += r.cpu
 			reqOff += r.reqPerSec
 			p99Off = append(p99Off, r.p99)
+			latOff = append(latOff, r.lat...)
 		}
 	}
 	medianOf := func(ds []time.Duration) time.Duration {
@@ -263,7 +346,7 @@ func BenchmarkInspectorCost(b *testing.B) {
 		}
 		p99, cpu := float64(on.p99)/float64(off.p99), on.cpu/off.cpu
 		worstP99, worstCPU = max(worstP99, p99), max(worstCPU, cpu)
-		fmt.Fprintf(os.Stderr, "pair %d (windows %d, %d): setData p99 on/off %.2fx, server CPU on/off %.2fx\n", k/2, k, k+1, p99, cpu)
+		fmt.Fprintf(os.Stderr, "pair %d (windows %d, %d): setData p99 on/off %.2fx (%s / %s), server CPU on/off %.2fx\n", k/2, k, k+1, p99, on.p99, off.p99, cpu)
 	}
 	// The measure's own noise: the "off" windows against each other, no
 	// inspector in either (ABBA puts two side by side in the middle of the
@@ -285,6 +368,29 @@ func BenchmarkInspectorCost(b *testing.B) {
 	if len(offs) > 1 {
 		b.ReportMetric(worstOff, "worst_off_off_p99")
 	}
+	// The warm-ups (the inspector's start and first walk) against the
+	// "off" window before each: their own figure, never in the pairs.
+	worstWarm := 0.0
+	for _, wr := range warms {
+		if wr.index == 0 {
+			continue
+		}
+		off := results[wr.index-1]
+		ratio := float64(wr.p99) / float64(off.p99)
+		worstWarm = max(worstWarm, ratio)
+		fmt.Fprintf(os.Stderr, "warm-up before window %d (%s, against off window %d): setData p99 on/off %.2fx (%s / %s), server CPU on/off %.2fx\n",
+			wr.index, wr.length.Round(time.Second), wr.index-1, ratio, wr.p99, off.p99, wr.cpu/off.cpu)
+	}
+	if len(warms) > 0 {
+		b.ReportMetric(worstWarm, "worst_warmup_p99_on/off")
+	}
+	// Pooled: every write of the "on" windows against every write of the
+	// "off" ones (a figure beside the pairs, not in their place).
+	_, pooledOn := durationPercentiles(latOn)
+	_, pooledOff := durationPercentiles(latOff)
+	if pooledOff > 0 {
+		b.ReportMetric(float64(pooledOn)/float64(pooledOff), "pooled_p99_on/off")
+	}
 	b.ReportMetric(worstP99, "worst_pair_p99_on/off")
 	b.ReportMetric(worstCPU, "worst_pair_cpu_on/off")
 	b.ReportMetric(cpuOn/cpuOff, "cpu_on/off")
@@ -295,10 +401,22 @@ func BenchmarkInspectorCost(b *testing.B) {
 	if len(last.rssSamples) > 1 {
 		b.ReportMetric(float64(last.rssEnd-last.rssSamples[0])/1024, "rss_growth_MB")
 	}
-	fmt.Fprintf(os.Stderr, "server CPU: off %.3f, on %.3f cores (%.2fx); setData p99 median off %s, on %s (%.2fx); first Locks screen within %s; inspector requests %.1f/s",
+	fmt.Fprintf(os.Stderr, "server CPU: off %.3f, on %.3f cores (%.2fx); setData p99 median off %s, on %s (%.2fx), pooled off %s, on %s (%d and %d writes); first Locks screen within %s; inspector requests %.1f/s",
 		cpuOff/float64(pairs), cpuOn/float64(pairs), cpuOn/cpuOff, medianOf(p99Off), medianOf(p99On),
-		float64(medianOf(p99On))/float64(medianOf(p99Off)), firstMax, (reqOn-reqOff)/float64(pairs))
+		float64(medianOf(p99On))/float64(medianOf(p99Off)), pooledOff, pooledOn, len(latOff), len(latOn), firstMax, (reqOn-reqOff)/float64(pairs))
 	fmt.Fprintln(os.Stderr)
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a whole number of 1 or more", name, v)
+	}
+	return n
 }
 
 func envDuration(b *testing.B, name string, def time.Duration) time.Duration {
@@ -493,59 +611,71 @@ func buildProductionState(ctx context.Context, b *testing.B, servers []string) *
 	return st
 }
 
-// writer sets data at a steady rate and records each call's latency.
+// writer is the other clients: sessions that set data at a steady rate,
+// recording each call's latency.
 type writer struct {
 	cancel context.CancelFunc
-	done   chan struct{}
+	wg     sync.WaitGroup // one per session
 	mu     sync.Mutex
 	lat    []time.Duration
 	at     []time.Time // when each write in lat started
 }
 
-func startWriter(ctx context.Context, servers []string, perSec int) *writer {
+// startWriters starts n sessions setting data perSec times a second in
+// all, each at its own pace (perSec/n), so that a p99 may rest on more
+// writes than one session sends.
+func startWriters(ctx context.Context, servers []string, n, perSec int) *writer {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &writer{cancel: cancel, done: make(chan struct{})}
-	c, err := benchConnect(ctx, servers, 1<<20)
-	if err != nil {
-		panic(err)
+	w := &writer{cancel: cancel}
+	for s := range n {
+		c, err := benchConnect(ctx, servers, 1<<20)
+		if err != nil {
+			panic(err)
+		}
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			defer c.Close()
+			w.run(ctx, c, s, time.Second*time.Duration(n)/time.Duration(perSec))
+		}()
 	}
-	go func() {
-		defer close(w.done)
-		defer c.Close()
-		tick := time.NewTicker(time.Second / time.Duration(perSec))
-		defer tick.Stop()
-		// Four in flight at most, so that one slow reply does not stop the pace.
-		sem := make(chan struct{}, 4)
-		var wg sync.WaitGroup
-		defer wg.Wait()
-		for i := 0; ; i++ {
-			select {
-			case <-tick.C:
-			case <-ctx.Done():
+	return w
+}
+
+// run sets data every period on c until ctx ends.
+func (w *writer) run(ctx context.Context, c *zk.Conn, session int, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	// Four in flight at most, so that one slow reply does not stop the pace.
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i := 0; ; i++ {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		default:
+			continue // all four busy: the tick is missed, not queued
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			t := time.Now()
+			if _, err := c.Set(fmt.Sprintf("/bench/w/k-%d", (session+i)%10), []byte(strconv.Itoa(i)), -1); err != nil {
 				return
 			}
-			select {
-			case sem <- struct{}{}:
-			default:
-				continue // all four busy: the tick is missed, not queued
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() { <-sem }()
-				t := time.Now()
-				if _, err := c.Set(fmt.Sprintf("/bench/w/k-%d", i%10), []byte(strconv.Itoa(i)), -1); err != nil {
-					return
-				}
-				d := time.Since(t)
-				w.mu.Lock()
-				w.lat = append(w.lat, d)
-				w.at = append(w.at, t)
-				w.mu.Unlock()
-			}()
-		}
-	}()
-	return w
+			d := time.Since(t)
+			w.mu.Lock()
+			w.lat = append(w.lat, d)
+			w.at = append(w.at, t)
+			w.mu.Unlock()
+		}()
+	}
 }
 
 func (w *writer) reset() {
@@ -580,27 +710,49 @@ func (w *writer) slowest(t0 time.Time) string {
 	return strings.TrimSpace(sb.String())
 }
 
-func (w *writer) percentiles() (p50, p99 time.Duration, n int) {
+// write saves the window's writes to file: start (Unix nanoseconds) and
+// latency (nanoseconds), one a line.
+func (w *writer) write(file string) error {
+	w.mu.Lock()
+	var sb strings.Builder
+	for i, d := range w.lat {
+		fmt.Fprintf(&sb, "%d %d\n", w.at[i].UnixNano(), d.Nanoseconds())
+	}
+	w.mu.Unlock()
+	return os.WriteFile(file, []byte(sb.String()), 0o644)
+}
+
+// percentiles returns the window's latencies (sorted), their p50 and p99.
+func (w *writer) percentiles() (lat []time.Duration, p50, p99 time.Duration) {
 	w.mu.Lock()
 	s := slices.Clone(w.lat)
 	w.mu.Unlock()
-	if len(s) == 0 {
-		return 0, 0, 0
-	}
 	slices.Sort(s)
-	return s[len(s)/2], s[len(s)*99/100], len(s)
+	p50, p99 = durationPercentiles(s)
+	return s, p50, p99
+}
+
+// durationPercentiles returns the p50 and p99 of s (zero when empty).
+func durationPercentiles(s []time.Duration) (p50, p99 time.Duration) {
+	if len(s) == 0 {
+		return 0, 0
+	}
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s[len(s)/2], s[len(s)*99/100]
 }
 
 func (w *writer) stop() {
 	w.cancel()
-	<-w.done
+	w.wg.Wait()
 }
 
 // startHeadlessExporter starts "zkherd inspect --headless" on a free port
 // and a scraper that reads its /metrics every second. It returns the
 // exporter's pid, the time to the first scrape with a lock directory and
-// how many it had, and a stop function.
-func startHeadlessExporter(b *testing.B, bin, server, extra string) (pid int, firstLocks time.Duration, lockDirs string, stop func()) {
+// how many it had, a function that says whether its first walk of the
+// tree has ended (zkherd_inspector_scan_complete), and a stop function.
+func startHeadlessExporter(b *testing.B, bin, server, extra string) (pid int, firstLocks time.Duration, lockDirs string, scanDone func() bool, stop func()) {
 	b.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -650,7 +802,8 @@ func startHeadlessExporter(b *testing.B, bin, server, extra string) (pid int, fi
 			}
 		}
 	}()
-	return cmd.Process.Pid, firstLocks, lockDirs, func() {
+	scanDone = func() bool { return strings.Contains(scrape(), "\nzkherd_inspector_scan_complete 1\n") }
+	return cmd.Process.Pid, firstLocks, lockDirs, scanDone, func() {
 		close(done)
 		<-scraped
 		cmd.Process.Signal(os.Interrupt)

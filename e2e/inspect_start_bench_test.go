@@ -53,7 +53,7 @@ func BenchmarkInspectorStartStall(b *testing.B) {
 	st := buildProductionState(ctx, b, ens.Servers())
 	defer st.close()
 	fmt.Fprintf(os.Stderr, "state built in %s: %s\n", time.Since(begun).Round(time.Second), mntrSummary(ctx, ens.ConnectString()))
-	w := startWriter(ctx, ens.Servers(), 200)
+	w := startWriters(ctx, ens.Servers(), 1, 200)
 	defer w.stop()
 	time.Sleep(10 * time.Second) // the writer settles
 
