@@ -26,9 +26,10 @@ import (
 //     client's writes fell twice as often in a second holding one of them
 //     as in the others (docs/BENCHMARKS.md, 2026-11-26 afternoon): with the
 //     inspector's requests down to 6 a second, they were the largest part
-//     of its cost to that client's p99. srvr, small and constant (about 1 ms there), is
-//     asked every poll: it carries the outstanding requests and latency
-//     the back-off below watches, and the mode and zxid.
+//     of its cost to that client's p99.
+//   - srvr, small and constant (about 1 ms there), is asked every
+//     srvrPolls poll intervals and at least srvrEvery apart, not every
+//     poll (srvrPeriod).
 //   - wchp is asked only while a view shows watches (SetNeedWatches),
 //     never on a member holding more watches than the budget.
 //   - all are asked once per snapshot at most, not on a clock of their
@@ -64,12 +65,51 @@ const (
 	busyLatencyMin = 25.0
 )
 
+// Pacing srvr (issues 24 and 26, the production cost budget). srvr was
+// asked every poll, every second in the terminal: each one a TCP
+// connection the server accepts, answers and closes, a log line, and a
+// wake-up of the inspector, on the same cores as another client's writes.
+// Measured on BenchmarkInspectorCost's server (docs/BENCHMARKS.md, "What
+// still costs the tail", 1,000 setData a second, on a loaded machine),
+// writes that started in the 10 ms after a srvr were among the slowest 1%
+// 3-14 times as often as the others; asked 60 times a minute, srvr had
+// more of the slowest writes after it than mntr, cons and dump together
+// (2-3 a minute each).
+//
+// What srvr alone tells: whether a member answers, its mode, zxid and
+// latency since its start. Its outstanding requests, connections and
+// znodes are shown from mntr when it has answered (merge.go), so the
+// back-off read them from mntr already.
+//
+// Assumption: a member's mode and zxid matter at the pace a person reads
+// the Servers view, and a member that stops answering can be reported a
+// few seconds late: srvr is asked every srvrPolls poll intervals, at least
+// srvrEvery apart (every 5 s in the terminal, every 15 s for the headless
+// exporter's 5 s polls, which Prometheus scrapes every 15 s or more); the
+// polls between show its last answer. A member with nothing due is not
+// polled at all.
+//
+// Where it fails: a member that dies is shown up until its next srvr (or
+// another command due before it), up to srvrPeriod late; a leader change
+// likewise (TestSrvrPacing; TestMemberKilled still sees a killed member
+// go down). A member found down is asked again at every poll.
+const (
+	srvrEvery = 5 * time.Second
+	srvrPolls = 3
+)
+
+// srvrPeriod is how long srvr's answer is used before it is asked again.
+func srvrPeriod(interval time.Duration) time.Duration {
+	return max(srvrEvery, srvrPolls*interval)
+}
+
 // watchPoll is what the inspector remembers of one member's costly
 // answers (mntr, cons, dump, wchp): the last of each, reused until its
 // adaptive period allows asking again.
 type watchPoll struct {
 	wchp   map[string][]int64 // last watch list; nil when none is usable
 	wchpAt time.Time          // when wchp was taken
+	srvr   *srvrInfo          // last srvr answer, reused until srvrPeriod passes
 	mntr   map[string]string
 	window *windowInfo // between the last two mntr replies
 	cons   []consEntry
@@ -104,9 +144,11 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time, name fu
 	return true, ""
 }
 
-// commandsFor lists what a member is asked in the next poll: srvr always
-// (a small, constant-size reply), mntr, cons and dump when their period
-// has passed, wchp when wantWchp says so, and mntr with every wchp.
+// commandsFor lists what a member is asked in the next poll: srvr when
+// its period has passed (srvrPeriod; at once on a member never asked or
+// found down), mntr, cons and dump when their period has passed, wchp
+// when wantWchp says so, and mntr with every wchp. Nothing at all: the
+// member is not polled.
 //
 // A costly command never asked yet has no period: its cost is not known.
 // At most one such is asked a poll, in the order mntr (the watch count
@@ -126,7 +168,10 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time, name fu
 // mntr costs a fraction of wchp (7-9 ms against ~43 ms on the 206,000-znode
 // server), so wchp's pacing bounds both.
 func commandsFor(w *watchPoll, wchp bool, now time.Time) []fourlw.Command {
-	cmds := []fourlw.Command{fourlw.CmdSrvr}
+	var cmds []fourlw.Command
+	if w == nil || !w.asked(fourlw.CmdSrvr) || w.due(fourlw.CmdSrvr, now) {
+		cmds = append(cmds, fourlw.CmdSrvr)
+	}
 	firstTime := false // a command never asked is in this poll
 	for _, c := range []fourlw.Command{fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump, fourlw.CmdWchp} {
 		want := c != fourlw.CmdWchp || wchp
@@ -142,8 +187,8 @@ func commandsFor(w *watchPoll, wchp bool, now time.Time) []fourlw.Command {
 			cmds = append(cmds, c)
 		}
 	}
-	if slices.Contains(cmds, fourlw.CmdWchp) && !slices.Contains(cmds, fourlw.CmdMntr) {
-		cmds = slices.Insert(cmds, 1, fourlw.CmdMntr) // its count goes with the list
+	if i := slices.Index(cmds, fourlw.CmdWchp); i >= 0 && !slices.Contains(cmds, fourlw.CmdMntr) {
+		cmds = slices.Insert(cmds, i, fourlw.CmdMntr) // its count goes with the list
 	}
 	return cmds
 }
@@ -161,29 +206,37 @@ func (w *watchPoll) askedAll() bool {
 	return w.asked(fourlw.CmdCons) && w.asked(fourlw.CmdDump)
 }
 
-// updateWatches folds one member's poll into w and fills p's mntr, cons,
-// dump and watch list with what to use: this poll's answers, the previous
-// ones while their adaptive period keeps them from being asked again, or
-// nil (unknown).
-func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, never bool, budget int, name func(string) string) {
+// updateWatches folds one member's poll into w and fills p's srvr, mntr,
+// cons, dump and watch list with what to use: this poll's answers, the
+// previous ones while their adaptive period keeps them from being asked
+// again, or nil (unknown). It reports whether p is a new poll (not the one
+// folded in before, shown again while the member is not polled or its
+// poll is in flight).
+func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, never bool, budget int, name func(string) string) bool {
 	if w.next == nil {
 		w.next = map[fourlw.Command]time.Time{}
 	}
 	if p.Pending {
-		return // nothing answered yet: nothing to fold in
+		return false // nothing answered yet: nothing to fold in
 	}
 	if p.Err != nil {
-		w.wchp, w.mntr, w.window, w.cons, w.dump, w.note, w.lastAt, w.consAt = nil, nil, nil, nil, nil, "", time.Time{}, time.Time{}
+		fresh := !p.At.Equal(w.lastAt)
+		w.srvr, w.wchp, w.mntr, w.window, w.cons, w.dump, w.note, w.consAt = nil, nil, nil, nil, nil, nil, "", time.Time{}
+		w.lastAt = p.At
 		clear(w.next)
-		return
+		return fresh
 	}
 	if p.At.Equal(w.lastAt) {
-		// The same poll as last time (the member's next one is in flight).
-		p.Wchp, p.WchpAt, p.Mntr, p.Window, p.Cons, p.Dump = w.wchp, w.wchpAt, w.mntr, reused(w.window), w.cons, w.dump
+		// The same poll as last time (the member's next one is in flight,
+		// or nothing was due).
+		p.Srvr, p.Wchp, p.WchpAt, p.Mntr, p.Window, p.Cons, p.Dump = w.srvr, w.wchp, w.wchpAt, w.mntr, reused(w.window), w.cons, w.dump
 		p.ConsAt = w.consAt
-		return
+		return false
 	}
 	w.lastAt = p.At
+	if _, asked := p.Took[fourlw.CmdSrvr]; asked {
+		w.srvr, w.next[fourlw.CmdSrvr] = p.Srvr, p.At.Add(srvrPeriod(interval))
+	}
 	period := func(took time.Duration) time.Time { return p.At.Add(max(interval, min(pacedShare*took, maxPaced))) }
 	mntrTook, mntrAsked := p.Took[fourlw.CmdMntr]
 	if mntrAsked {
@@ -211,10 +264,11 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 			w.wchp, w.note = nil, why
 		}
 	}
-	p.Wchp, p.WchpAt, p.Mntr, p.Cons, p.Dump, p.ConsAt = w.wchp, w.wchpAt, w.mntr, w.cons, w.dump, w.consAt
+	p.Srvr, p.Wchp, p.WchpAt, p.Mntr, p.Cons, p.Dump, p.ConsAt = w.srvr, w.wchp, w.wchpAt, w.mntr, w.cons, w.dump, w.consAt
 	if !mntrAsked {
 		p.Window = reused(w.window)
 	}
+	return true
 }
 
 // reused is a window shown again by a poll that did not ask mntr: its

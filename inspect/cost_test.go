@@ -524,9 +524,9 @@ func TestStartSpreadsCostlyCommands(t *testing.T) {
 	}
 	want := [][]fourlw.Command{
 		{fourlw.CmdSrvr, fourlw.CmdMntr},
-		{fourlw.CmdSrvr, fourlw.CmdMntr, fourlw.CmdCons}, // mntr is cheap: every poll
-		{fourlw.CmdSrvr, fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump},
-		{fourlw.CmdSrvr, fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump, fourlw.CmdWchp},
+		{fourlw.CmdMntr, fourlw.CmdCons}, // mntr is cheap: every poll; srvr every srvrPeriod
+		{fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump},
+		{fourlw.CmdMntr, fourlw.CmdCons, fourlw.CmdDump, fourlw.CmdWchp},
 	}
 	for i, wantCmds := range want {
 		at := now.Add(time.Duration(i) * time.Second)
@@ -633,5 +633,85 @@ func TestFollowedWhileTreeHidden(t *testing.T) {
 	in.SetTreeShown(true)
 	if s := in.Snapshot(ctx); s.Cost.Stats != 1 {
 		t.Errorf("Tree shown again: %d exists in the next snapshot, want 1", s.Cost.Stats)
+	}
+}
+
+// TestSrvrPacing: srvr was asked every poll (every second in the
+// terminal), and each one made another client's writes in the next few
+// milliseconds slow several times as often (docs/BENCHMARKS.md). It is
+// asked every srvrPeriod: the polls between show its last answer (mode,
+// zxid), a member with nothing due is not polled (its last poll is shown
+// again, and not judged busy twice), and a member found down is asked
+// again at the next poll.
+func TestSrvrPacing(t *testing.T) {
+	now := time.Now()
+	if cmds := commandsFor(&watchPoll{}, false, now); !slices.Contains(cmds, fourlw.CmdSrvr) {
+		t.Fatalf("first poll asks %v, want srvr", cmds)
+	}
+	for _, tt := range []struct {
+		interval, period time.Duration
+	}{
+		{time.Second, 5 * time.Second},      // the terminal
+		{5 * time.Second, 15 * time.Second}, // the headless exporter
+	} {
+		w := watchPoll{count: -1, next: map[fourlw.Command]time.Time{}}
+		first := memberPoll{Addr: "m", At: now, Srvr: &srvrInfo{Mode: "leader", Zxid: 42},
+			Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond, fourlw.CmdMntr: 9 * time.Millisecond},
+			Mntr: map[string]string{"zk_watch_count": "7", "zk_server_state": "leader"}}
+		if !updateWatches(&w, &first, tt.interval, false, false, 100, nil) {
+			t.Fatal("the first poll is not new")
+		}
+		for at := tt.interval; at < tt.period; at += tt.interval {
+			if cmds := commandsFor(&w, false, now.Add(at)); slices.Contains(cmds, fourlw.CmdSrvr) {
+				t.Errorf("polls %v apart: srvr asked again after %v, want after %v", tt.interval, at, tt.period)
+			}
+		}
+		if cmds := commandsFor(&w, false, now.Add(tt.period)); !slices.Contains(cmds, fourlw.CmdSrvr) {
+			t.Errorf("polls %v apart: srvr not asked after %v", tt.interval, tt.period)
+		}
+		// A poll without srvr (another command due) shows its last answer.
+		later := memberPoll{Addr: "m", At: now.Add(tt.interval), Took: map[fourlw.Command]time.Duration{fourlw.CmdCons: time.Millisecond}}
+		if !updateWatches(&w, &later, tt.interval, false, false, 100, nil) {
+			t.Error("a poll without srvr is not new")
+		}
+		if m := memberFrom(later); !m.Up || m.Mode != "leader" || m.Zxid != 42 {
+			t.Errorf("a poll without srvr: up %v, mode %q, zxid %d; want the last srvr's (leader, 42)", m.Up, m.Mode, m.Zxid)
+		}
+		// Nothing due: the same poll is shown again, and is not new.
+		again := memberPoll{Addr: "m", At: later.At}
+		if updateWatches(&w, &again, tt.interval, false, false, 100, nil) {
+			t.Error("the same poll shown again counts as new")
+		}
+		if m := memberFrom(again); m.Mode != "leader" || m.Zxid != 42 {
+			t.Errorf("the poll shown again: mode %q, zxid %d; want leader, 42", m.Mode, m.Zxid)
+		}
+		// Down: asked at the next poll, whatever the period.
+		down := memberPoll{Addr: "m", At: now.Add(2 * tt.interval), Err: fmt.Errorf("connection refused")}
+		updateWatches(&w, &down, tt.interval, false, false, 100, nil)
+		if cmds := commandsFor(&w, false, now.Add(3*tt.interval)); !slices.Contains(cmds, fourlw.CmdSrvr) {
+			t.Errorf("polls %v apart: a member found down is not asked srvr at the next poll (%v)", tt.interval, cmds)
+		}
+	}
+}
+
+// TestMemberWithNothingDueNotPolled: a member with nothing to ask is not
+// polled (no connection, no four-letter word): its last poll stands.
+func TestMemberWithNothingDueNotPolled(t *testing.T) {
+	ens := enstest.Start(t, 1)
+	p := newPoller(ens.Servers(), nil, nil, 10*time.Second)
+	defer p.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first := p.Poll(ctx, func(int) []fourlw.Command { return []fourlw.Command{fourlw.CmdSrvr} })
+	if len(first) != 1 || first[0].Pending || first[0].Err != nil || first[0].Srvr == nil {
+		t.Fatalf("first poll %+v, want srvr answered", first)
+	}
+	asked := false
+	second := p.Poll(ctx, func(int) []fourlw.Command { asked = true; return nil })
+	if !asked {
+		t.Fatal("the commands were not asked for")
+	}
+	if !second[0].At.Equal(first[0].At) || second[0].Srvr == nil {
+		t.Errorf("nothing due: poll at %v (srvr %v), want the first poll's, at %v", second[0].At, second[0].Srvr, first[0].At)
 	}
 }

@@ -99,18 +99,22 @@ func (p *fourlwPoller) Poll(ctx context.Context, cmds func(i int) []fourlw.Comma
 	return p.Latest()
 }
 
-// start starts a poll of every member that has none in flight and returns
-// the channels that close when each member's poll in flight ends.
+// start starts a poll of every member that has none in flight and
+// something to ask (cmds), and returns the channels that close when each
+// member's poll in flight ends (nil: none).
 func (p *fourlwPoller) start(cmds func(i int) []fourlw.Command) []chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	waits := make([]chan struct{}, 0, len(p.members))
 	for i := range p.members {
 		if p.inFlight[i] == nil && p.ctx.Err() == nil {
-			done := make(chan struct{})
-			p.inFlight[i] = done
-			p.wg.Add(1)
-			go p.pollMember(i, cmds(i), done)
+			// Nothing due (commandsFor): the member's last poll stands.
+			if c := cmds(i); len(c) > 0 {
+				done := make(chan struct{})
+				p.inFlight[i] = done
+				p.wg.Add(1)
+				go p.pollMember(i, c, done)
+			}
 		}
 		waits = append(waits, p.inFlight[i])
 	}

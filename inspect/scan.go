@@ -165,9 +165,10 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	}
 	var notes []string
 	watchesPending := true
+	fresh := false // a member answered since the last snapshot
 	for i := range polls {
 		p := &polls[i]
-		updateWatches(&in.watches[i], p, in.pollInterval(), need, never, budget, in.opts.Name)
+		fresh = updateWatches(&in.watches[i], p, in.pollInterval(), need, never, budget, in.opts.Name) || fresh
 		if n := in.watches[i].note; n != "" && p.Err == nil && !p.Pending && !slices.Contains(notes, n) {
 			notes = append(notes, n)
 		}
@@ -203,8 +204,9 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 		snap.Notices = append(snap.Notices, missing)
 	}
 	busy := busyReason(&snap.Cluster, in.lowest)
-	if !early {
-		// Early snapshots reread the same polls: they would count one busy
+	if !early && fresh {
+		// Early snapshots, and snapshots with nothing due from any member
+		// (srvrPeriod), reread the same polls: they would count one busy
 		// answer several times.
 		in.backoff = nextBackoff(in.backoff, busy != "")
 	}
