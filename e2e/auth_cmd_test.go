@@ -20,6 +20,7 @@ import (
 // --auth-file (only when the file is private) and ZKHERD_AUTH, so that a
 // password need not show in ps (issue 26, finding 7).
 func TestCredentialSources(t *testing.T) {
+	inLane(t, commandLane)
 	ens := enstest.Start(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -61,8 +62,7 @@ func TestCredentialSources(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv("ZKHERD_AUTH", tt.env)
-			o, e, err := runZkherd(t.Context(), checkedBin(t), tt.args...)
+			o, e, err := runZkherdEnv(t.Context(), []string{"ZKHERD_AUTH=" + tt.env}, checkedBin(t), tt.args...)
 			code := exitCode(err)
 			got := o
 			if tt.wantCode != exit.OK {

@@ -20,6 +20,7 @@ import (
 // zkherd (SIGPIPE) before it stops the ensemble: no ZooKeeper JVM, no
 // temporary ensemble directory and no cluster record may be left.
 func TestClusterUpBrokenPipe(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	tmp := t.TempDir()
 	r, w, err := os.Pipe()

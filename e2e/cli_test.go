@@ -26,6 +26,7 @@ import (
 // each testdata/script/*.txtar runs "exec zkherd ..." (checkedBin, on the
 // script's PATH) as a real subprocess and checks its output and exit code.
 func TestScripts(t *testing.T) {
+	t.Parallel() // each script enters commandLane (Setup)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -147,6 +148,8 @@ func TestScripts(t *testing.T) {
 			},
 		},
 		Setup: func(env *testscript.Env) error {
+			commandLane.enter()
+			env.Defer(commandLane.leave)
 			// zkherd first, then the user's install locations (ZooKeeper,
 			// Java).
 			bin, err := checkedBuild.get()

@@ -21,8 +21,9 @@ import (
 // cluster status --server <printed> in another": three members, one leader,
 // and nothing left behind after the interrupt.
 func TestClusterUpAndStatus(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir()) // its record apart from other tests' clusters
+	inLane(t, commandLane)
 	cmd := exec.Command(zkherdBin(t), "cluster", "up", "--nodes", "3", "--fsync=false")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // its record apart from other tests' clusters
 	pr, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -60,6 +60,7 @@ func runsOn(t *testing.T, conn *zk.Conn) []string {
 // run removes it and says so, and "zkherd load --cleanup" does it on its
 // own. A live run's namespace is left alone.
 func TestDeadRunsNamespaceRemoved(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	server := ens.ConnectString()

@@ -113,6 +113,7 @@ type job struct {
 // its arguments, one process per completion index, run a distributed run
 // against a real ZooKeeper.
 func TestKubernetesJob(t *testing.T) {
+	inLane(t, commandLane)
 	manifest := filepath.Join(k8sDir, "job.yaml")
 	out, err := kubectlDryRun(t, manifest)
 	if err != nil || !strings.Contains(out, "job.batch/zkherd-load created (dry run)") {
@@ -222,6 +223,7 @@ func dockerfileBuild(t *testing.T) string {
 // own command and runs it alone in an empty root, as the scratch image
 // would (chroot, as the image's user), since CI has no Docker engine.
 func TestImageBinaryStarts(t *testing.T) {
+	inLane(t, commandLane)
 	if os.Geteuid() != 0 {
 		t.Skip("chroot needs root (CI runs as root)")
 	}

@@ -18,6 +18,7 @@ import (
 )
 
 func TestLoadJoinThreeProcesses(t *testing.T) {
+	inLane(t, commandLane)
 	ens := enstest.Start(t, 1)
 	server := ens.Servers()[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -24,6 +24,7 @@ import (
 // ensemble keeps anything. A coordinator on a closed port is refused in
 // one line that names --coord-server, leaving nothing behind.
 func TestCoordServer(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	target, coord := enstest.Start(t, 1), enstest.Start(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

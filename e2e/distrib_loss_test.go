@@ -57,6 +57,7 @@ func pidOf(t *testing.T, s *recipes.Session, id string, index int) int {
 // its last live part, waits for its ephemeral nodes to expire, and says
 // the run is incomplete (not PASS); nothing is left on the servers.
 func TestJoinerKilledMidRun(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	server := ens.Servers()[0]
@@ -147,6 +148,7 @@ func TestJoinerKilledMidRun(t *testing.T) {
 // signal them): they see its session end, stop within the session
 // timeout, and the last one out removes the run: nothing is left.
 func TestStarterKilledJoinersStop(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	server := ens.Servers()[0]

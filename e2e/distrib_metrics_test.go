@@ -20,6 +20,7 @@ import (
 // run ends, it serves every process's series, each labelled with its
 // process, not only the starter's.
 func TestDistributedMetricsScrape(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	addr := freePort(t)

@@ -20,6 +20,7 @@ import (
 // one clock, each fault once and from the starter. (TestDistributedKinds
 // in package distrib checks every kind's merge in detail.)
 func TestSpawnKinds(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	for _, tc := range []struct {
 		scenario string

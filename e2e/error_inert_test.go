@@ -17,6 +17,7 @@ import (
 // AdminServer's error message holding ESC[8m, conceal, for a member whose
 // four-letter words are refused) prints it escaped.
 func TestErrorLineInert(t *testing.T) {
+	inLane(t, commandLane)
 	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, `{"command":"srvr","error":"\u001b[8mhidden\u202e"}`)
 	}))
@@ -40,9 +41,9 @@ func TestErrorLineInert(t *testing.T) {
 			}()
 		}
 	}()
-	t.Setenv("TMPDIR", t.TempDir())
+	tmp := []string{"TMPDIR=" + t.TempDir()} // no record of a "cluster up" is found
 	args := []string{"cluster", "status", "--server", l.Addr().String(), "--admin-url", admin.URL + "/commands", "--timeout", "2s"}
-	stdout, stderr, err := runZkherd(t.Context(), checkedBin(t), args...)
+	stdout, stderr, err := runZkherdEnv(t.Context(), tmp, checkedBin(t), args...)
 	if code := exitCode(err); code == exit.OK {
 		t.Fatalf("exit 0 from a member that does not answer; stderr %q", stderr)
 	}

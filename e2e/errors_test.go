@@ -15,8 +15,9 @@ import (
 // "inspect: ", "fourlw: "...). None needs a server: every --server given
 // refuses connections.
 func TestErrorsNameNoPackage(t *testing.T) {
+	inLane(t, commandLane)
 	dir := t.TempDir()
-	t.Setenv("TMPDIR", dir) // no record of another user's or test's "cluster up" is found
+	tmp := []string{"TMPDIR=" + dir} // no record of another user's or test's "cluster up" is found
 	refused := "127.0.0.1:1"
 	tests := [][]string{
 		{"inspect", "--server", refused},
@@ -40,7 +41,7 @@ func TestErrorsNameNoPackage(t *testing.T) {
 	}
 	for _, args := range tests {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			_, stderr, err := runZkherd(t.Context(), checkedBin(t), args...)
+			_, stderr, err := runZkherdEnv(t.Context(), tmp, checkedBin(t), args...)
 			code := exitCode(err)
 			if code == exit.OK {
 				t.Fatalf("exit 0, want a failure; stderr %q", stderr)

@@ -27,6 +27,7 @@ import (
 // how to finish (--overwrite) and how to undo; the import it names then
 // finishes the job.
 func TestImportInterrupt(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	const n = 8000

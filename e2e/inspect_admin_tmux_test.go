@@ -42,6 +42,7 @@ func srvrOnly(t *testing.T, ens *ensemble.Ensemble) {
 // their ephemerals and the server's figures from the AdminServer (issue 26,
 // finding 8: the admin URLs were never set, so Sessions stayed unknown).
 func TestInspectAdminFallbackInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	srvrOnly(t, ens)

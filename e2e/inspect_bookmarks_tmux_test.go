@@ -17,6 +17,7 @@ import (
 // configuration directory; the next session lists it in Bookmarks, and
 // Enter opens it (issue 26).
 func TestInspectBookmarksInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	c := zkConnect(t, ens.Servers())

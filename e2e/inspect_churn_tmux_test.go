@@ -30,6 +30,7 @@ var (
 // with missing watches; during a queue run the queue is on screen in every
 // capture.
 func TestInspectUnderChurnInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 3)
 	server := ens.ConnectString()

@@ -22,6 +22,7 @@ import (
 // denies READ is deleted, as ZooKeeper allows; and an editor's trailing
 // newline does not turn 5432 into "5432\n".
 func TestInspectDeleteSafetyInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	c := zkConnect(t, ens.Servers())

@@ -17,6 +17,7 @@ import (
 // watches, Enter from a queue to its head item, and [ ] back and forward
 // through the places visited.
 func TestInspectDrillDownInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	c := zkConnect(t, ens.Servers())

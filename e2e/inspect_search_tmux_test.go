@@ -19,6 +19,7 @@ import (
 const searchWait = 90 * time.Second
 
 func TestInspectSearchInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	c := zkConnect(t, ens.Servers())

@@ -17,6 +17,7 @@ import (
 // a live ensemble while "zkherd load" runs a 200-client fair lock, and checks
 // the screen shows the lock's holder and its waiters (issue 5).
 func TestInspectInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	server := ens.ConnectString()

@@ -33,6 +33,7 @@ func zkConnect(t *testing.T, servers []string) *zk.Conn {
 // node changed meanwhile (the edited copy kept, issue 26), and the
 // recursive delete of 50,000 children after typing the count (issue 15).
 func TestInspectTreeInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	c := zkConnect(t, ens.Servers())

@@ -140,6 +140,7 @@ func running(prefix string) func(string) bool {
 // two joining processes itself, streams their output with a prefix, and
 // writes the merged report of the three; none is left when it exits.
 func TestSpawnThreeProcesses(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	out := filepath.Join(t.TempDir(), "report")
@@ -203,6 +204,7 @@ func TestSpawnThreeProcesses(t *testing.T) {
 // run goes: the starter stops its processes and exits only once none is
 // left.
 func TestSpawnInterrupted(t *testing.T) {
+	inLane(t, commandLane)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			bin := zkherdBin(t)
@@ -248,6 +250,7 @@ func TestSpawnInterrupted(t *testing.T) {
 // stop anything: its launched processes get SIGTERM from the kernel (the
 // parent-death signal) and stop on their own.
 func TestSpawnStarterKilled(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	id := fmt.Sprintf("spawnkill-%d", os.Getpid())
@@ -295,6 +298,7 @@ func copyFile(t *testing.T, src, dst string) {
 // streamed with the host's prefix, the merged report of three processes,
 // nothing left on the hosts.
 func TestHostsRun(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	srv := sshtest.Start(t)
 	copyFile(t, bin, filepath.Join(srv.BinDir, "zkherd")) // installed on 127.0.0.2
@@ -352,6 +356,7 @@ func TestHostsRun(t *testing.T) {
 // TestHostsInterrupted is Ctrl-C at the starter of a --hosts run: the
 // processes on the hosts stop, and none is left once the starter exits.
 func TestHostsInterrupted(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	srv := sshtest.Start(t)
 	ens := enstest.Start(t, 1)
@@ -401,6 +406,7 @@ func TestHostsInterrupted(t *testing.T) {
 // --server, are one line each naming the fix (exit 2), and nothing is
 // started or written: no run on the servers, no process.
 func TestHostsBadInput(t *testing.T) {
+	inLane(t, commandLane)
 	ens := enstest.Start(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -439,6 +445,7 @@ func TestHostsBadInput(t *testing.T) {
 // Job does: the same arguments, --index 0..2; those numbered 1 and 2
 // start first and wait for the run that 0 starts, then join it.
 func TestIndexedProcesses(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	out := filepath.Join(t.TempDir(), "report")
@@ -500,6 +507,7 @@ func TestIndexedProcesses(t *testing.T) {
 // stops waiting for it at once with one line naming it, rather than
 // after the join timeout, and leaves no process behind.
 func TestSpawnChildEndsBeforeJoining(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	id := fmt.Sprintf("spawnearly-%d", os.Getpid())

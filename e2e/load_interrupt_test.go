@@ -22,6 +22,7 @@ import (
 // interrupt stops the run, writes a report marked partial, exits 130, and
 // leaves no znode of the run behind.
 func TestLoadInterrupt(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	out := filepath.Join(t.TempDir(), "report")

@@ -15,6 +15,7 @@ import (
 // it starts, so the scenario's server faults (kill-leader, pause-member)
 // act on it. It used to fail: the sweep never gave the run its ensemble.
 func TestLoadSweepChaos(t *testing.T) {
+	inLane(t, commandLane)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	out := filepath.Join(t.TempDir(), "out")

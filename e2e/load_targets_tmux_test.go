@@ -16,6 +16,7 @@ import (
 // with the --tls-* flags (the dashboard's inspector was built without
 // them). Its Servers tab reads the same ensemble.
 func TestLoadDashboardTargetsInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	tests := []struct {
 		name  string

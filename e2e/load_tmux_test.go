@@ -21,6 +21,7 @@ var (
 // "?" opens the full help, "/" filters phases, q asks before stopping the
 // run.
 func TestLoadDashboardInTmux(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	out := t.TempDir()
 	term := newTmuxScreen(t, 120, 40, bin+" load --scenario herd-vs-fair --clients 200 --duration 25s --out "+out+"; sleep 60")

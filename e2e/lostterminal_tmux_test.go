@@ -18,6 +18,7 @@ import (
 // finished but before q. Either way report.json and report.html are
 // written; the first is partial, the second not.
 func TestLostTerminalKeepsReport(t *testing.T) {
+	inLane(t, terminalLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	for _, tt := range []struct {

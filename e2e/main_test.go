@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,6 +28,8 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	liftParallel()
 	dir, err := os.MkdirTemp("", "zkherd-e2e-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -111,10 +114,20 @@ func checkedBin(t testing.TB) string {
 // captured; err is nil for exit status 0, else an *exec.ExitError
 // (exitCode reads its status). If ctx ends first, zkherd is interrupted as
 // by Ctrl-C, and killed if it has not stopped 30 s later. The environment
-// is the test's (t.Setenv reaches it).
+// is the test's.
 func runZkherd(ctx context.Context, bin string, args ...string) (stdout, stderr string, err error) {
+	return runZkherdEnv(ctx, nil, bin, args...)
+}
+
+// runZkherdEnv is runZkherd with env (NAME=value, each replacing the
+// test's) added to the environment: a test that sets its own variables
+// this way, unlike with t.Setenv, runs beside others (lanes_test.go).
+func runZkherdEnv(ctx context.Context, env []string, bin string, args ...string) (stdout, stderr string, err error) {
 	var o, e bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = &o, &e
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 30 * time.Second

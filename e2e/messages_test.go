@@ -51,6 +51,7 @@ func silentPort(t *testing.T) string {
 // ... i/o timeout" for a port that is not ZooKeeper's). Each runs the
 // binary in a new session, with no controlling terminal.
 func TestMessagesNameTheFix(t *testing.T) {
+	inLane(t, commandLane)
 	bin := zkherdBin(t)
 	ens := enstest.Start(t, 1)
 	silent := silentPort(t)
@@ -74,6 +75,7 @@ func TestMessagesNameTheFix(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // two of them wait out a connect timeout
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, tt.args...)

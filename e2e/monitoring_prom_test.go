@@ -245,6 +245,7 @@ func herdLock(t *testing.T, servers []string, path string, waiters int) {
 // and judged within a bound); the counted load's operations counter
 // and acquire histogram count match its report.json (window and ramp-up).
 func TestPrometheusScrapesLoadAndInspector(t *testing.T) {
+	inLane(t, commandLane)
 	ens := enstest.Start(t, 1)
 	cs := ens.ConnectString()
 	bin := zkherdBin(t)

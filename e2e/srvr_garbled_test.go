@@ -14,6 +14,7 @@ import (
 // reported in one plain line that names the field, without Go's parser
 // text ("strconv.ParseInt: parsing ...: invalid syntax" was printed).
 func TestGarbledSrvrOneLine(t *testing.T) {
+	inLane(t, commandLane)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -33,9 +34,9 @@ func TestGarbledSrvrOneLine(t *testing.T) {
 			}()
 		}
 	}()
-	t.Setenv("TMPDIR", t.TempDir())
+	tmp := []string{"TMPDIR=" + t.TempDir()} // no record of a "cluster up" is found
 	args := []string{"cluster", "status", "--server", l.Addr().String(), "--timeout", "2s"}
-	stdout, stderr, err := runZkherd(t.Context(), checkedBin(t), args...)
+	stdout, stderr, err := runZkherdEnv(t.Context(), tmp, checkedBin(t), args...)
 	code := exitCode(err)
 	out := stdout + stderr
 	t.Logf("exit %d:\n%s", code, out)

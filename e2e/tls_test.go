@@ -22,6 +22,7 @@ import (
 // and inspect (in tmux) work with the TLS flags, and each fails in one
 // line naming the fix without them.
 func TestTLSOnlyEnsemble(t *testing.T) {
+	inLane(t, terminalLane)
 	ens := enstest.StartTLS(t, 1)
 	server := ens.ConnectString()
 	files := ens.TLS()
