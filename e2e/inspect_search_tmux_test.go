@@ -14,8 +14,10 @@ import (
 // (issue 26): :find by path from the Tree, :grep by data under a path,
 // Enter on a hit opens it in the Tree, and [ comes back to the hits.
 // searchWait bounds each search of the test's tree (about 210 nodes): a
-// search reads at the tree walk's pace (20 units a second, shared with the
-// walk, inspect/walk.go), so 10-20 s, more on a loaded machine.
+// search reads at the tree walk's pace (--walk-rate, shared with the walk,
+// inspect/pace.go), here 200 units a second as a user with a small tree
+// may ask (the default, 20, took 10-20 s a search), more on a loaded
+// machine. The pace itself is inspect's tests' (TestTreePacerShared).
 const searchWait = 90 * time.Second
 
 func TestInspectSearchInTmux(t *testing.T) {
@@ -47,7 +49,7 @@ func TestInspectSearchInTmux(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := newTmuxScreen(t, 120, 40, fmt.Sprintf("exec %s inspect --server %s", bin, ens.ConnectString()))
+	s := newTmuxScreen(t, 120, 40, fmt.Sprintf("exec %s inspect --walk-rate 200 --server %s", bin, ens.ConnectString()))
 	s.wait(30*time.Second, "Tree", "svc")
 	t.Log("step: :find from the Tree")
 	s.keys(":")
