@@ -273,7 +273,7 @@ func missingCaps(caps []Capability) string {
 // scanTree finds lock and queue directories and reads them.
 //
 // Cost on the servers, per snapshot: one exists per known lock or queue
-// directory (pipelined, pipelineDepth in flight on the one connection), and
+// directory due (one at a time: snapshotDepth), and
 // a getChildren only for those whose children changed since their last
 // listing; every RescanEvery snapshots (less often on a large tree), the
 // walk from the scan roots, also gated by sameChildren and paced
@@ -339,7 +339,7 @@ func (in *Inspector) scanTree(ctx context.Context, c *zk.Conn, snap *Snapshot, e
 		}
 		read = append(read, d)
 	}
-	lists := in.listDirs(ctx, c, st.listings, st.polls, pipelineDepth, nil, read, &snap.Cost)
+	lists := in.listDirs(ctx, c, st.listings, st.polls, snapshotDepth, nil, read, &snap.Cost)
 	for d, l := range reused {
 		lists[d] = l
 	}

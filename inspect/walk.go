@@ -327,6 +327,27 @@ type listing struct {
 // stats of 20 lock directories cost 5 round trips.
 const pipelineDepth = 4
 
+// snapshotDepth is how many of a snapshot's reads of the known lock and
+// queue directories are in flight at once: one (issues 24 and 26).
+//
+// The headless exporter's still directories come due together (20 on
+// BenchmarkInspectorCost's server, every 20 s), and 4 in flight made
+// them a burst: another client's write that reached the server meanwhile
+// waited behind up to 4 of ours. Writes that started in the 10 ms after
+// one of those exists were among that client's slowest 1% 2.3 times as
+// often as the others, against 1.0 times for the walk's requests, paced
+// one at a time (docs/BENCHMARKS.md, "What still costs the tail").
+//
+// Assumption: one round trip per directory is short beside a poll
+// interval: 20 directories cost 20 round trips (a few milliseconds on a
+// LAN) instead of 5. Where it fails: thousands of changing directories
+// behind a long round trip make a snapshot that much longer; the poll
+// interval stretches with it (snapshots follow one another), they are
+// not skipped. The stats of a changed directory's children still go
+// pipelineDepth at a time (a new herd of 1,000 waiters is shown in 250
+// round trips, not 1,000).
+const snapshotDepth = 1
+
 // sameChildren reports whether a directory's stat now (from an exists)
 // shows the children it had when listed: the same node (czxid) whose
 // children have not changed since (cversion, pzxid). The cversion alone
