@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -17,10 +18,14 @@ type tmuxScreen struct {
 	t      testing.TB
 	tmux   string
 	socket string
+	pane   int // the pane's first process: its session id, shared by all it starts
 }
 
 // newTmuxScreen starts command in a width x height terminal; the session
-// (its own tmux server, named after the test) is killed when the test ends.
+// (its own tmux server, named after the test) is killed when the test ends,
+// and the test waits for what ran in it to exit: a zkherd that loses its
+// terminal still writes its report, and the test's temporary directories
+// are removed only after it has.
 func newTmuxScreen(t testing.TB, width, height int, command string) *tmuxScreen {
 	t.Helper()
 	tmux, err := exec.LookPath("tmux")
@@ -31,8 +36,57 @@ func newTmuxScreen(t testing.TB, width, height int, command string) *tmuxScreen 
 	if out, err := s.run("new-session", "-d", "-s", "main", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), command); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { s.run("kill-server") })
+	out, _ := s.run("display-message", "-p", "-t", "main", "#{pane_pid}")
+	s.pane, _ = strconv.Atoi(strings.TrimSpace(out))
+	t.Cleanup(func() {
+		s.run("kill-server")
+		s.waitPaneExited(30 * time.Second)
+	})
 	return s
+}
+
+// waitPaneExited waits until no process of the pane's session is left,
+// failing the test (and killing them) if some still run after timeout.
+func (s *tmuxScreen) waitPaneExited(timeout time.Duration) {
+	if s.pane <= 0 {
+		return
+	}
+	end := time.Now().Add(timeout)
+	for ; time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if len(sessionProcesses(s.pane)) == 0 {
+			return
+		}
+	}
+	left := sessionProcesses(s.pane)
+	for _, pid := range left {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if len(left) > 0 {
+		s.t.Errorf("%d processes of the terminal still ran %v after it closed (pids %v); killed", len(left), timeout, left)
+	}
+}
+
+// sessionProcesses lists the live processes whose session id is sid
+// (field 6 of /proc/<pid>/stat), zombies left out.
+func sessionProcesses(sid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		stat := string(b)
+		fields := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
+		if len(fields) > 3 && fields[0] != "Z" && fields[3] == strconv.Itoa(sid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 func (s *tmuxScreen) run(args ...string) (string, error) {
