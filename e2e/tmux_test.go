@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +22,9 @@ type tmuxScreen struct {
 	pane   int // the pane's first process: its session id, shared by all it starts
 }
 
+// screens numbers the screens of this test process.
+var screens atomic.Int64
+
 // newTmuxScreen starts command in a width x height terminal; the session
 // (its own tmux server, named after the test) is killed when the test ends,
 // and the test waits for what ran in it to exit: a zkherd that loses its
@@ -32,7 +36,10 @@ func newTmuxScreen(t testing.TB, width, height int, command string) *tmuxScreen 
 	if err != nil {
 		t.Fatalf("tmux is needed for this test: apt-get install tmux (make test installs it)")
 	}
-	s := &tmuxScreen{t: t, tmux: tmux, socket: fmt.Sprintf("zkherd-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))}
+	// A socket of its own per screen: a benchmark opens one after another
+	// in one test, and a new server on the socket of one just killed could
+	// fail ("server exited unexpectedly").
+	s := &tmuxScreen{t: t, tmux: tmux, socket: fmt.Sprintf("zkherd-test-%d-%s-%d", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"), screens.Add(1))}
 	if out, err := s.run("new-session", "-d", "-s", "main", "-x", fmt.Sprint(width), "-y", fmt.Sprint(height), command); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
