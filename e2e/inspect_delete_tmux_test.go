@@ -116,7 +116,10 @@ func TestInspectDeleteSafetyInTmux(t *testing.T) {
 	}
 	{
 		t.Log("step: refused where the parent denies DELETE")
-		cd("/safe/kept/child", "/safe/kept/child")
+		// The Tree's title, not the path alone: the prompt shows the
+		// path as it is typed, before the cd lands (d went to the node
+		// before it under load).
+		cd("/safe/kept/child", "/safe/kept/child · 0 children")
 		s.keys("d")
 		s.wait(20*time.Second, "not deleted: /safe/kept/child: this session may not delete it: the ACL of /safe/kept")
 		if !exists("/safe/kept/child") {
