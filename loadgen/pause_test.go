@@ -33,7 +33,16 @@ func pauseRun(t *testing.T) scenarios.Run {
 // pass, and the pauses are on the timeline.
 func TestPauseClient(t *testing.T) {
 	ens := enstest.StartConfig(t, 1, shortSessions)
-	res, err := Run(context.Background(), pauseRun(t), Options{Servers: ens.Servers()})
+	// As in TestPauseClientCatchesLyingRelease: with 200 ms holds a pause
+	// could land on a holder already releasing (its delete applied before
+	// the pause, nothing lost) or on no holder at all, and the run, whose
+	// second pause the window's end cut to 1 s, lost no grant (CI at -p 3,
+	// a loaded machine). With 1 s holds and a window both pauses fit in,
+	// a pause catches a held grant almost always.
+	run := pauseRun(t)
+	run.Hold = scenarios.FixedHold(time.Second)
+	run.Duration = 12 * time.Second
+	res, err := Run(context.Background(), run, Options{Servers: ens.Servers()})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
