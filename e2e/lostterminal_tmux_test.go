@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkherd/zkherd/ensemble/enstest"
+	"github.com/zkherd/zkherd/internal/procstat"
 )
 
 // TestLostTerminalKeepsReport (issue 22, finding 5): the terminal of a
@@ -77,10 +77,6 @@ func processExists(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-	if err != nil {
-		return false
-	}
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	return !strings.Contains(string(b), ") Z ")
+	state, _, err := procstat.State(pid)
+	return err == nil && state != "Z"
 }

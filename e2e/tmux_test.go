@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkherd/zkherd/internal/procstat"
 )
 
 // The one tmux driver of the end-to-end tests and benchmarks.
@@ -73,8 +75,8 @@ func (s *tmuxScreen) waitPaneExited(timeout time.Duration) {
 	}
 }
 
-// sessionProcesses lists the live processes whose session id is sid
-// (field 6 of /proc/<pid>/stat), zombies left out.
+// sessionProcesses lists the live processes whose session id is sid,
+// zombies left out.
 func sessionProcesses(sid int) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
@@ -83,13 +85,7 @@ func sessionProcesses(sid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		stat := string(b)
-		fields := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:])
-		if len(fields) > 3 && fields[0] != "Z" && fields[3] == strconv.Itoa(sid) {
+		if state, session, err := procstat.State(pid); err == nil && state != "Z" && session == sid {
 			pids = append(pids, pid)
 		}
 	}

@@ -1,9 +1,10 @@
 package launch
 
 import (
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/zkherd/zkherd/internal/procstat"
 )
 
 func atoi(s string) int {
@@ -13,11 +14,6 @@ func atoi(s string) int {
 
 // zombie says whether pid has exited and waits to be reaped.
 func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && len(s) > i+2 && s[i+2] == 'Z'
+	state, _, err := procstat.State(pid)
+	return err != nil || state == "Z"
 }

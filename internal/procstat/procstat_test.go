@@ -4,6 +4,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSelf reads this process's own figures: its CPU time grows while it
@@ -41,5 +43,24 @@ func TestSelf(t *testing.T) {
 	}
 	if _, err := CPU(-1); err == nil {
 		t.Error("pid -1 gave no error")
+	}
+}
+
+// TestState reads this process's own state and session: running or
+// sleeping, in the session the kernel reports for it.
+func TestState(t *testing.T) {
+	state, session, err := State(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := unix.Getsid(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (state != "R" && state != "S") || session != want {
+		t.Errorf("state %q, session %d; want R or S, session %d", state, session, want)
+	}
+	if _, _, err := State(-1); err == nil {
+		t.Error("State(-1): no error")
 	}
 }
