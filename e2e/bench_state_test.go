@@ -270,14 +270,13 @@ func (w *writer) write(file string) error {
 	return os.WriteFile(file, []byte(sb.String()), 0o644)
 }
 
-// percentiles returns the window's latencies (sorted), their p50 and p99.
+// percentiles returns the window's latencies (a copy), their p50 and p99.
 func (w *writer) percentiles() (lat []time.Duration, p50, p99 time.Duration) {
 	w.mu.Lock()
-	s := slices.Clone(w.lat)
+	lat = slices.Clone(w.lat)
 	w.mu.Unlock()
-	slices.Sort(s)
-	p50, p99 = durationPercentiles(s)
-	return s, p50, p99
+	p50, p99 = durationPercentiles(lat)
+	return lat, p50, p99
 }
 
 // durationPercentiles returns the p50 and p99 of s (zero when empty).
