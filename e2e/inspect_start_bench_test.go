@@ -113,7 +113,7 @@ func BenchmarkInspectorStartStall(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			in.SetNeedWatches(true)
+			in.SetShown(inspect.Shown{Watches: true, Sessions: true, Servers: true, Tree: true})
 			for range in.Run(sctx) {
 			}
 			in.Close()

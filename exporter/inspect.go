@@ -117,8 +117,10 @@ func NewInspector(reg prometheus.Registerer, maxPaths int) (*Inspector, error) {
 func (x *Inspector) Run(ctx context.Context, in *inspect.Inspector) {
 	// The exporter shows who watches what (the herd gauge): the servers'
 	// watch lists are asked for, within the watch budget, as the Locks view
-	// does.
-	in.SetNeedWatches(true)
+	// does; and the members' figures, as the Servers view does. No metric
+	// shows the sessions' clients or ephemerals: cons and dump go at the
+	// idle pace, as in the terminal's other views (inspect.Shown).
+	in.SetShown(inspect.Shown{Watches: true, Servers: true})
 	for ctx.Err() == nil {
 		start := time.Now()
 		snap := in.Snapshot(ctx)

@@ -30,8 +30,11 @@ import (
 //   - srvr, small and constant (about 1 ms there), is asked every
 //     srvrPolls poll intervals and at least srvrEvery apart, not every
 //     poll (srvrPeriod).
-//   - wchp is asked only while a view shows watches (SetNeedWatches),
+//   - wchp is asked only while a view shows watches (Shown.Watches),
 //     never on a member holding more watches than the budget.
+//   - what no view shows is asked less often (Shown): cons and dump
+//     while the Sessions view is not on screen, srvr and mntr while the
+//     Servers view is not (idleShare, idlePaced, srvrIdle).
 //   - all are asked once per snapshot at most, not on a clock of their
 //     own: a snapshot that takes longer paces them too.
 //   - the poll interval doubles (up to maxBackoff times) while a member
@@ -54,6 +57,22 @@ const (
 	// laptop would leave the sessions list 100 s old), and on the large
 	// server above every command but wchp stays under it anyway.
 	maxPaced = 30 * time.Second
+	// idleShare and idlePaced pace cons and dump while no view shows the
+	// sessions, and mntr while no view shows the members' figures
+	// (Shown): at idleShare times their last duration, at most idlePaced
+	// apart (cons taking 10 ms: every 2 minutes). On the quiet benchmark
+	// server each of mntr, cons and dump made about 5 of another client's
+	// writes slow, asked every 30 s: with the terminal in the Locks view,
+	// about 30 of the 600 writes a minute its p99 rests on, for answers
+	// that view does not show (docs/BENCHMARKS.md, issues 24 and 26).
+	// The price, while those views are not on screen: a new session's
+	// client address (shown beside a lock's holder and waiters) and its
+	// ephemerals come up to 2 minutes late, the status line's session
+	// count says how old it is (SessionsAsOf), and a holder whose node is
+	// newer than the sessions list is not judged gone (flagHolders).
+	// Switching to the view asks them at its own pace at once.
+	idleShare = 4 * pacedShare
+	idlePaced = 2 * time.Minute
 	// maxBackoff bounds how far the poll interval stretches.
 	maxBackoff = 16
 	// busyOutstanding is the queued requests above which a member is busy.
@@ -93,13 +112,22 @@ const (
 // another command due before it), up to srvrPeriod late; a leader change
 // likewise (TestSrvrPacing; TestMemberKilled still sees a killed member
 // go down). A member found down is asked again at every poll.
+//
+// While the Servers view is not on screen (Shown.Servers), srvr is asked
+// every srvrIdle: the header's "members up" and the Locks view's notices
+// say a member died up to 15 s late, as the headless exporter does.
 const (
 	srvrEvery = 5 * time.Second
+	srvrIdle  = 15 * time.Second
 	srvrPolls = 3
 )
 
-// srvrPeriod is how long srvr's answer is used before it is asked again.
-func srvrPeriod(interval time.Duration) time.Duration {
+// srvrPeriod is how long srvr's answer is used before it is asked again,
+// while the Servers view shows it (shown) or not.
+func srvrPeriod(interval time.Duration, shown bool) time.Duration {
+	if !shown {
+		return max(srvrIdle, srvrPolls*interval)
+	}
 	return max(srvrEvery, srvrPolls*interval)
 }
 
@@ -115,15 +143,33 @@ type watchPoll struct {
 	cons   []consEntry
 	consAt time.Time // when cons was taken
 	dump   *dumpInfo
-	next   map[fourlw.Command]time.Time // not asked again before
+	next   map[fourlw.Command]time.Time // not asked again before, while a view shows its answer
+	idle   map[fourlw.Command]time.Time // not asked again before, while none does
 	count  int64                        // mntr zk_watch_count, -1 unknown
 	lastAt time.Time                    // the poll the state was last updated from
 	note   string                       // why the watch list is unknown
 }
 
-// due reports whether cmd's adaptive period has passed.
-func (w *watchPoll) due(cmd fourlw.Command, now time.Time) bool {
+// due reports whether cmd's adaptive period has passed: the one while a
+// view shows its answer (shown), or the idle one.
+func (w *watchPoll) due(cmd fourlw.Command, now time.Time, shown bool) bool {
+	if !shown {
+		return !now.Before(w.idle[cmd])
+	}
 	return !now.Before(w.next[cmd])
+}
+
+// shows reports whether a view on screen shows cmd's answer: srvr and
+// mntr the Servers view, cons and dump the Sessions view; wchp has its
+// own need (wantWchp).
+func (s Shown) shows(cmd fourlw.Command) bool {
+	switch cmd {
+	case fourlw.CmdSrvr, fourlw.CmdMntr:
+		return s.Servers
+	case fourlw.CmdCons, fourlw.CmdDump:
+		return s.Sessions
+	}
+	return true
 }
 
 // wantWchp decides whether member w is asked wchp in the next poll.
@@ -138,7 +184,7 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time, name fu
 		return false, "watch count not known yet"
 	case budget >= 0 && w.count > int64(budget):
 		return false, exit.Advice(name, "watches not listed: %d watches, above the budget of %d ({watch-budget})", w.count, budget)
-	case !w.due(fourlw.CmdWchp, now):
+	case !w.due(fourlw.CmdWchp, now, true):
 		return false, ""
 	}
 	return true, ""
@@ -146,9 +192,9 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time, name fu
 
 // commandsFor lists what a member is asked in the next poll: srvr when
 // its period has passed (srvrPeriod; at once on a member never asked or
-// found down), mntr, cons and dump when their period has passed, wchp
-// when wantWchp says so, and mntr with every wchp. Nothing at all: the
-// member is not polled.
+// found down), mntr, cons and dump when their period has passed (the
+// shown or the idle one, as shown says), wchp when wantWchp says so, and
+// mntr with every wchp. Nothing at all: the member is not polled.
 //
 // A costly command never asked yet has no period: its cost is not known.
 // At most one such is asked a poll, in the order mntr (the watch count
@@ -167,9 +213,9 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time, name fu
 // came to about 0, and the herd was not shown for the run's first minute.
 // mntr costs a fraction of wchp (7-9 ms against ~43 ms on the 206,000-znode
 // server), so wchp's pacing bounds both.
-func commandsFor(w *watchPoll, wchp bool, now time.Time) []fourlw.Command {
+func commandsFor(w *watchPoll, wchp bool, shown Shown, now time.Time) []fourlw.Command {
 	var cmds []fourlw.Command
-	if w == nil || !w.asked(fourlw.CmdSrvr) || w.due(fourlw.CmdSrvr, now) {
+	if w == nil || !w.asked(fourlw.CmdSrvr) || w.due(fourlw.CmdSrvr, now, shown.Servers) {
 		cmds = append(cmds, fourlw.CmdSrvr)
 	}
 	firstTime := false // a command never asked is in this poll
@@ -181,7 +227,7 @@ func commandsFor(w *watchPoll, wchp bool, now time.Time) []fourlw.Command {
 			want = want && !firstTime
 			firstTime = firstTime || want
 		default:
-			want = want && (c == fourlw.CmdWchp || w.due(c, now) || (c == fourlw.CmdMntr && wchp))
+			want = want && (c == fourlw.CmdWchp || w.due(c, now, shown.shows(c)) || (c == fourlw.CmdMntr && wchp))
 		}
 		if want {
 			cmds = append(cmds, c)
@@ -216,6 +262,9 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 	if w.next == nil {
 		w.next = map[fourlw.Command]time.Time{}
 	}
+	if w.idle == nil {
+		w.idle = map[fourlw.Command]time.Time{}
+	}
 	if p.Pending {
 		return false // nothing answered yet: nothing to fold in
 	}
@@ -224,6 +273,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 		w.srvr, w.wchp, w.mntr, w.window, w.cons, w.dump, w.note, w.consAt = nil, nil, nil, nil, nil, nil, "", time.Time{}
 		w.lastAt = p.At
 		clear(w.next)
+		clear(w.idle)
 		return fresh
 	}
 	if p.At.Equal(w.lastAt) {
@@ -235,21 +285,29 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 	}
 	w.lastAt = p.At
 	if _, asked := p.Took[fourlw.CmdSrvr]; asked {
-		w.srvr, w.next[fourlw.CmdSrvr] = p.Srvr, p.At.Add(srvrPeriod(interval))
+		w.srvr = p.Srvr
+		w.next[fourlw.CmdSrvr], w.idle[fourlw.CmdSrvr] = p.At.Add(srvrPeriod(interval, true)), p.At.Add(srvrPeriod(interval, false))
 	}
 	period := func(took time.Duration) time.Time { return p.At.Add(max(interval, min(pacedShare*took, maxPaced))) }
+	paced := func(cmd fourlw.Command, took time.Duration) {
+		w.next[cmd] = period(took)
+		w.idle[cmd] = p.At.Add(max(interval, min(idleShare*took, idlePaced)))
+	}
 	mntrTook, mntrAsked := p.Took[fourlw.CmdMntr]
 	if mntrAsked {
-		w.mntr, w.window, w.next[fourlw.CmdMntr] = p.Mntr, p.Window, period(mntrTook)
+		w.mntr, w.window = p.Mntr, p.Window
+		paced(fourlw.CmdMntr, mntrTook)
 		if v, ok := intKey(p.Mntr, "zk_watch_count"); ok {
 			w.count = v
 		}
 	}
 	if took, asked := p.Took[fourlw.CmdCons]; asked {
-		w.cons, w.consAt, w.next[fourlw.CmdCons] = p.Cons, p.At, period(took)
+		w.cons, w.consAt = p.Cons, p.At
+		paced(fourlw.CmdCons, took)
 	}
 	if took, asked := p.Took[fourlw.CmdDump]; asked {
-		w.dump, w.next[fourlw.CmdDump] = p.Dump, period(took)
+		w.dump = p.Dump
+		paced(fourlw.CmdDump, took)
 	}
 	took, asked := p.Took[fourlw.CmdWchp]
 	switch {

@@ -51,7 +51,7 @@ func TestScanCost(t *testing.T) {
 
 	// A walk every 100 snapshots: only the first snapshot walks.
 	in := openInspector(t, Options{Servers: servers, RescanEvery: 100})
-	in.SetNeedWatches(true)
+	in.SetShown(Shown{Watches: true, Sessions: true, Servers: true, Tree: true})
 	ctx := context.Background()
 	zero := in.Snapshot(ctx) // starts the walk
 	in.waitWalk()
@@ -223,7 +223,7 @@ func TestClosedFourLetterWords(t *testing.T) {
 		mustCreate(t, c, "/app/lock/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, open)
 	}
 	in := openInspector(t, Options{Servers: servers})
-	in.SetNeedWatches(true)
+	in.SetShown(Shown{Watches: true, Sessions: true, Servers: true, Tree: true})
 	ctx := context.Background()
 	in.Snapshot(ctx) // starts the walk, the only way to find the lock without dump
 	in.waitWalk()
@@ -353,7 +353,7 @@ func TestBackoff(t *testing.T) {
 // not only once.
 func TestMntrPacing(t *testing.T) {
 	now := time.Now()
-	if cmds := commandsFor(&watchPoll{}, false, now); !slices.Contains(cmds, fourlw.CmdMntr) || !slices.Contains(cmds, fourlw.CmdSrvr) {
+	if cmds := commandsFor(&watchPoll{}, false, defaultShown, now); !slices.Contains(cmds, fourlw.CmdMntr) || !slices.Contains(cmds, fourlw.CmdSrvr) {
 		t.Fatalf("first poll asks %v, want srvr and mntr", cmds)
 	}
 	for _, tt := range []struct {
@@ -378,11 +378,11 @@ func TestMntrPacing(t *testing.T) {
 			if at < time.Second {
 				continue
 			}
-			if cmds := commandsFor(&w, false, now.Add(at)); slices.Contains(cmds, fourlw.CmdMntr) {
+			if cmds := commandsFor(&w, false, defaultShown, now.Add(at)); slices.Contains(cmds, fourlw.CmdMntr) {
 				t.Errorf("mntr took %v: asked again after %v", tt.took, at)
 			}
 		}
-		if cmds := commandsFor(&w, false, now.Add(tt.next)); !slices.Contains(cmds, fourlw.CmdMntr) {
+		if cmds := commandsFor(&w, false, defaultShown, now.Add(tt.next)); !slices.Contains(cmds, fourlw.CmdMntr) {
 			t.Errorf("mntr took %v: not asked after %v", tt.took, tt.next)
 		}
 		later := memberPoll{At: now.Add(time.Second), Took: map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond}}
@@ -459,7 +459,7 @@ func TestChildHerdWithMntrPacedApart(t *testing.T) {
 	admin := connect(t, servers)
 	mustCreate(t, admin, "/h", nil, 0, open)
 	in := openInspector(t, Options{Servers: servers, RescanEvery: 1})
-	in.SetNeedWatches(true)
+	in.SetShown(Shown{Watches: true, Sessions: true, Servers: true, Tree: true})
 	ctx := context.Background()
 	in.Snapshot(ctx) // mntr answered before the herd: a handful of watches
 	in.scanMu.Lock()
@@ -534,7 +534,7 @@ func TestStartSpreadsCostlyCommands(t *testing.T) {
 			t.Errorf("poll %d: sessions asked for %v, want %v", i+1, got, i >= 3)
 		}
 		wchp, _ := wantWchp(&w, true, false, 100, at, nil)
-		cmds := commandsFor(&w, wchp, at)
+		cmds := commandsFor(&w, wchp, defaultShown, at)
 		if !slices.Equal(cmds, wantCmds) {
 			t.Errorf("poll %d asks %v, want %v", i+1, cmds, wantCmds)
 		}
@@ -547,7 +547,7 @@ func TestStartSpreadsCostlyCommands(t *testing.T) {
 		}
 		updateWatches(&w, &p, time.Second, true, false, 100, nil)
 	}
-	if all := commandsFor(nil, true, now); len(all) != 5 {
+	if all := commandsFor(nil, true, defaultShown, now); len(all) != 5 {
 		t.Errorf("the whitelist line's commands %v, want all five", all)
 	}
 }
@@ -605,7 +605,7 @@ func TestFollowedWhileTreeHidden(t *testing.T) {
 	if s := in.Snapshot(ctx); s.Cost.Stats != 1 {
 		t.Fatalf("Tree shown: %d exists in a snapshot, want 1 (the node read)", s.Cost.Stats)
 	}
-	in.SetTreeShown(false)
+	in.SetShown(Shown{Sessions: true, Servers: true})
 	hidden := time.Now()
 	if s := in.Snapshot(ctx); s.Cost.Stats != 0 && time.Since(hidden) < limit {
 		t.Errorf("Tree hidden: %d exists in the next snapshot, want 0 within the cap", s.Cost.Stats)
@@ -630,7 +630,7 @@ func TestFollowedWhileTreeHidden(t *testing.T) {
 	if d := time.Since(changed); d > limit+30*time.Second {
 		t.Errorf("the change was reported after %v, want within the cap %v (and the machine's delays)", d, limit)
 	}
-	in.SetTreeShown(true)
+	in.SetShown(defaultShown)
 	if s := in.Snapshot(ctx); s.Cost.Stats != 1 {
 		t.Errorf("Tree shown again: %d exists in the next snapshot, want 1", s.Cost.Stats)
 	}
@@ -645,7 +645,7 @@ func TestFollowedWhileTreeHidden(t *testing.T) {
 // again at the next poll.
 func TestSrvrPacing(t *testing.T) {
 	now := time.Now()
-	if cmds := commandsFor(&watchPoll{}, false, now); !slices.Contains(cmds, fourlw.CmdSrvr) {
+	if cmds := commandsFor(&watchPoll{}, false, defaultShown, now); !slices.Contains(cmds, fourlw.CmdSrvr) {
 		t.Fatalf("first poll asks %v, want srvr", cmds)
 	}
 	for _, tt := range []struct {
@@ -662,11 +662,11 @@ func TestSrvrPacing(t *testing.T) {
 			t.Fatal("the first poll is not new")
 		}
 		for at := tt.interval; at < tt.period; at += tt.interval {
-			if cmds := commandsFor(&w, false, now.Add(at)); slices.Contains(cmds, fourlw.CmdSrvr) {
+			if cmds := commandsFor(&w, false, defaultShown, now.Add(at)); slices.Contains(cmds, fourlw.CmdSrvr) {
 				t.Errorf("polls %v apart: srvr asked again after %v, want after %v", tt.interval, at, tt.period)
 			}
 		}
-		if cmds := commandsFor(&w, false, now.Add(tt.period)); !slices.Contains(cmds, fourlw.CmdSrvr) {
+		if cmds := commandsFor(&w, false, defaultShown, now.Add(tt.period)); !slices.Contains(cmds, fourlw.CmdSrvr) {
 			t.Errorf("polls %v apart: srvr not asked after %v", tt.interval, tt.period)
 		}
 		// A poll without srvr (another command due) shows its last answer.
@@ -688,8 +688,49 @@ func TestSrvrPacing(t *testing.T) {
 		// Down: asked at the next poll, whatever the period.
 		down := memberPoll{Addr: "m", At: now.Add(2 * tt.interval), Err: fmt.Errorf("connection refused")}
 		updateWatches(&w, &down, tt.interval, false, false, 100, nil)
-		if cmds := commandsFor(&w, false, now.Add(3*tt.interval)); !slices.Contains(cmds, fourlw.CmdSrvr) {
+		if cmds := commandsFor(&w, false, defaultShown, now.Add(3*tt.interval)); !slices.Contains(cmds, fourlw.CmdSrvr) {
 			t.Errorf("polls %v apart: a member found down is not asked srvr at the next poll (%v)", tt.interval, cmds)
+		}
+	}
+}
+
+// TestUnshownAnswersPacedIdle: with the terminal in the Locks view, mntr,
+// cons and dump (each about 5 slow writes of another client on the
+// benchmark's server, every 30 s) and srvr (every 5 s) were asked for
+// answers no view on screen showed. What no view shows is asked at the
+// idle pace; a view that shows it asks at its own pace at once.
+func TestUnshownAnswersPacedIdle(t *testing.T) {
+	now := time.Now()
+	w := watchPoll{count: -1}
+	took := map[fourlw.Command]time.Duration{fourlw.CmdSrvr: time.Millisecond,
+		fourlw.CmdMntr: 9 * time.Millisecond, fourlw.CmdCons: 20 * time.Millisecond, fourlw.CmdDump: 10 * time.Millisecond}
+	p := memberPoll{Addr: "m", At: now, Srvr: &srvrInfo{Mode: "leader"}, Took: took,
+		Mntr: map[string]string{"zk_watch_count": "7"}, Cons: []consEntry{}, Dump: &dumpInfo{}}
+	updateWatches(&w, &p, time.Second, false, false, 100, nil)
+	asks := func(shown Shown, after time.Duration, cmd fourlw.Command) bool {
+		return slices.Contains(commandsFor(&w, false, shown, now.Add(after)), cmd)
+	}
+	locks := Shown{Watches: true}
+	for _, tt := range []struct {
+		cmd        fourlw.Command
+		view       Shown // the view that shows it
+		shown      time.Duration
+		idle       time.Duration
+		idleReason string
+	}{
+		{fourlw.CmdSrvr, Shown{Servers: true}, srvrEvery, srvrIdle, "srvrIdle"},
+		{fourlw.CmdMntr, Shown{Servers: true}, pacedShare * 9 * time.Millisecond, idleShare * 9 * time.Millisecond, "idleShare x 9 ms"},
+		{fourlw.CmdCons, Shown{Sessions: true}, maxPaced, idlePaced, "idlePaced"},
+		{fourlw.CmdDump, Shown{Sessions: true}, maxPaced, idlePaced, "idlePaced"},
+	} {
+		if asks(locks, tt.shown, tt.cmd) {
+			t.Errorf("%s asked after %v with the Locks view on screen, want not before %v (%s)", tt.cmd, tt.shown, tt.idle, tt.idleReason)
+		}
+		if !asks(tt.view, tt.shown, tt.cmd) {
+			t.Errorf("%s not asked after %v with the view that shows it on screen", tt.cmd, tt.shown)
+		}
+		if asks(locks, tt.idle-time.Millisecond, tt.cmd) || !asks(locks, tt.idle, tt.cmd) {
+			t.Errorf("%s with the Locks view: want asked first after %v", tt.cmd, tt.idle)
 		}
 	}
 }

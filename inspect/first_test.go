@@ -79,7 +79,7 @@ func TestFirstSnapshotBeforePolls(t *testing.T) {
 	}
 	silent := silentMember(t)
 	in := openInspector(t, Options{Servers: append(servers, silent), PollInterval: 100 * time.Millisecond, PollTimeout: time.Minute})
-	in.SetNeedWatches(true)
+	in.SetShown(Shown{Watches: true, Sessions: true, Servers: true, Tree: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	snaps := in.Run(ctx)

@@ -61,17 +61,6 @@ func (in *Inspector) follow(abs string, stat *zk.Stat, data, children bool) {
 	}
 }
 
-// SetTreeShown says whether a view that shows the followed paths (the
-// Tree: its listing and node) is on screen. While none is, they are
-// checked once every still directory's cap (stillCap, 8 s on the
-// terminal's polls) instead of every snapshot: the user is not looking
-// at them, and each check is a request a second that meets other
-// clients' at the server (issues 24 and 26: in the Locks view with the
-// Tree's root listing and one node followed, 2 of the inspector's
-// requests a second). A change meanwhile is reported up to that late;
-// the first snapshot after the Tree is shown again checks them all.
-func (in *Inspector) SetTreeShown(shown bool) { in.treeHidden.Store(!shown) }
-
 // checkFollowed stats every followed path (pipelined) and records what
 // changed since it was read as pending Changes. It returns the requests
 // sent. Called with scanMu held. Early snapshots (Run), four a poll
@@ -80,7 +69,7 @@ func (in *Inspector) SetTreeShown(shown bool) { in.treeHidden.Store(!shown) }
 func (in *Inspector) checkFollowed(ctx context.Context, c *zk.Conn, early bool) int {
 	now := time.Now()
 	switch since := now.Sub(in.followChecked); {
-	case in.treeHidden.Load() && since < in.stillCap():
+	case !in.showing().Tree && since < in.stillCap():
 		return 0
 	case early && since < in.pollInterval():
 		return 0

@@ -116,7 +116,7 @@ func (in *Inspector) readKazooSemaphore(ctx context.Context, c *zk.Conn, st *sca
 		}
 		l.Entries = append(l.Entries, e)
 	}
-	flagHolders(&l, cl)
+	flagHolders(&l, cl, at)
 	return l
 }
 

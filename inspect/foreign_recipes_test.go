@@ -63,7 +63,7 @@ func TestForeignRecipes(t *testing.T) {
 	queues := map[string]int{"/k/queue": 2, "/k/lq/entries": 2, "/c/queue": 2, "/z/queue": 2}
 
 	in := openInspector(t, Options{Servers: servers, PollInterval: 100 * time.Millisecond})
-	in.SetNeedWatches(true)
+	in.SetShown(Shown{Watches: true, Sessions: true, Servers: true, Tree: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var snap *Snapshot

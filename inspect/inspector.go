@@ -121,12 +121,10 @@ type Inspector struct {
 	pending     map[string]ChangeKind
 	notify      chan struct{} // 1 slot: "pending is not empty"
 
-	// needWatches is set while a view shows watches (SetNeedWatches).
-	needWatches atomic.Bool
-	// treeHidden is set while no view shows the followed paths
-	// (SetTreeShown); followChecked is when they were last checked
-	// (scanMu).
-	treeHidden    atomic.Bool
+	// shown is what the views on screen show (SetShown); nil until set:
+	// defaultShown.
+	shown atomic.Pointer[Shown]
+	// followChecked is when the followed paths were last checked (scanMu).
 	followChecked time.Time
 
 	scanMu  sync.Mutex
@@ -261,10 +259,49 @@ func (in *Inspector) SessionID() int64 {
 	return in.sess.ID()
 }
 
-// SetNeedWatches says whether a view that shows watches (who waits on
-// what) is on screen: the servers are asked their watch lists (wchp, the
-// costliest question) only meanwhile.
-func (in *Inspector) SetNeedWatches(need bool) { in.needWatches.Store(need) }
+// Shown says which of the inspector's answers the views on screen show.
+// What no view shows is asked of the servers less often, or not at all:
+// each question is one more request that meets other clients' at the
+// server (issues 24 and 26, the production cost budget).
+type Shown struct {
+	// Watches: who waits on what (the Locks and Sessions views, the
+	// exporter's herd gauge). The servers' watch lists (wchp, the
+	// costliest question) are asked only meanwhile.
+	Watches bool
+	// Sessions: the sessions with their clients and ephemerals (the
+	// Sessions view). Meanwhile cons and dump are asked every pacedShare
+	// times their cost, at most maxPaced apart; otherwise idleShare
+	// times, at most idlePaced apart (cost.go).
+	Sessions bool
+	// Servers: the members' figures (the Servers view, the exporter's
+	// server metrics). Meanwhile srvr is asked every srvrPeriod and mntr
+	// as cons; otherwise srvr every srvrIdle and mntr as cons unshown.
+	Servers bool
+	// Tree: the followed paths (the Tree's listing and node), checked
+	// every snapshot meanwhile, else once every still directory's cap
+	// (stillCap, 8 s on the terminal's polls; checkFollowed): unshown,
+	// each check was a request a second that met other clients' at the
+	// server (in the Locks view with the Tree's root listing and one node
+	// followed, 2 of the inspector's requests a second). A change
+	// meanwhile is reported up to that late; the first snapshot after the
+	// Tree is shown again checks them all.
+	Tree bool
+}
+
+// defaultShown is what an inspector asks before SetShown: everything at
+// the pace of a view that shows it, except the watch lists.
+var defaultShown = Shown{Sessions: true, Servers: true, Tree: true}
+
+// SetShown says what the views on screen show (Shown).
+func (in *Inspector) SetShown(s Shown) { in.shown.Store(&s) }
+
+// showing is what the views show now.
+func (in *Inspector) showing() Shown {
+	if s := in.shown.Load(); s != nil {
+		return *s
+	}
+	return defaultShown
+}
 
 func (in *Inspector) watchBudget() int {
 	if in.opts.WatchBudget != 0 {

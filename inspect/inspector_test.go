@@ -110,7 +110,7 @@ func TestLocksDiscovered(t *testing.T) {
 	}
 
 	in := openInspector(t, Options{Servers: servers, PollInterval: 100 * time.Millisecond})
-	in.SetNeedWatches(true)
+	in.SetShown(Shown{Watches: true, Sessions: true, Servers: true, Tree: true})
 	ctx := context.Background()
 	in.warmUp(ctx) // learns the watch count, sessions and ephemerals: wchp is asked from the next one on
 	// The first poll with the servers' watch lists lists the nodes: their

@@ -39,7 +39,7 @@ func TestInspectorsAreNoHerd(t *testing.T) {
 	}
 
 	in := openInspector(t, Options{Servers: servers, PollInterval: 100 * time.Millisecond})
-	in.SetNeedWatches(true)
+	in.SetShown(Shown{Watches: true, Sessions: true, Servers: true, Tree: true})
 	if _, err := in.Node(ctx, holder); err != nil {
 		t.Fatal(err)
 	}

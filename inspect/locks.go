@@ -201,7 +201,7 @@ func buildLock(in lockInput) Lock {
 		flagWaiters(&l, in.Nodes)
 	}
 	flagHerd(&l, watchers, herdMin)
-	flagHolders(&l, c)
+	flagHolders(&l, c, in.At)
 	if len(in.Unrecognised) > 0 {
 		l.Anomalies = append(l.Anomalies, Anomaly{
 			Kind:   AnomalyUnrecognised,
@@ -328,15 +328,25 @@ func flagHerd(l *Lock, watchers map[string][]int64, herdMin int) {
 
 // flagHolders marks holders whose session is connected to no member: the
 // lock stays held until the session expires. Only judged when every member
-// answered cons.
-func flagHolders(l *Lock, c *Cluster) {
-	if !c.SessionsComplete {
+// answered cons, and only for holders whose node is older than the oldest
+// of those answers (Cluster.SessionsAt; at is when each entry's Age was
+// measured): a session newer than the list is in none of it, and was
+// judged gone while connected (the lists are minutes old while no view
+// shows the sessions, Shown.Sessions).
+//
+// Assumes the servers' clocks (a node's creation time) and this machine's
+// (when cons was answered) agree within holderClockSlack.
+func flagHolders(l *Lock, c *Cluster, at time.Time) {
+	if !c.SessionsComplete || c.SessionsAt.IsZero() {
 		return
 	}
 	for i := range l.Entries {
 		e := &l.Entries[i]
-		if e.Role != RoleHolder || e.Session == 0 {
+		if e.Role != RoleHolder || e.Session == 0 || e.Age < 0 {
 			continue
+		}
+		if created := at.Add(-e.Age); !created.Before(c.SessionsAt.Add(-holderClockSlack)) {
+			continue // newer than the sessions list: not known either way
 		}
 		s, known := c.Session(e.Session)
 		var detail string
@@ -355,6 +365,10 @@ func flagHolders(l *Lock, c *Cluster) {
 		l.Anomalies = append(l.Anomalies, Anomaly{Kind: AnomalyHolderGone, Node: e.Node, Detail: detail})
 	}
 }
+
+// holderClockSlack is how far the servers' clocks may be ahead of this
+// machine's for flagHolders to judge a holder by its node's age.
+const holderClockSlack = 2 * time.Second
 
 // ShortName shortens a recipe node name to what tells contenders apart: the
 // recipe part and the sequence ("lock-0000000042", "READ-0000000007"),

@@ -26,12 +26,15 @@ type fixture struct {
 	gone     []int64            // sessions known to dump but connected nowhere
 	unknown  []int64            // sessions not known at all
 	complete bool
+	// listedAgo is how long before the snapshot the sessions were listed
+	// (Cluster.SessionsAt); the nodes are 10 s apart, the last 10 s old.
+	listedAgo time.Duration
 }
 
 func (f fixture) build(t *testing.T) Lock {
 	t.Helper()
 	dir := "/locks/l"
-	c := &Cluster{SessionsComplete: f.complete}
+	c := &Cluster{SessionsComplete: f.complete, SessionsAt: at.Add(-f.listedAgo)}
 	owner := map[string]int64{}
 	for i, n := range f.names {
 		id := int64(100 + i)
@@ -60,7 +63,7 @@ func (f fixture) build(t *testing.T) Lock {
 		Dir: dir, Nodes: nodes, Unrecognised: unrecognised, Cluster: c, At: at,
 		Info: func(name string) (nodeInfo, bool) {
 			id, ok := owner[name]
-			return nodeInfo{Owner: id, Created: at.Add(-time.Duration(len(f.names)-slices.Index(f.names, name)) * time.Second)}, ok
+			return nodeInfo{Owner: id, Created: at.Add(-time.Duration(len(f.names)-slices.Index(f.names, name)) * 10 * time.Second)}, ok
 		},
 	})
 }
@@ -160,6 +163,28 @@ func TestBuildLock(t *testing.T) {
 			anomalies: []AnomalyKind{AnomalyHolderGone},
 		},
 		{
+			// The sessions listed 30 s ago, the holder's node 20 s old: its
+			// session may be newer than the list (the lists are minutes
+			// old while the Sessions view is not on screen).
+			name: "holder newer than the sessions list: not judged",
+			fixture: func() fixture {
+				f := chain(2)
+				f.unknown, f.listedAgo = []int64{100}, 30*time.Second
+				return f
+			},
+			layout: "curator lock or election", holders: 1, waiters: 1,
+		},
+		{
+			name: "holder older than the sessions list, connected to no member",
+			fixture: func() fixture {
+				f := chain(2)
+				f.gone, f.listedAgo = []int64{100}, 1*time.Second
+				return f
+			},
+			layout: "curator lock or election", holders: 1, waiters: 1,
+			anomalies: []AnomalyKind{AnomalyHolderGone}, flagged: map[int]AnomalyKind{0: AnomalyHolderGone},
+		},
+		{
 			name: "holder's session not judged without every member's cons",
 			fixture: func() fixture {
 				f := chain(2)
@@ -238,8 +263,8 @@ func TestBuildLockDetails(t *testing.T) {
 	if e.Session != 101 || e.Endpoint != "127.0.0.1:40001" {
 		t.Errorf("waiter 1 session %s endpoint %q, want 0x65 and 127.0.0.1:40001", SessionHex(e.Session), e.Endpoint)
 	}
-	if e.Age != 2*time.Second {
-		t.Errorf("waiter 1 age = %v, want 2s", e.Age)
+	if e.Age != 20*time.Second {
+		t.Errorf("waiter 1 age = %v, want 20s", e.Age)
 	}
 	if e.Expect != curator(0, "lock-") || !slices.Equal(e.Watching, []string{curator(0, "lock-")}) {
 		t.Errorf("waiter 1 expects %q watches %v, want its predecessor", e.Expect, e.Watching)

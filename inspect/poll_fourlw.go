@@ -222,7 +222,7 @@ func fromStatus(st fourlw.MemberStatus) memberPoll {
 // other tools use, such as ruok).
 func WhitelistLine() string {
 	names := make([]string, 0, 5)
-	for _, c := range commandsFor(nil, true, time.Time{}) {
+	for _, c := range commandsFor(nil, true, Shown{}, time.Time{}) {
 		names = append(names, string(c))
 	}
 	return "4lw.commands.whitelist=" + strings.Join(names, ",")

@@ -138,12 +138,13 @@ func (in *Inspector) collect(ctx context.Context, early bool) *Snapshot {
 	defer in.scanMu.Unlock()
 	now := time.Now()
 	walking := in.startWalk(ctx)
-	need, never, budget := in.needWatches.Load(), in.opts.NoWatches, in.watchBudget()
+	shown := in.showing()
+	need, never, budget := shown.Watches, in.opts.NoWatches, in.watchBudget()
 	asked := 0
 	cmds := func(i int) []fourlw.Command {
 		now := time.Now()
 		ok, _ := wantWchp(&in.watches[i], need, never, budget, now, in.opts.Name)
-		c := commandsFor(&in.watches[i], ok, now)
+		c := commandsFor(&in.watches[i], ok, shown, now)
 		if slices.Contains(c, fourlw.CmdWchp) {
 			asked++
 		}

@@ -56,27 +56,31 @@ type feeds struct {
 	// wake starts the cluster feeds of a load dashboard when a cluster
 	// view is first shown; nil when they run from the start.
 	wake func()
-	// needWatches tells the source whether the view on screen shows
-	// watches, the costliest thing to ask the servers (nil: no source).
-	needWatches func(bool)
-	// treeShown tells the source whether the Tree, whose listing and
-	// node it re-checks each snapshot, is on screen (nil: no source).
-	treeShown func(bool)
+	// shown tells the source what the view on screen shows of what it
+	// asks the servers: what no view shows is asked less often or not at
+	// all (nil: no source).
+	shown func(inspect.Shown)
 }
 
 // tell says to the source what view v, now on screen, shows.
 func (f feeds) tell(v viewID) {
-	if f.needWatches != nil {
-		f.needWatches(showsWatches(v))
-	}
-	if f.treeShown != nil {
-		f.treeShown(v == viewTree)
+	if f.shown != nil {
+		f.shown(shownBy(v))
 	}
 }
 
-// showsWatches lists the views that need the servers' watch lists: the
-// Locks view judges each waiter's watch, the Sessions view lists them.
-func showsWatches(v viewID) bool { return v == viewLocks || v == viewSessions }
+// shownBy is what view v shows of the servers' answers: the Locks view
+// judges each waiter's watch, the Sessions view lists watches, sessions
+// and their ephemerals, the Servers view the members' figures, the Tree
+// its followed paths.
+func shownBy(v viewID) inspect.Shown {
+	return inspect.Shown{
+		Watches:  v == viewLocks || v == viewSessions,
+		Sessions: v == viewSessions,
+		Servers:  v == viewServers,
+		Tree:     v == viewTree,
+	}
+}
 
 // Model is the root of the interface: a tab bar, the active view, a status
 // line and the help bar. It holds each view as its concrete type.

@@ -370,21 +370,27 @@ func TestStatusSaysSessionsAsOf(t *testing.T) {
 }
 
 // TestTellsTheSourceWhatIsShown: the source re-checks the Tree's paths
-// every snapshot only while the Tree is on screen, and asks the watch
-// lists only while a view shows watches: each view switch tells it.
+// every snapshot only while the Tree is on screen, asks the watch lists
+// only while a view shows watches, the sessions (cons, dump) at their own
+// pace only while the Sessions view is on screen, the members' figures
+// (srvr, mntr) only while the Servers view is: each view switch tells it.
 func TestTellsTheSourceWhatIsShown(t *testing.T) {
-	var tree, watches []bool
-	f := feeds{treeShown: func(b bool) { tree = append(tree, b) }, needWatches: func(b bool) { watches = append(watches, b) }}
+	var told []inspect.Shown
+	f := feeds{shown: func(s inspect.Shown) { told = append(told, s) }}
 	m := newModel(context.Background(), common.New(80, 24), nil, inspectViews, f, "test")
 	m.Init()
 	var tm tea.Model = m
-	for _, k := range []string{"2", "1"} {
+	for _, k := range []string{"2", "4", "5", "1"} {
 		tm, _ = tm.Update(tuitest.Key(k))
 	}
-	if want := []bool{true, false, true}; !slices.Equal(tree, want) {
-		t.Errorf("Tree shown, told: %v, want %v (Tree, Locks, Tree)", tree, want)
+	want := []inspect.Shown{
+		{Tree: true},                    // Tree, the first view
+		{Watches: true},                 // Locks
+		{Watches: true, Sessions: true}, // Sessions
+		{Servers: true},                 // Servers
+		{Tree: true},                    // Tree
 	}
-	if want := []bool{false, true, false}; !slices.Equal(watches, want) {
-		t.Errorf("watches needed, told: %v, want %v", watches, want)
+	if !slices.Equal(told, want) {
+		t.Errorf("told %+v,\nwant %+v", told, want)
 	}
 }

@@ -113,8 +113,7 @@ func RunInspect(ctx context.Context, opts InspectOptions) error {
 
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	f := feeds{snapshots: in.Run(ctx), changes: in.Changes(), take: in.TakeChanges, needWatches: in.SetNeedWatches,
-		treeShown: in.SetTreeShown}
+	f := feeds{snapshots: in.Run(ctx), changes: in.Changes(), take: in.TakeChanges, shown: in.SetShown}
 	title := strings.Join(cs.Servers, ",")
 	if cs.Chroot != "" {
 		// Every path shown is relative to it (package inspect).
@@ -208,7 +207,7 @@ func RunLoad(ctx context.Context, updates <-chan loadview.Snapshot, opts LoadOpt
 		start := make(chan struct{})
 		f.wake = sync.OnceFunc(func() { close(start) })
 		f.snapshots = startWhen(ctx, start, src.Run)
-		f.changes, f.take, f.needWatches, f.treeShown = src.Changes(), src.TakeChanges, src.SetNeedWatches, src.SetTreeShown
+		f.changes, f.take, f.shown = src.Changes(), src.TakeChanges, src.SetShown
 		order = append(order, tabs(func(s viewSpec) int { return s.load })...)
 		title = cs.String()
 	}
