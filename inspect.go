@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -115,6 +116,7 @@ func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions, h 
 		}
 	}
 	o.ConnectString, o.SessionTimeout, o.ConnectTimeout, o.Auth, o.TLS = connect, g.sessionTimeout, g.connectTimeout, g.auth, g.tlsCfg
+	oneCore()
 	if h.headless {
 		err = runHeadless(ctx, o, h, stderr)
 	} else {
@@ -127,6 +129,29 @@ func runInspect(ctx context.Context, g *globalOptions, o *tui.InspectOptions, h 
 		return g.connectErr(connect, err)
 	}
 	return usageErr("%v", err)
+}
+
+// oneCore runs the inspector's Go code on one core at a time, unless the
+// GOMAXPROCS environment variable says otherwise.
+//
+// The inspector waits on the servers nearly all the time (0.02 cores in
+// the terminal on the 205,000-znode benchmark server), but each poll's
+// work (merging the members' answers, making them inert, drawing, and
+// the Go collector after them) came in one burst a second that ran on
+// every core at once: on the 2-core benchmark machine another client's
+// writes in the ~80 ms of that burst were slow three to five times as
+// often, and its setData p99 rose 1.23x with the terminal and a search
+// running (docs/BENCHMARKS.md). An operator runs the inspector beside the
+// servers or the clients as often as on a laptop of their own; on one
+// core the burst leaves the others free (1.0x in the same benchmark).
+//
+// Assumption: one core keeps up with the polls. A poll that takes longer
+// delays the next one (the inspector paces itself by its polls), and the
+// status line says when a snapshot is late.
+func oneCore() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 }
 
 // runHeadless runs the inspector as an exporter with the options the

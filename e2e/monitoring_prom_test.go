@@ -300,6 +300,15 @@ func TestPrometheusScrapesLoadAndInspector(t *testing.T) {
 		return err == nil && len(s) == 1 && s[0].Value == 1, fmt.Sprint(s, err)
 	})
 
+	// The exporter's own cost, and the one core it runs on (package
+	// main's oneCore): this machine has 2 and GOMAXPROCS is not set.
+	prom.eventually("the exporter's own GOMAXPROCS and RSS", 30*time.Second, func() (bool, string) {
+		procs, err := prom.query(`go_sched_gomaxprocs_threads{job="zkherd-inspect"}`)
+		rss, err2 := prom.query(`process_resident_memory_bytes{job="zkherd-inspect"}`)
+		return err == nil && err2 == nil && len(procs) == 1 && procs[0].Value == 1 && len(rss) == 1 && rss[0].Value > 0,
+			fmt.Sprint(procs, err, rss, err2)
+	})
+
 	out := t.TempDir()
 	load := exec.Command(bin, "load", "--scenario", "testdata/monitoring/slow-fair.yaml",
 		"--server", cs, "--out", out, "--no-tui", "--metrics-addr", loadAddr, "--metrics-linger", "4s")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/zkherd/zkherd/inspect"
 )
@@ -64,6 +65,14 @@ func ServeInspector(ctx context.Context, o HeadlessOptions) error {
 	x, err := NewInspector(reg, o.MaxPaths)
 	if err != nil {
 		return fmt.Errorf("exporter: %w", err)
+	}
+	// Its own cost, as every long-running exporter shows it: CPU, RSS,
+	// open files (process_*), the Go runtime's heap, collections and
+	// GOMAXPROCS (go_*).
+	for _, c := range []prometheus.Collector{collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("exporter: %w", err)
+		}
 	}
 	ep, err := Listen(o.Addr, reg)
 	if err != nil {

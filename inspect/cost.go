@@ -138,7 +138,9 @@ type watchPoll struct {
 	wchp   map[string][]int64 // last watch list; nil when none is usable
 	wchpAt time.Time          // when wchp was taken
 	srvr   *srvrInfo          // last srvr answer, reused until srvrPeriod passes
+	srvrAt time.Time          // when srvr was taken
 	mntr   map[string]string
+	mntrAt time.Time   // when mntr was taken
 	window *windowInfo // between the last two mntr replies
 	cons   []consEntry
 	consAt time.Time // when cons was taken
@@ -271,6 +273,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 	if p.Err != nil {
 		fresh := !p.At.Equal(w.lastAt)
 		w.srvr, w.wchp, w.mntr, w.window, w.cons, w.dump, w.note, w.consAt = nil, nil, nil, nil, nil, nil, "", time.Time{}
+		w.srvrAt, w.mntrAt = time.Time{}, time.Time{}
 		w.lastAt = p.At
 		clear(w.next)
 		clear(w.idle)
@@ -280,12 +283,12 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 		// The same poll as last time (the member's next one is in flight,
 		// or nothing was due).
 		p.Srvr, p.Wchp, p.WchpAt, p.Mntr, p.Window, p.Cons, p.Dump = w.srvr, w.wchp, w.wchpAt, w.mntr, reused(w.window), w.cons, w.dump
-		p.ConsAt = w.consAt
+		p.ConsAt, p.SrvrAt, p.MntrAt = w.consAt, w.srvrAt, w.mntrAt
 		return false
 	}
 	w.lastAt = p.At
 	if _, asked := p.Took[fourlw.CmdSrvr]; asked {
-		w.srvr = p.Srvr
+		w.srvr, w.srvrAt = p.Srvr, p.At
 		w.next[fourlw.CmdSrvr], w.idle[fourlw.CmdSrvr] = p.At.Add(srvrPeriod(interval, true)), p.At.Add(srvrPeriod(interval, false))
 	}
 	period := func(took time.Duration) time.Time { return p.At.Add(max(interval, min(pacedShare*took, maxPaced))) }
@@ -295,7 +298,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 	}
 	mntrTook, mntrAsked := p.Took[fourlw.CmdMntr]
 	if mntrAsked {
-		w.mntr, w.window = p.Mntr, p.Window
+		w.mntr, w.window, w.mntrAt = p.Mntr, p.Window, p.At
 		paced(fourlw.CmdMntr, mntrTook)
 		if v, ok := intKey(p.Mntr, "zk_watch_count"); ok {
 			w.count = v
@@ -323,6 +326,7 @@ func updateWatches(w *watchPoll, p *memberPoll, interval time.Duration, need, ne
 		}
 	}
 	p.Srvr, p.Wchp, p.WchpAt, p.Mntr, p.Cons, p.Dump, p.ConsAt = w.srvr, w.wchp, w.wchpAt, w.mntr, w.cons, w.dump, w.consAt
+	p.SrvrAt, p.MntrAt = w.srvrAt, w.mntrAt
 	if !mntrAsked {
 		p.Window = reused(w.window)
 	}

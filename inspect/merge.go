@@ -35,8 +35,9 @@ type memberPoll struct {
 	// WchpAt is when the watch list in Wchp was taken: At when wchp was
 	// asked in this poll, earlier when an older list is reused.
 	WchpAt time.Time
-	// ConsAt is when the connection list in Cons was taken, likewise.
-	ConsAt time.Time
+	// ConsAt is when the connection list in Cons was taken, likewise;
+	// SrvrAt and MntrAt when Srvr and Mntr were.
+	ConsAt, SrvrAt, MntrAt time.Time
 }
 
 type windowInfo struct {
@@ -196,11 +197,17 @@ func memberFrom(p memberPoll) Member {
 		}
 		setInt(&m.Watches, mn, "zk_watch_count")
 		setInt(&m.Ephemerals, mn, "zk_ephemerals_count")
-		setInt(&m.Znodes, mn, "zk_znode_count")
-		setInt(&m.Connections, mn, "zk_num_alive_connections")
-		setInt(&m.Outstanding, mn, "zk_outstanding_requests")
-		setInt(&m.PacketsReceived, mn, "zk_packets_received")
-		setInt(&m.PacketsSent, mn, "zk_packets_sent")
+		// The figures both answer are taken from the newer answer: mntr
+		// goes minutes apart while no view shows it (Shown.Servers), srvr
+		// every 15 s, and a queue building up showed as the mntr of two
+		// minutes before (the back-off reads Outstanding too).
+		if p.Srvr == nil || !p.MntrAt.Before(p.SrvrAt) {
+			setInt(&m.Znodes, mn, "zk_znode_count")
+			setInt(&m.Connections, mn, "zk_num_alive_connections")
+			setInt(&m.Outstanding, mn, "zk_outstanding_requests")
+			setInt(&m.PacketsReceived, mn, "zk_packets_received")
+			setInt(&m.PacketsSent, mn, "zk_packets_sent")
+		}
 		if p.Srvr == nil {
 			setFloat(&m.LatencyMin, mn, "zk_min_latency")
 			setFloat(&m.LatencyAvg, mn, "zk_avg_latency")

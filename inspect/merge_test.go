@@ -179,3 +179,34 @@ func TestMemberStates(t *testing.T) {
 		})
 	}
 }
+
+// TestNewerAnswerWins: srvr and mntr both answer a member's outstanding
+// requests, connections and znodes. mntr goes minutes apart while the
+// Servers view is not on screen, srvr every 15 s: the figures shown (and
+// read by the back-off) come from the newer of the two, not from mntr
+// whatever its age.
+func TestNewerAnswerWins(t *testing.T) {
+	now := time.Now()
+	mntr := map[string]string{"zk_outstanding_requests": "0", "zk_num_alive_connections": "10", "zk_znode_count": "100",
+		"zk_watch_count": "7"}
+	srvr := &srvrInfo{Mode: "leader", Outstanding: 50, Connections: 12, Znodes: 105}
+	for _, tt := range []struct {
+		name           string
+		srvrAt, mntrAt time.Time
+		outstanding    int64
+		connections    int64
+		znodes         int64
+	}{
+		{"srvr newer", now, now.Add(-2 * time.Minute), 50, 12, 105},
+		{"mntr newer", now.Add(-10 * time.Second), now, 0, 10, 100},
+	} {
+		m := memberFrom(memberPoll{Addr: "m", At: now, Srvr: srvr, Mntr: mntr, SrvrAt: tt.srvrAt, MntrAt: tt.mntrAt})
+		if m.Outstanding != tt.outstanding || m.Connections != tt.connections || m.Znodes != tt.znodes {
+			t.Errorf("%s: outstanding %d, connections %d, znodes %d; want %d, %d, %d", tt.name,
+				m.Outstanding, m.Connections, m.Znodes, tt.outstanding, tt.connections, tt.znodes)
+		}
+		if m.Watches != 7 {
+			t.Errorf("%s: watches %d, want mntr's 7 (srvr does not say)", tt.name, m.Watches)
+		}
+	}
+}
