@@ -55,9 +55,17 @@ type SearchProgress struct {
 // searchChunk is how many nodes a search reads before it reports.
 const searchChunk = walkChunk
 
-// Search reads the tree under q.Root level by level and sends its
-// progress on the returned channel after every searchChunk nodes, until it
-// is done or ctx ends; the channel is closed after the last progress.
+// Search reads the tree under q.Root depth first, searchChunk siblings at
+// a time, and sends its progress on the returned channel after every
+// chunk, until it is done or ctx ends; the channel is closed after the
+// last progress.
+//
+// Memory: the nodes still to read are held as a stack, at most about
+// searchChunk listings per level of depth. It read level by level and
+// held the next level whole: on BenchmarkInspectorCost's tree the
+// inspector's RSS stepped up 17 MiB when the search queued the fourth
+// level (194,000 paths), about 90 MB per million nodes of a tree's widest
+// level (docs/BENCHMARKS.md).
 //
 // Cost: a name search lists every node once (a getChildren each, leaves
 // included: nothing else tells a leaf from a directory); a data search
@@ -99,9 +107,11 @@ func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(Sear
 	}
 	root := in.abs(q.Root)
 	var cost Cost
-	// A level holds the nodes to read; names are matched when a node is
-	// first seen (the root, or a child in its parent's listing).
-	level := []string{root}
+	// The nodes to read, the next on top (the end): each chunk's children
+	// are pushed in reverse, so that they are read in order, before the
+	// chunk's later siblings. Names are matched when a node is first
+	// seen (the root, or a child in its parent's listing).
+	pending := []string{root}
 	matchName := func(abs string) bool {
 		if q.Name == nil {
 			return true
@@ -116,101 +126,105 @@ func (in *Inspector) search(ctx context.Context, q SearchQuery, report func(Sear
 		line string
 		err  error
 	}
-	for len(level) > 0 {
-		var next []string
-		for chunk := range slices.Chunk(level, searchChunk) {
-			if ctx.Err() != nil {
-				return
-			}
-			var mu sync.Mutex
-			results := pipelinedN(ctx, walkDepth, chunk, func(node string) read {
-				r := read{node: node}
-				list := true
-				if q.Data != nil {
-					if in.pacer.request(ctx); ctx.Err() != nil {
-						r.err = ctx.Err()
-						return r
-					}
-					data, stat, err := c.Get(node)
-					mu.Lock()
-					cost.Stats++ // one small request, as an exists
-					mu.Unlock()
-					if err != nil {
-						r.err = err
-						return r
-					}
-					if loc := q.Data.FindIndex(data); loc != nil && matchName(node) {
-						r.hit, r.line = true, lineAt(data, loc[0])
-					}
-					list = stat.NumChildren > 0
-				} else {
-					r.hit = matchName(node)
-				}
-				if !list || node == "/zookeeper" && root != "/zookeeper" {
-					return r
-				}
+	for len(pending) > 0 {
+		if ctx.Err() != nil {
+			return
+		}
+		top := len(pending) - min(searchChunk, len(pending))
+		chunk := slices.Clone(pending[top:])
+		slices.Reverse(chunk)
+		pending = pending[:top]
+		var kids []string
+		var mu sync.Mutex
+		results := pipelinedN(ctx, walkDepth, chunk, func(node string) read {
+			r := read{node: node}
+			list := true
+			if q.Data != nil {
 				if in.pacer.request(ctx); ctx.Err() != nil {
 					r.err = ctx.Err()
 					return r
 				}
-				names, _, err := c.Children(node)
-				in.pacer.names(len(names))
+				data, stat, err := c.Get(node)
 				mu.Lock()
-				cost.Lists++
-				cost.Names += len(names)
+				cost.Stats++ // one small request, as an exists
 				mu.Unlock()
 				if err != nil {
 					r.err = err
 					return r
 				}
-				for _, n := range names {
-					r.kids = append(r.kids, path.Join(node, n))
+				if loc := q.Data.FindIndex(data); loc != nil && matchName(node) {
+					r.hit, r.line = true, lineAt(data, loc[0])
 				}
-				return r
-			})
-			if ctx.Err() != nil {
-				return // stopped: a request cut short is no error to show
+				list = stat.NumChildren > 0
+			} else {
+				r.hit = matchName(node)
 			}
-			// Results come back in no order: keep the hits in the order the
-			// level listed them.
-			slices.SortFunc(results, func(a, b read) int { return strings.Compare(a.node, b.node) })
-			for _, r := range results {
-				p.Visited++
-				if r.hit {
-					rel, _ := in.rel(r.node)
-					// Made inert here, at the inspector's exit, once: the
-					// hits are shared by every progress sent.
-					hit := SearchHit{Path: inert.String(rel)}
-					if r.line != "" {
-						hit.Line = shownLines([]string{r.line})[0]
-					}
-					p.Hits = append(p.Hits, hit)
-					if len(p.Hits) >= maxHits {
-						p.Truncated, p.Done = true, true
-						p.Units = walkUnits(cost)
-						report(p)
-						return
-					}
+			if !list || node == "/zookeeper" && root != "/zookeeper" {
+				return r
+			}
+			if in.pacer.request(ctx); ctx.Err() != nil {
+				r.err = ctx.Err()
+				return r
+			}
+			names, _, err := c.Children(node)
+			in.pacer.names(len(names))
+			mu.Lock()
+			cost.Lists++
+			cost.Names += len(names)
+			mu.Unlock()
+			if err != nil {
+				r.err = err
+				return r
+			}
+			for _, n := range names {
+				r.kids = append(r.kids, path.Join(node, n))
+			}
+			return r
+		})
+		if ctx.Err() != nil {
+			return // stopped: a request cut short is no error to show
+		}
+		// Results come back in no order: keep the hits in the order the
+		// parents listed them.
+		slices.SortFunc(results, func(a, b read) int { return strings.Compare(a.node, b.node) })
+		for _, r := range results {
+			p.Visited++
+			if r.hit {
+				rel, _ := in.rel(r.node)
+				// Made inert here, at the inspector's exit, once: the
+				// hits are shared by every progress sent.
+				hit := SearchHit{Path: inert.String(rel)}
+				if r.line != "" {
+					hit.Line = shownLines([]string{r.line})[0]
 				}
-				switch {
-				case errors.Is(r.err, zk.ErrNoAuth):
-					p.Unreadable++
-					continue
-				case errors.Is(r.err, zk.ErrNoNode):
-					continue // deleted meanwhile
-				case r.err != nil:
-					p.Err, p.Done = wrapErr("search", q.Root, r.err), true
+				p.Hits = append(p.Hits, hit)
+				if len(p.Hits) >= maxHits {
+					p.Truncated, p.Done = true, true
+					p.Units = walkUnits(cost)
 					report(p)
 					return
 				}
-				next = append(next, r.kids...)
 			}
-			p.Units = walkUnits(cost)
-			if !report(p) {
+			switch {
+			case errors.Is(r.err, zk.ErrNoAuth):
+				p.Unreadable++
+				continue
+			case errors.Is(r.err, zk.ErrNoNode):
+				continue // deleted meanwhile
+			case r.err != nil:
+				p.Err, p.Done = wrapErr("search", q.Root, r.err), true
+				report(p)
 				return
 			}
+			kids = append(kids, r.kids...)
 		}
-		level = next
+		slices.Sort(kids) // the servers list children in no order
+		slices.Reverse(kids)
+		pending = append(pending, kids...)
+		p.Units = walkUnits(cost)
+		if !report(p) {
+			return
+		}
 	}
 	p.Done = true
 	report(p)

@@ -2,8 +2,10 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,6 +93,31 @@ func TestSearch(t *testing.T) {
 		}
 		if p.Units < p.Visited {
 			t.Errorf("%d units for %d nodes read: every read costs one", p.Units, p.Visited)
+		}
+	})
+	// Depth first: what is under the first chunk of siblings is read
+	// before the siblings after it, so that the nodes waiting to be read
+	// stay near a chunk of listings per level. Read level by level, the
+	// deep node came after every one of its parent's siblings.
+	if _, err := admin.Create("/app/wide", nil, 0, world); err != nil {
+		t.Fatal(err)
+	}
+	var wide []string
+	for i := range searchChunk + 8 {
+		n := fmt.Sprintf("/app/wide/c%02d", i)
+		if _, err := admin.Create(n, nil, 0, world); err != nil {
+			t.Fatal(err)
+		}
+		wide = append(wide, strings.TrimPrefix(n, "/app"))
+	}
+	if _, err := admin.Create("/app/wide/c00/deep", nil, 0, world); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("depth first", func(t *testing.T) {
+		p := run(SearchQuery{Root: "/wide", Name: regexp.MustCompile(`deep$|/c(3[2-9]|4.)$`)})
+		want := append([]string{"/wide/c00/deep"}, wide[searchChunk:]...)
+		if got := paths(p); !slices.Equal(got, want) {
+			t.Errorf("hits = %v, want %v (the deep node before the later siblings)", got, want)
 		}
 	})
 	t.Run("max hits", func(t *testing.T) {
