@@ -70,7 +70,8 @@ const (
 	// ephemerals come up to 2 minutes late, the status line's session
 	// count says how old it is (SessionsAsOf), and a holder whose node is
 	// newer than the sessions list is not judged gone (flagHolders).
-	// Switching to the view asks them at its own pace at once.
+	// Switching to the view puts them back on its pace: asked once its
+	// period since the last answer has passed (at once if it has).
 	idleShare = 4 * pacedShare
 	idlePaced = 2 * time.Minute
 	// maxBackoff bounds how far the poll interval stretches.
