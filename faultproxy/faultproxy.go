@@ -277,7 +277,11 @@ type link struct {
 	// CutAfter (noXid when none).
 	pendingXid atomic.Int64
 
-	clientOnce, serverOnce, doneOnce sync.Once
+	clientOnce, doneOnce sync.Once
+	// serverMu guards server and serverClosed: the link can be cut
+	// (CutConn, CutSession, CutAll) while run still dials the server.
+	serverMu     sync.Mutex
+	serverClosed bool
 	// done is closed when both sides are cut.
 	done chan struct{}
 
@@ -312,7 +316,9 @@ func (l *link) run() {
 		l.client.Close()
 		return
 	}
-	l.server = server
+	if !l.setServer(server) {
+		return // cut while dialing: both sides are closed
+	}
 
 	var wg sync.WaitGroup
 	toServer := make(chan frame, 64)
@@ -326,7 +332,33 @@ func (l *link) run() {
 }
 
 func (l *link) closeClient() { l.clientOnce.Do(func() { l.client.Close() }) }
-func (l *link) closeServer() { l.serverOnce.Do(func() { l.server.Close() }) }
+
+// setServer records the server side of the link, or closes it and
+// reports false when the link was cut while it was being dialed.
+func (l *link) setServer(c net.Conn) bool {
+	l.serverMu.Lock()
+	defer l.serverMu.Unlock()
+	if l.serverClosed {
+		c.Close()
+		return false
+	}
+	l.server = c
+	return true
+}
+
+// closeServer closes the server side, once; a link cut before its server
+// side is dialed closes it as soon as it is (setServer).
+func (l *link) closeServer() {
+	l.serverMu.Lock()
+	defer l.serverMu.Unlock()
+	if l.serverClosed {
+		return
+	}
+	l.serverClosed = true
+	if l.server != nil {
+		l.server.Close()
+	}
+}
 func (l *link) closeBoth() {
 	l.closeClient()
 	l.closeServer()

@@ -3,8 +3,12 @@ package faultproxy_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -265,5 +269,60 @@ func TestIsCreate(t *testing.T) {
 		if got := faultproxy.IsCreate(tt.op); got != tt.want {
 			t.Errorf("IsCreate(%d) = %v, want %v", tt.op, got, tt.want)
 		}
+	}
+}
+
+// TestCutWhileDialing: a connection cut (CutConn) right after the proxy
+// accepted it, while its server side was still being dialed, closed a nil
+// server connection and panicked the load run's chaos fault
+// (TestLoadSweepChaos on CI). The cut now closes both sides once the dial
+// ends, and the client sees its connection closed.
+func TestCutWhileDialing(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted sync.WaitGroup
+	accepted.Add(1)
+	go func() {
+		defer accepted.Done()
+		var conns []net.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c)
+		}
+	}()
+	defer accepted.Wait()
+	defer ln.Close()
+	p, err := faultproxy.New(context.Background(), ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for i := 1; i <= 200; i++ {
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The cut comes as soon as the proxy has the connection: most
+		// often before its server side is dialed.
+		for deadline := time.Now().Add(10 * time.Second); !p.CutConn(i); runtime.Gosched() {
+			if time.Now().After(deadline) {
+				t.Fatalf("connection %d never reached the proxy", i)
+			}
+		}
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("connection %d after the cut: read %v, want it closed", i, err)
+		}
+		c.Close()
 	}
 }
