@@ -218,7 +218,7 @@ func wantWchp(w *watchPoll, need, never bool, budget int, now time.Time, name fu
 // server), so wchp's pacing bounds both.
 func commandsFor(w *watchPoll, wchp bool, shown Shown, now time.Time) []fourlw.Command {
 	var cmds []fourlw.Command
-	if w == nil || !w.asked(fourlw.CmdSrvr) || w.due(fourlw.CmdSrvr, now, shown.Servers) {
+	if w == nil || !w.asked(fourlw.CmdSrvr) || w.due(fourlw.CmdSrvr, now, shown.shows(fourlw.CmdSrvr)) {
 		cmds = append(cmds, fourlw.CmdSrvr)
 	}
 	firstTime := false // a command never asked is in this poll
